@@ -1,0 +1,82 @@
+"""Settings: read once from the environment into one typed object, then passed in.
+
+Nothing else in the project reads ``os.environ`` for configuration. Derived defaults
+(``CHROMA_PERSIST_DIR`` and ``OBJECT_STORE_URL`` live under ``POLICY_KB_DATA_DIR``) are resolved
+here so every consumer sees the same absolute paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob of policy-kb. Environment names are the contract with operators and compose files."""
+
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", populate_by_name=True)
+
+    # Stores
+    redis_url: str | None = Field(default=None, alias="REDIS_URL")
+    data_dir: Path = Field(default=Path("./data"), alias="POLICY_KB_DATA_DIR")
+    chroma_persist_dir: Path | None = Field(default=None, alias="CHROMA_PERSIST_DIR")
+    chroma_host: str | None = Field(default=None, alias="CHROMA_HOST")
+    chroma_port: int = Field(default=8000, alias="CHROMA_PORT")
+    object_store_url: str | None = Field(default=None, alias="OBJECT_STORE_URL")
+    s3_endpoint_url: str | None = Field(default=None, alias="S3_ENDPOINT_URL")
+    aws_access_key_id: str | None = Field(default=None, alias="AWS_ACCESS_KEY_ID")
+    aws_secret_access_key: SecretStr | None = Field(default=None, alias="AWS_SECRET_ACCESS_KEY")
+    aws_region: str = Field(default="us-east-1", alias="AWS_DEFAULT_REGION")
+    redis_server_binary: str = Field(default="redis-server", alias="REDIS_SERVER_BIN")
+
+    # Extraction
+    enable_ocr: bool = Field(default=True, alias="ENABLE_OCR")
+    image_ratio_threshold: float = Field(default=0.7, ge=0.0, le=1.0, alias="IMAGE_RATIO_THRESHOLD")
+    ocr_workers: int = Field(default=0, ge=0, alias="OCR_WORKERS", description="0 = one per core")
+    ocr_dpi: int = Field(default=300, ge=72, le=600, alias="OCR_DPI")
+
+    # Embeddings
+    embedding_batch_size: int = Field(default=32, ge=1, le=512, alias="EMBEDDING_BATCH_SIZE")
+
+    # Security and limits
+    allowed_file_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list, alias="ALLOWED_FILE_ROOTS")
+    mcp_api_key: SecretStr | None = Field(default=None, alias="MCP_API_KEY")
+    mcp_read_api_key: SecretStr | None = Field(default=None, alias="MCP_READ_API_KEY")
+    max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="MAX_UPLOAD_BYTES")
+    max_results: int = Field(default=50, ge=1, le=1000, alias="MAX_RESULTS")
+
+    # Service
+    policy_kb_port: int = Field(default=3003, alias="POLICY_KB_PORT")
+    document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
+    host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")
+
+    @field_validator("allowed_file_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part for part in value.replace(",", ":").split(":") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _resolve_paths(self) -> Settings:
+        self.data_dir = self.data_dir.expanduser().resolve()
+        if self.chroma_persist_dir is None:
+            self.chroma_persist_dir = self.data_dir / "chroma"
+        self.chroma_persist_dir = self.chroma_persist_dir.expanduser().resolve()
+        if not self.object_store_url:
+            self.object_store_url = (self.data_dir / "objects").as_uri()
+        self.allowed_file_roots = [root.expanduser().resolve() for root in self.allowed_file_roots]
+        return self
+
+    @property
+    def redis_dir(self) -> Path:
+        """Where the embedded redis-server keeps its socket, AOF and pid file."""
+        return self.data_dir / "redis"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build the settings from the environment; keyword overrides win (tests, CLI flags)."""
+    return Settings(**overrides)

@@ -1,0 +1,45 @@
+"""Calendar dates as the specs store them: ISO strings at the edges, YYYYMMDD integers in Chroma,
+days since the Unix epoch as sorted-set scores in Redis."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from lib.errors import InvalidDateError
+
+IN_FORCE_INT = 99991231
+"""The ``effective_to`` stored in chunk metadata for a revision that is still in force."""
+
+_EPOCH = date(1970, 1, 1)
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_date(value: str | date, *, field: str = "date") -> date:
+    """Parse a strict ``YYYY-MM-DD`` string. Anything else (times, slashes, impossible days) is refused."""
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not _ISO_DATE.match(value.strip()):
+        raise InvalidDateError(f"{field} must be an ISO date YYYY-MM-DD, got {value!r}", field=field)
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise InvalidDateError(f"{field} is not a real calendar date: {value!r}", field=field) from exc
+
+
+def to_int(day: date | None) -> int:
+    """YYYYMMDD integer; ``None`` (open-ended) becomes ``IN_FORCE_INT``."""
+    return IN_FORCE_INT if day is None else day.year * 10000 + day.month * 100 + day.day
+
+
+def epoch_days(day: date) -> int:
+    """Score of a revision in ``policy_revisions:{source}`` (spec 000 FR-007)."""
+    return (day - _EPOCH).days
+
+
+def day_before(day: date) -> date:
+    return day - timedelta(days=1)
+
+
+def iso(day: date | None) -> str | None:
+    return None if day is None else day.isoformat()

@@ -1,0 +1,133 @@
+"""Typed errors. Each class carries the spec's ``error_type`` so adapters map it without a lookup table.
+
+Adapters (MCP envelope, REST error body, flow failure) read ``error_type``, ``message`` and
+``details``; an exception that is not a ``KBError`` is a bug and is reported as ``internal``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class KBError(Exception):
+    """Base of every expected failure: bad input, unknown ids, unreadable files, conflicts."""
+
+    error_type: ClassVar[str] = "internal"
+    http_status: ClassVar[int] = 500
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def envelope(self) -> dict[str, Any]:
+        """The MCP tools' error shape (spec 000/003)."""
+        return {"status": "error", "error_type": self.error_type, "message": self.message}
+
+
+class InvalidArgumentError(KBError):
+    error_type = "invalid_argument"
+    http_status = 400
+
+
+class InvalidDateError(InvalidArgumentError):
+    error_type = "invalid_date"
+
+
+class InvalidSourceError(InvalidArgumentError):
+    error_type = "invalid_source"
+
+
+class InvalidRevisionIdError(InvalidArgumentError):
+    error_type = "invalid_revision_id"
+
+
+class RegistryUnavailableError(KBError):
+    error_type = "registry_unavailable"
+    http_status = 503
+
+
+class PolicyNotFoundError(KBError):
+    error_type = "policy_not_found"
+    http_status = 404
+
+
+class RevisionNotFoundError(KBError):
+    error_type = "revision_not_found"
+    http_status = 404
+
+
+class PolicyAlreadyExistsError(KBError):
+    error_type = "policy_already_exists"
+    http_status = 409
+
+
+class RevisionAlreadyExistsError(KBError):
+    error_type = "revision_already_exists"
+    http_status = 409
+
+
+class RevisionOverlapError(KBError):
+    error_type = "revision_overlap"
+    http_status = 409
+
+
+class CannotDeleteSoleRevisionError(KBError):
+    error_type = "cannot_delete_sole_revision"
+    http_status = 409
+
+
+class CannotReindexError(KBError):
+    error_type = "cannot_reindex"
+    http_status = 409
+
+
+class SectionNotFoundError(KBError):
+    error_type = "section_not_found"
+    http_status = 404
+
+
+class FileNotFoundInStoreError(KBError):
+    error_type = "file_not_found"
+    http_status = 404
+
+
+class ObjectStoreError(KBError):
+    """The object store could not be reached or failed (network, 5xx, disk I/O): transient, retry later."""
+
+    error_type = "object_store_unavailable"
+    http_status = 503
+
+
+class PathNotAllowedError(KBError):
+    """A ``file_path`` outside ``ALLOWED_FILE_ROOTS``. The message never names the resolved path."""
+
+    error_type = "path_not_allowed"
+    http_status = 403
+
+
+class UnsupportedFileTypeError(KBError):
+    error_type = "unsupported_file_type"
+    http_status = 422
+
+
+class FileTooLargeError(KBError):
+    error_type = "file_too_large"
+    http_status = 413
+
+
+class ExtractionFailedError(KBError):
+    error_type = "extraction_failed"
+    http_status = 422
+
+
+class EncryptedPdfError(ExtractionFailedError):
+    error_type = "encrypted"
+
+
+class NoContentError(ExtractionFailedError):
+    error_type = "no_content"
+
+
+class NoChunksError(ExtractionFailedError):
+    error_type = "no_chunks"

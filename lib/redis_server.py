@@ -1,0 +1,93 @@
+"""The embedded default: a private ``redis-server`` under ``$POLICY_KB_DATA_DIR/redis``.
+
+With ``REDIS_URL`` unset every local process of the project (CLI, flows, MCP service) shares one
+server listening on a unix socket in the data directory. The first process to need it starts it
+(under a file lock, so two processes starting at once do not race) and it keeps running after that
+process exits, with AOF persistence, so the registry survives restarts like a real deployment's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+from lib.config import Settings
+from lib.errors import RegistryUnavailableError
+
+logger = logging.getLogger(__name__)
+
+_START_TIMEOUT_S = 10.0
+
+
+def _ping(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5).ping())
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False
+
+
+def embedded_url(redis_dir: Path) -> str:
+    return f"unix://{redis_dir / 'redis.sock'}"
+
+
+def ensure_embedded_redis(redis_dir: Path, binary: str = "redis-server") -> str:
+    """Return the URL of the project's private Redis, starting it if it is not already running."""
+    redis_dir.mkdir(parents=True, exist_ok=True)
+    url = embedded_url(redis_dir)
+    if _ping(url):
+        return url
+    executable = shutil.which(binary)
+    if executable is None:
+        raise RegistryUnavailableError(
+            f"{binary} is not installed; install it (apt-get install redis-server) or set REDIS_URL"
+        )
+    with open(redis_dir / "start.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _ping(url):
+            return url
+        socket_path = redis_dir / "redis.sock"
+        socket_path.unlink(missing_ok=True)
+        args = [
+            executable,
+            "--port", "0",
+            "--unixsocket", str(socket_path),
+            "--unixsocketperm", "700",
+            "--dir", str(redis_dir),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--daemonize", "yes",
+            "--pidfile", str(redis_dir / "redis.pid"),
+            "--logfile", str(redis_dir / "redis.log"),
+            "--save", "",
+        ]  # fmt: skip
+        subprocess.run(args, check=True, capture_output=True, timeout=_START_TIMEOUT_S)
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if _ping(url):
+                logger.info("redis.embedded_started dir=%s", redis_dir)
+                return url
+            time.sleep(0.05)
+    raise RegistryUnavailableError(f"embedded redis-server did not start; see {redis_dir / 'redis.log'}")
+
+
+def stop_embedded_redis(redis_dir: Path) -> bool:
+    """Shut the private server down (AOF is flushed). Returns False if it was not running."""
+    url = embedded_url(redis_dir)
+    if not _ping(url):
+        return False
+    with contextlib.suppress(redis.ConnectionError):
+        redis.Redis.from_url(url).shutdown(nosave=False)
+    return True
+
+
+def redis_client(settings: Settings) -> redis.Redis:
+    """A client for ``REDIS_URL``, or for the embedded server when it is unset."""
+    url = settings.redis_url or ensure_embedded_redis(settings.redis_dir, settings.redis_server_binary)
+    return redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)

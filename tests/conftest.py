@@ -1,0 +1,125 @@
+"""Session fixtures that start real services: redis-server on a free port, Chroma on disk, the model.
+
+A missing binary fails the session loudly; nothing is skipped and nothing is faked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from lib.config import Settings, load_settings  # noqa: E402
+from lib.embeddings import Embedder  # noqa: E402
+from lib.kb import KnowledgeBase  # noqa: E402
+from lib.objectstore import LocalObjectStore  # noqa: E402
+from lib.registry import PolicyRegistry  # noqa: E402
+from lib.temporal import EffectiveDateResolver  # noqa: E402
+from lib.vectorstore import PolicyVectorStore, open_chroma  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed: run `make test`, which installs it", pytrace=False)
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory), "--save", "",
+         "--appendonly", "yes", "--protected-mode", "yes"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis.from_url(url).ping():
+                return proc, url
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    proc.kill()
+    pytest.fail("redis-server did not start within 10 s", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> redis.Redis:
+    """A clean database for every test."""
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.flushdb()
+    return client
+
+
+@pytest.fixture
+def registry(redis_client: redis.Redis) -> PolicyRegistry:
+    return PolicyRegistry(redis_client)
+
+
+@pytest.fixture
+def resolver(registry: PolicyRegistry) -> EffectiveDateResolver:
+    return EffectiveDateResolver(registry)
+
+
+@pytest.fixture(scope="session")
+def chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("chroma")
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.fixture
+def settings(tmp_path: Path, redis_url: str, chroma_dir: Path) -> Settings:
+    return load_settings(
+        redis_url=redis_url,
+        data_dir=tmp_path / "data",
+        chroma_persist_dir=chroma_dir,
+        object_store_url=(tmp_path / "objects").as_uri(),
+        allowed_file_roots=[tmp_path / "inbox"],
+    )
+
+
+def make_kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
+    """A knowledge base over real stores with a collection of its own, so tests never see each other's chunks."""
+    assert settings.object_store_url is not None
+    return KnowledgeBase(
+        settings=settings,
+        registry=registry,
+        resolver=EffectiveDateResolver(registry),
+        objects=LocalObjectStore(Path(settings.object_store_url.removeprefix("file://"))),
+        vectors=PolicyVectorStore(open_chroma(settings), f"policy_docs_{uuid.uuid4().hex[:12]}"),
+        embedder=embedder,
+    )
+
+
+@pytest.fixture
+def kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
+    (settings.allowed_file_roots[0]).mkdir(parents=True, exist_ok=True)
+    return make_kb(settings, registry, embedder)
