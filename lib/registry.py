@@ -36,6 +36,7 @@ import redis
 from lib.dates import day_before, epoch_days, iso, parse_date
 from lib.errors import (
     CannotDeleteSoleRevisionError,
+    InvalidDateError,
     InvalidRevisionIdError,
     InvalidSourceError,
     PolicyAlreadyExistsError,
@@ -389,7 +390,7 @@ class PolicyRegistry:
             current = state.require(revision_id)
             updated = current.model_copy(update=changes)
             if updated.effective_to is not None and updated.effective_to < updated.effective_from:
-                raise RevisionOverlapError(
+                raise InvalidDateError(
                     "effective_to must be on or after effective_from", source=source, revision_id=revision_id
                 )
             if updated.status in _OCCUPYING:

@@ -21,13 +21,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from lib.config import Settings, load_settings  # noqa: E402
-from lib.embeddings import Embedder  # noqa: E402
-from lib.kb import KnowledgeBase  # noqa: E402
-from lib.objectstore import LocalObjectStore  # noqa: E402
-from lib.registry import PolicyRegistry  # noqa: E402
-from lib.temporal import EffectiveDateResolver  # noqa: E402
-from lib.vectorstore import PolicyVectorStore, open_chroma  # noqa: E402
+from lib.config import Settings, load_settings
+from lib.embeddings import Embedder
+from lib.kb import KnowledgeBase
+from lib.objectstore import LocalObjectStore
+from lib.registry import PolicyRegistry
+from lib.temporal import EffectiveDateResolver
+from lib.vectorstore import PolicyVectorStore, open_chroma
 
 
 def free_port() -> int:

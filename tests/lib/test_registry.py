@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from datetime import date
 
@@ -296,7 +297,7 @@ def test_concurrent_overlapping_creations_never_both_succeed(redis_url: str, red
         barrier = threading.Barrier(4)
         outcomes: list[str] = []
 
-        def create(i: int, round_: int = round_) -> None:
+        def create(i: int, round_: int = round_, barrier=barrier, outcomes=outcomes) -> None:
             reg = PolicyRegistry(redis.Redis.from_url(redis_url, decode_responses=True))
             barrier.wait()
             try:
@@ -345,7 +346,7 @@ def test_concurrent_successive_revisions_leave_a_consistent_chain(redis_url: str
     revisions = sorted(PolicyRegistry(redis_client).list_revisions("NPPF"), key=lambda r: r.effective_from)
     assert sorted(r.effective_from.year for r in revisions) == sorted(accepted)
     assert max(accepted) == 2025, "the latest start can never overlap an earlier open-ended revision"
-    for earlier, later in zip(revisions, revisions[1:], strict=False):
+    for earlier, later in itertools.pairwise(revisions):
         assert earlier.effective_to is not None
         assert (later.effective_from - earlier.effective_to).days == 1
     assert revisions[-1].effective_to is None

@@ -1,0 +1,366 @@
+"""Text extraction from PDFs and images (spec 003 FR-005, NFR-001), for policies and application documents.
+
+PDF pages keep their text layer (PyMuPDF); a page with almost no text is rendered and OCR'd with
+Tesseract. PyMuPDF is not thread-safe, so pages are read and rendered one after another in the calling
+thread while the OCR of already-rendered pages runs in a thread pool, one single-threaded Tesseract
+process per core: Tesseract's own OpenMP threads fight over the cores and are 5x slower here.
+
+Tesseract is run directly rather than through ``pytesseract``: pytesseract hands ``os.environ`` to
+its subprocess, so the only way to give Tesseract ``OMP_THREAD_LIMIT=1`` would be to set it for the
+whole process, where it would later make torch (embeddings, same process) single-threaded too.
+
+Every failure is a typed ``ExtractionFailedError`` whose message names no file-system path.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+import pymupdf
+from PIL import Image, ImageSequence, UnidentifiedImageError
+
+from lib.errors import EncryptedPdfError, ExtractionFailedError, NoContentError, UnsupportedFileTypeError
+from lib.models import ExtractedDocument, PageText, TextLine, TextSpan
+
+logger = logging.getLogger(__name__)
+
+MIN_TEXT_LAYER_CHARS = 10
+"""A page whose text layer has fewer non-whitespace characters than this is OCR'd (spec 003 FR-005)."""
+LOW_CONFIDENCE = 70.0
+"""OCR pages whose mean word confidence is below this are logged at WARNING (spec 003 NFR-001)."""
+OCR_LANGUAGE = "eng"
+OCR_TIMEOUT_SECONDS = 600
+SUPPORTED_EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp")
+IMAGE_EXTENSIONS = frozenset(SUPPORTED_EXTENSIONS[1:])
+
+_PDF_MAGIC = b"%PDF-"
+_PDF_MAGIC_WINDOW = 1024  # the PDF spec tolerates junk before the header
+_IMAGE_MAGICS = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*", b"BM")
+_DICT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES  # layout without decoding images
+_RENDERING_RE = re.compile(  # word edges by hand: "_" is a word character to \b, and names use it as a space
+    r"bird'?s?[\s_.-]*eye|perspective|(?<![a-z])cgi(?![a-z])|(?<![a-z])3d[\s_.-]*visual"
+    r"|artist'?s?[\s_.-]*impression|photo[\s_.-]*montage|street[\s_.-]*scene|(?<![a-z])render",
+    re.IGNORECASE,
+)
+_TSV_WORD_LEVEL = "5"
+
+
+def extract_document(
+    data: bytes, *, file_name: str = "", enable_ocr: bool = True, ocr_workers: int = 0, dpi: int = 300
+) -> ExtractedDocument:
+    """Every page's text, in page order. The bytes decide the file type; ``file_name`` only words the error
+    for bytes of no known type, and turns OCR off for architectural renderings (spec 003: OCR of a 3D
+    render yields only noise). ``ocr_workers=0`` means one Tesseract per core."""
+    started = time.perf_counter()
+    if not data:
+        raise NoContentError("The file is empty (0 bytes)")
+    if enable_ocr and is_rendering_file_name(file_name):
+        logger.info("extract.ocr_bypassed reason=rendering_file_name")
+        enable_ocr = False
+    kind = _detect_kind(data, file_name)
+    workers = ocr_workers or os.cpu_count() or 1
+    if kind == "pdf":
+        pages = _extract_pdf(data, enable_ocr=enable_ocr, workers=workers, dpi=dpi)
+    else:
+        pages = _extract_image(data, enable_ocr=enable_ocr, workers=workers, dpi=dpi)
+    document = ExtractedDocument(pages=pages, method=_document_method(pages, enable_ocr))
+    logger.info(
+        "extract.done kind=%s pages=%d method=%s ocr_pages=%d seconds=%.2f",
+        kind, len(pages), document.method, sum(p.method == "ocr" for p in pages), time.perf_counter() - started,
+    )  # fmt: skip
+    return document
+
+
+def image_ratios(data: bytes) -> list[float]:
+    """Share of each page covered by images, without extracting text, so that image-based documents
+    (drawings, scans of plans) can be skipped before paying for extraction (spec 003 FR-005).
+
+    An image file is one image per frame, so every frame is 1.0: the skip rule is meant for PDFs."""
+    if not data:
+        raise NoContentError("The file is empty (0 bytes)")
+    if _is_pdf(data):
+        with _open_pdf(data) as doc:
+            return [_image_ratio(page) for page in doc]
+    if _is_image(data):
+        return [1.0 for _ in _image_frames(data)]
+    raise UnsupportedFileTypeError(_unsupported_message())
+
+
+def is_rendering_file_name(name: str) -> bool:
+    """True for file names of architectural renderings (bird's eye, CGI, photomontage, ...), whose OCR
+    would only produce noise (spec 003 FR-005)."""
+    stem = PurePath(name.replace("\\", "/")).name if name else ""
+    return bool(_RENDERING_RE.search(stem.replace("’", "'")))
+
+
+# --- type detection -----------------------------------------------------------------------------------
+
+
+def _is_pdf(data: bytes) -> bool:
+    return _PDF_MAGIC in data[:_PDF_MAGIC_WINDOW]
+
+
+def _is_image(data: bytes) -> bool:
+    return data.startswith(_IMAGE_MAGICS)
+
+
+def _detect_kind(data: bytes, file_name: str) -> str:
+    """Trust the bytes first; the extension only decides how to word the error when they say nothing."""
+    if _is_pdf(data):
+        return "pdf"
+    if _is_image(data):
+        return "image"
+    extension = PurePath(file_name).suffix.lower() if file_name else ""
+    if extension == ".pdf":
+        raise ExtractionFailedError("The file is not a readable PDF: it has no PDF header")
+    if extension in IMAGE_EXTENSIONS:
+        raise ExtractionFailedError(f"The file is not a readable {extension[1:].upper()} image")
+    raise UnsupportedFileTypeError(_unsupported_message())
+
+
+def _unsupported_message() -> str:
+    return "Unsupported file type: expected a PDF or an image (" + ", ".join(SUPPORTED_EXTENSIONS) + ")"
+
+
+# --- PDF ----------------------------------------------------------------------------------------------
+
+
+def _open_pdf(data: bytes) -> pymupdf.Document:
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except (RuntimeError, ValueError) as exc:  # pymupdf.FileDataError and friends derive from RuntimeError
+        raise ExtractionFailedError("The file is not a readable PDF: its structure is damaged") from exc
+    if doc.needs_pass:
+        doc.close()
+        raise EncryptedPdfError("The PDF is encrypted and needs a password, so its text cannot be read")
+    if doc.page_count == 0:
+        doc.close()
+        raise ExtractionFailedError("The PDF has no readable pages: it is truncated or damaged")
+    return doc
+
+
+@dataclass
+class _PendingOcr:
+    index: int
+    future: Future[tuple[str, float | None]]
+
+
+def _extract_pdf(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> list[PageText]:
+    """Read pages in order; queue OCR for text-less pages, keeping at most two renders per worker in
+    memory (a 300 DPI page is several MB)."""
+    with _open_pdf(data) as doc, _LazyPool(workers) as pool:
+        pages: list[PageText] = []
+        pending: deque[_PendingOcr] = deque()
+        for index, page in enumerate(doc):
+            pages.append(_read_page(page, index + 1))
+            if enable_ocr and _too_little_text(pages[-1].text):
+                while len(pending) >= 2 * workers:
+                    _finish_ocr(pages, pending.popleft())
+                png = _render(page, index + 1, dpi)
+                pending.append(_PendingOcr(index, pool.submit(_ocr_png, png, dpi)))
+        while pending:
+            _finish_ocr(pages, pending.popleft())
+    return pages
+
+
+def _read_page(page: pymupdf.Page, number: int) -> PageText:
+    try:
+        textpage = page.get_textpage(flags=_DICT_FLAGS)
+        text = _tidy(page.get_text("text", textpage=textpage))
+        layout = page.get_text("dict", textpage=textpage)
+        ratio = _image_ratio(page)
+    except (RuntimeError, ValueError) as exc:
+        raise ExtractionFailedError(f"Page {number} of the PDF could not be read: it is damaged") from exc
+    method = "text_layer" if text else "none"
+    return PageText(page_number=number, text=text, method=method, image_ratio=ratio, lines=_layout_lines(layout))
+
+
+def _layout_lines(layout: dict[str, Any]) -> list[TextLine]:
+    width = float(layout.get("width") or 1.0)
+    height = float(layout.get("height") or 1.0)
+    lines: list[TextLine] = []
+    for block in layout.get("blocks", []):
+        for line in block.get("lines", []):
+            spans = [
+                TextSpan(
+                    text=span["text"],
+                    size=round(float(span["size"]), 2),
+                    bold=bool(span["flags"] & pymupdf.TEXT_FONT_BOLD) or "bold" in span["font"].lower(),
+                    superscript=bool(span["flags"] & pymupdf.TEXT_FONT_SUPERSCRIPT),
+                )
+                for span in line.get("spans", [])
+                if span["text"]
+            ]
+            if spans and any(span.text.strip() for span in spans):
+                x0, y0, _, y1 = line["bbox"]
+                lines.append(TextLine(spans=spans, x0=x0 / width, top=y0 / height, bottom=y1 / height))
+    return lines
+
+
+def _image_ratio(page: pymupdf.Page) -> float:
+    """Image area over page area, clipped to [0, 1]; identical placements (a scan drawn twice) count once."""
+    area = page.rect.get_area()
+    if area <= 0:
+        return 0.0
+    boxes = {tuple(round(v, 1) for v in info["bbox"]): info["bbox"] for info in page.get_image_info()}
+    covered = sum((pymupdf.Rect(box) & page.rect).get_area() for box in boxes.values())
+    return max(0.0, min(1.0, covered / area))
+
+
+def _render(page: pymupdf.Page, number: int, dpi: int) -> bytes:
+    try:
+        return page.get_pixmap(dpi=dpi, alpha=False).tobytes("png")
+    except (RuntimeError, ValueError) as exc:
+        raise ExtractionFailedError(f"Page {number} of the PDF could not be rendered for OCR") from exc
+
+
+def _finish_ocr(pages: list[PageText], job: _PendingOcr) -> None:
+    text, confidence = job.future.result()
+    page = pages[job.index]
+    if text:
+        pages[job.index] = page.model_copy(
+            update={"text": text, "method": "ocr", "ocr_confidence": confidence, "lines": []}
+        )
+        _warn_if_low_confidence(page.page_number, confidence)
+    else:
+        logger.info("ocr.no_text page=%d", page.page_number)
+
+
+def _too_little_text(text: str) -> bool:
+    return sum(not ch.isspace() for ch in text) < MIN_TEXT_LAYER_CHARS
+
+
+def _tidy(text: str) -> str:
+    """Strip trailing blanks and collapse runs of empty lines: PyMuPDF pads layout with lines of spaces."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    tidy: list[str] = []
+    for line in lines:
+        if line or (tidy and tidy[-1]):
+            tidy.append(line)
+    return "\n".join(tidy).strip()
+
+
+# --- images -------------------------------------------------------------------------------------------
+
+
+def _image_frames(data: bytes) -> Iterator[Image.Image]:
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            for frame in ImageSequence.Iterator(image):
+                yield frame.copy()
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise ExtractionFailedError("The image could not be decoded: it is damaged or truncated") from exc
+
+
+def _extract_image(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> list[PageText]:
+    """An image is OCR'd whole, one page per frame (multi-page TIFF)."""
+    frames = [_png_bytes(frame) for frame in _image_frames(data)]
+    if not enable_ocr:
+        return [PageText(page_number=n, text="", method="none", image_ratio=1.0) for n in range(1, len(frames) + 1)]
+    with _LazyPool(workers) as pool:
+        futures = [pool.submit(_ocr_png, png, dpi) for png in frames]
+        pages = [PageText(page_number=n, text="", method="none", image_ratio=1.0) for n in range(1, len(frames) + 1)]
+        for index, future in enumerate(futures):
+            _finish_ocr(pages, _PendingOcr(index, future))
+    return pages
+
+
+def _png_bytes(frame: Image.Image) -> bytes:
+    if frame.mode not in ("1", "L", "RGB"):
+        frame = frame.convert("RGB")
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+# --- OCR ----------------------------------------------------------------------------------------------
+
+
+class _LazyPool:
+    """A thread pool that only starts threads if something is submitted: most PDFs need no OCR."""
+
+    def __init__(self, workers: int) -> None:
+        self._workers = max(1, workers)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(self, fn: Any, *args: Any) -> Future[Any]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="ocr")
+        return self._pool.submit(fn, *args)
+
+    def __enter__(self) -> _LazyPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _tesseract_binary() -> str:
+    binary = shutil.which("tesseract")
+    if binary is None:
+        raise ExtractionFailedError("OCR is needed but the tesseract program is not installed")
+    return binary
+
+
+def _ocr_png(png: bytes, dpi: int) -> tuple[str, float | None]:
+    """One Tesseract call per page giving words and confidences (TSV); returns (text, mean confidence)."""
+    command = [_tesseract_binary(), "stdin", "stdout", "--dpi", str(dpi), "-l", OCR_LANGUAGE, "tsv"]
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    try:
+        done = subprocess.run(command, input=png, capture_output=True, env=env, timeout=OCR_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired as exc:
+        raise ExtractionFailedError(f"OCR of a page took longer than {OCR_TIMEOUT_SECONDS} s") from exc
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+        raise ExtractionFailedError(f"OCR failed: {detail[0][:200]}")
+    return parse_tesseract_tsv(done.stdout.decode("utf-8", "replace"))
+
+
+def parse_tesseract_tsv(tsv: str) -> tuple[str, float | None]:
+    """Words grouped back into lines and paragraphs, and their mean confidence (None when no words)."""
+    lines: dict[tuple[str, str, str], list[str]] = {}
+    confidences: list[float] = []
+    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
+        word = (row.get("text") or "").strip()
+        if row.get("level") != _TSV_WORD_LEVEL or not word:
+            continue
+        lines.setdefault((row["block_num"], row["par_num"], row["line_num"]), []).append(word)
+        confidence = float(row.get("conf") or -1)
+        if confidence >= 0:
+            confidences.append(confidence)
+    paragraphs: dict[tuple[str, str], list[str]] = {}
+    for (block, par, _), words in lines.items():
+        paragraphs.setdefault((block, par), []).append(" ".join(words))
+    text = "\n\n".join("\n".join(paragraph) for paragraph in paragraphs.values())
+    return text, (sum(confidences) / len(confidences) if confidences else None)
+
+
+def _warn_if_low_confidence(page_number: int, confidence: float | None) -> None:
+    if confidence is not None and confidence < LOW_CONFIDENCE:
+        logger.warning("ocr.low_confidence page=%d confidence=%.1f", page_number, confidence)
+
+
+# --- summary ------------------------------------------------------------------------------------------
+
+
+def _document_method(pages: list[PageText], ocr_enabled: bool) -> str:
+    methods = {page.method for page in pages} - {"none"}
+    if not methods:
+        if ocr_enabled:
+            raise NoContentError("The document contains no text: it has no text layer and OCR found no words")
+        raise NoContentError("The document has no text layer and OCR is disabled, so no text could be read")
+    return methods.pop() if len(methods) == 1 else "mixed"

@@ -1,0 +1,123 @@
+"""Revision operations that span stores: register (object store + registry), date edits (registry +
+chunk metadata) and removal (registry + chunks + file).
+
+The registry is always written first: it decides what a search can see, so a crash between two
+steps leaves only orphans (unreferenced chunks or files) that the audit reports and repairs, never a
+search result from the wrong revision.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from lib.errors import FileTooLargeError, KBError, RevisionAlreadyExistsError, UnsupportedFileTypeError
+from lib.kb import KnowledgeBase
+from lib.models import CreatedRevision, Revision, RevisionCreate, RevisionUpdate
+from lib.objectstore import policy_file_key, sha256_bytes
+from lib.paths import resolve_allowed
+from lib.registry import check_source
+
+logger = logging.getLogger(__name__)
+
+PDF_MAGIC = b"%PDF-"
+
+
+class RemovedRevision(BaseModel):
+    source: str
+    revision_id: str
+    chunks_removed: int
+    file_removed: bool
+
+
+def read_allowed_file(kb: KnowledgeBase, file_path: str | Path) -> bytes:
+    """The bytes of a file named by a caller, only from inside ``ALLOWED_FILE_ROOTS`` and within the size limit."""
+    path = resolve_allowed(file_path, kb.settings.allowed_file_roots)
+    if path.stat().st_size > kb.settings.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+    return path.read_bytes()
+
+
+def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:
+    """Store the original (content-addressed) and create the revision as ``processing``.
+
+    Chunk metadata of revisions it auto-supersedes is brought in step with their new ``effective_to``.
+    """
+    kb.registry.get_policy(check_source(source))
+    if not content.startswith(PDF_MAGIC):
+        raise UnsupportedFileTypeError("Policy revisions must be PDF files (the content does not start with %PDF-)")
+    if len(content) > kb.settings.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+    revision_id = data.resolved_revision_id(source)
+    sha = sha256_bytes(content)
+    key = policy_file_key(source, revision_id, sha)
+    stored = kb.objects.put_bytes(key, content, content_type="application/pdf")
+    try:
+        created = create_revision(
+            kb,
+            source,
+            data.model_copy(
+                update={
+                    "revision_id": revision_id,
+                    "file_path": stored.key,
+                    "file_sha256": sha,
+                    "file_size_bytes": stored.size_bytes,
+                }
+            ),
+        )
+    except KBError as exc:
+        in_use = isinstance(exc, RevisionAlreadyExistsError) and (
+            kb.registry.get_revision(source, revision_id).file_path == key
+        )
+        if not in_use:
+            kb.objects.delete(key)
+        raise
+    return created
+
+
+def create_revision(kb: KnowledgeBase, source: str, data: RevisionCreate) -> CreatedRevision:
+    """Create a revision in the registry and carry any auto-supersession into the closed revisions' chunks."""
+    created = kb.registry.create_revision(source, data)
+    if created.superseded:
+        policy = kb.registry.get_policy(source)
+        for closed in created.superseded:
+            kb.vectors.sync_revision_metadata(policy, closed)
+    return created
+
+
+def update_revision(kb: KnowledgeBase, source: str, revision_id: str, data: RevisionUpdate) -> Revision:
+    """Edit a revision's label, notes or dates; its chunks' citation metadata follows."""
+    updated = kb.registry.update_revision(source, revision_id, data)
+    sync_policy_chunks(kb, source)
+    return updated
+
+
+def fail_revision(kb: KnowledgeBase, source: str, revision_id: str, error: str) -> int:
+    """Mark a revision ``failed``, delete whatever chunks it had, and carry the released dates to the
+    revision it had superseded. Returns the number of chunks removed."""
+    removed = kb.vectors.delete_revision(source, revision_id)
+    kb.registry.mark_failed(source, revision_id, error)
+    sync_policy_chunks(kb, source)
+    return removed
+
+
+def sync_policy_chunks(kb: KnowledgeBase, source: str) -> int:
+    """Rewrite date and label metadata on the chunks of every revision of a policy from the registry."""
+    policy = kb.registry.get_policy(source)
+    return sum(kb.vectors.sync_revision_metadata(policy, rev) for rev in kb.registry.list_revisions(source))
+
+
+def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
+    """Delete a revision everywhere: registry entry (with the sole-active guard), chunks, original file."""
+    deleted = kb.registry.delete_revision(source, revision_id)
+    chunks = kb.vectors.delete_revision(source, revision_id)
+    still_used = any(r.file_path == deleted.file_path for r in kb.registry.list_revisions(source))
+    file_removed = bool(deleted.file_path) and not still_used and kb.objects.delete(deleted.file_path)
+    sync_policy_chunks(kb, source)
+    logger.info(
+        "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",
+        source, revision_id, chunks, file_removed,
+    )  # fmt: skip
+    return RemovedRevision(source=source, revision_id=revision_id, chunks_removed=chunks, file_removed=file_removed)
