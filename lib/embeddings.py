@@ -83,7 +83,7 @@ class Embedder:
         long_texts = [t for t in texts if len(t) > limit - 2]
         if not long_texts:
             return
-        lengths = [len(ids) for ids in model.tokenizer(long_texts, add_special_tokens=True)["input_ids"]]
+        lengths = [len(ids) for ids in model.tokenizer(long_texts, add_special_tokens=True, verbose=False)["input_ids"]]
         over = [n for n in lengths if n > limit]
         if over:
             logger.warning("embeddings.truncated texts=%d max_tokens=%d limit=%d", len(over), max(over), limit)

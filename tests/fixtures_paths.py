@@ -6,10 +6,11 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PDFS = FIXTURES / "pdfs"
-POLICIES = FIXTURES / "policies"
+POLICIES = Path(__file__).parents[1] / "deployments" / "seed"
 
 NPPF_2024 = POLICIES / "NPPF_December_2024.pdf"
 DRAFT_NPPF_2025 = POLICIES / "Draft_NPPF_December_2025.pdf"
+SEED_FILE = POLICIES / "seed.yaml"
 
 EMPTY_PDF = PDFS / "empty_zero_bytes_pdfplumber.pdf"
 ENCRYPTED_AES256_PDF = PDFS / "encrypted_aes256_pypdf_crazyones.pdf"

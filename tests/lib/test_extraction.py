@@ -11,16 +11,6 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from fixtures_paths import (
-    EMPTY_PDF,
-    ENCRYPTED_AES256_PDF,
-    ENCRYPTED_PASSWORD_PDF,
-    IMAGE_ONLY_PDF,
-    MALFORMED_PDF,
-    NPPF_2024,
-    SCANNED_WITH_TEXT_LAYER_PDF,
-    TABLE_PDF,
-)
 from PIL import Image, ImageDraw, ImageFont
 
 from lib.errors import (
@@ -31,6 +21,16 @@ from lib.errors import (
     UnsupportedFileTypeError,
 )
 from lib.extraction import extract_document, image_ratios, is_rendering_file_name
+from tests.fixtures_paths import (
+    EMPTY_PDF,
+    ENCRYPTED_AES256_PDF,
+    ENCRYPTED_PASSWORD_PDF,
+    IMAGE_ONLY_PDF,
+    MALFORMED_PDF,
+    NPPF_2024,
+    SCANNED_WITH_TEXT_LAYER_PDF,
+    TABLE_PDF,
+)
 
 LOGGER = "lib.extraction"
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures_paths import DRAFT_NPPF_2025, NPPF_2024, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
 
 from lib.extraction import extract_document
 from lib.models import ExtractedDocument, Section
 from lib.sections import split_sections
+from tests.fixtures_paths import DRAFT_NPPF_2025, NPPF_2024, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
 
 NPPF_2024_PARAGRAPHS = 243
 NPPF_2024_FOOTNOTES = 91

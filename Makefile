@@ -1,0 +1,57 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both set up what they need,
+# idempotently, on a fresh Debian/Ubuntu machine.
+
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := redis-server tesseract-ocr
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+
+.PHONY: setup system venv test demo lint bench clean
+
+setup: system venv
+
+## System packages: installed only when a binary is missing.
+system:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v tesseract >/dev/null || missing="$$missing tesseract-ocr"; \
+	command -v $(PYTHON) >/dev/null || command -v python3 >/dev/null || missing="$$missing python3"; \
+	$(PYTHON) -m venv --help >/dev/null 2>&1 || python3 -m venv --help >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing system packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+## The venv: CPU torch first (or pip pulls CUDA), then the locked dependencies, then this project.
+venv: $(STAMP)
+
+$(STAMP): requirements.lock requirements.txt requirements-dev.txt pyproject.toml
+	@py=$$(command -v $(PYTHON) || command -v python3); \
+	[ -x $(BIN)/python ] || $$py -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e .
+	@touch $(STAMP)
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+demo: setup
+	$(BIN)/policy-kb demo
+
+lint: venv
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: setup
+	$(BIN)/python benchmarks/ingest.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
