@@ -90,8 +90,16 @@ def store_chunks(
 def ingest_revision(
     kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
 ) -> IngestOutcome:
-    """Ingest (or re-ingest) one revision from its stored file; return counts, pages and method."""
-    report = progress or _no_progress
+    """Ingest (or re-ingest) one revision from its stored file; return counts, pages and method.
+
+    Progress goes to the registry (``progress_phase``/``progress_percent`` on the revision, for status
+    readers in other processes) and to ``progress`` if given.
+    """
+
+    def report(phase: str, percent: float) -> None:
+        kb.registry.set_progress(source, revision_id, phase, percent)
+        (progress or _no_progress)(phase, percent)
+
     kb.registry.get_policy(source)
     revision = kb.registry.get_revision(source, revision_id)
     first_time = revision.status in (RevisionStatus.PROCESSING, RevisionStatus.FAILED)

@@ -142,6 +142,8 @@ class Revision(BaseModel):
     created_at: datetime
     ingested_at: datetime | None = None
     error: str = ""
+    progress_phase: str = Field(default="", description="Last ingestion phase reported: fetch .. done")
+    progress_percent: float = 0.0
 
     def covers(self, day: date) -> bool:
         """Inclusive on both ends (spec 000 FR-007)."""

@@ -134,6 +134,8 @@ def _revision_to_hash(rev: Revision, superseded_by: str = "") -> dict[str, str]:
         "ingested_at": rev.ingested_at.isoformat() if rev.ingested_at else "",
         "error": rev.error,
         "superseded_by": superseded_by,
+        "progress_phase": rev.progress_phase,
+        "progress_percent": f"{rev.progress_percent:g}",
     }
 
 
@@ -155,6 +157,8 @@ def _revision_from_hash(data: dict[str, str]) -> Revision:
         created_at=datetime.fromisoformat(data["created_at"]),
         ingested_at=datetime.fromisoformat(data["ingested_at"]) if data.get("ingested_at") else None,
         error=data.get("error", ""),
+        progress_phase=data.get("progress_phase", ""),
+        progress_percent=float(data.get("progress_percent") or 0.0),
     )
 
 
@@ -504,6 +508,23 @@ class PolicyRegistry:
         logger.info("registry.revision_deleted source=%s revision_id=%s", source, revision_id)
         return deleted
 
+    def set_progress(self, source: str, revision_id: str, phase: str, percent: float) -> bool:
+        """Record ingestion progress for status readers; a no-op (False) if the revision is gone.
+
+        A single HSET guarded by EXISTS in one Lua call, so a late progress report can never
+        resurrect the hash of a revision deleted meanwhile.
+        """
+        written = self._call(self._set_progress_script, [revision_key(source, revision_id)], [phase, f"{percent:g}"])
+        return bool(written)
+
+    @property
+    def _set_progress_script(self) -> Callable[..., Any]:
+        return self._r.register_script(
+            "if redis.call('EXISTS', KEYS[1]) == 1 then "
+            "redis.call('HSET', KEYS[1], 'progress_phase', ARGV[1], 'progress_percent', ARGV[2]) return 1 end "
+            "return 0"
+        )
+
     # -- internals --------------------------------------------------------------------------------
 
     def _plan_insertion(self, state: _PolicyState, new: Revision, exclude: str | None) -> list[Revision]:
@@ -595,8 +616,8 @@ class PolicyRegistry:
         raise RegistryUnavailableError(f"Too much contention writing policy '{source}'; try again")
 
     @staticmethod
-    def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RegistryUnavailableError(f"Redis is not reachable: {exc}") from exc

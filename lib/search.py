@@ -8,8 +8,10 @@ or ``failed`` are never returned. Citations (version label, dates) are read from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
+from itertools import groupby
 
 from pydantic import BaseModel
 
@@ -21,6 +23,8 @@ from lib.registry import check_revision_id, check_source
 from lib.vectorstore import StoredChunk, relevance, revision_filter, revision_key
 
 MAX_QUERY_CHARS = 2000
+_WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
+"""A chapter ref names the whole chapter: its intro and every paragraph, policy and footnote in it."""
 _MIN_OVERLAP = 20
 
 
@@ -164,7 +168,8 @@ def get_policy_section(
 ) -> PolicySection:
     """One section of one revision: the named revision, else the one in force on the date (default today).
 
-    Chunks are looked up by metadata (exact and complete), not by embedding the reference.
+    Chunks are looked up by metadata (exact and complete), not by embedding the reference. ``Chapter N``
+    returns the whole chapter, as spec 000's ``Chapter 5`` example expects.
     """
     check_source(source)
     if not isinstance(section_ref, str) or not section_ref.strip():
@@ -184,6 +189,8 @@ def get_policy_section(
             )
         revision = resolution.revision
     chunks = kb.vectors.section_chunks(source, revision.revision_id, section_ref)
+    if chunks and _WHOLE_CHAPTER.match(section_ref) and chunks[0].metadata.get("chapter"):
+        chunks = kb.vectors.chapter_chunks(source, revision.revision_id, str(chunks[0].metadata["chapter"]))
     if not chunks:
         raise SectionNotFoundError(
             f"Section '{section_ref}' not found in {source} revision '{revision.revision_id}'",
@@ -200,6 +207,9 @@ def get_policy_section(
         revision_id=revision.revision_id,
         version_label=revision.version_label,
         chapter=str(chunks[0].metadata.get("chapter", "")),
-        text=merge_chunk_texts([c.text for c in chunks]),
+        text="\n\n".join(
+            merge_chunk_texts([c.text for c in group])
+            for _, group in groupby(chunks, key=lambda c: c.metadata.get("section_ref"))
+        ),
         page_numbers=pages,
     )

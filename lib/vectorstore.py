@@ -152,8 +152,15 @@ class PolicyVectorStore:
 
     def section_chunks(self, source: str, revision_id: str, section_ref: str) -> list[StoredChunk]:
         """Every chunk of one section of one revision, in document order (exact metadata lookup)."""
+        return self._revision_chunks(source, revision_id, "section_ref", section_ref)
+
+    def chapter_chunks(self, source: str, revision_id: str, chapter: str) -> list[StoredChunk]:
+        """Every chunk whose ``chapter`` is ``chapter`` (its intro, paragraphs, footnotes), in document order."""
+        return self._revision_chunks(source, revision_id, "chapter", chapter)
+
+    def _revision_chunks(self, source: str, revision_id: str, field: str, value: str) -> list[StoredChunk]:
         result = self.collection.get(
-            where={"$and": [{"revision_key": revision_key(source, revision_id)}, {"section_ref": section_ref}]},
+            where={"$and": [{"revision_key": revision_key(source, revision_id)}, {field: value}]},
             include=["documents", "metadatas"],
         )
         chunks = [

@@ -109,6 +109,15 @@ def test_para_116_section_is_exactly_that_paragraph_on_page_33(seeded) -> None:
     assert section.chapter.startswith("9. Promoting sustainable transport")
 
 
+def test_a_chapter_ref_returns_the_whole_chapter_in_document_order(seeded) -> None:
+    kb, _ = seeded
+    chapter = get_policy_section(kb, "NPPF", "Chapter 9", revision_id="rev_NPPF_2024_12")
+    assert chapter.chapter.startswith("9. Promoting sustainable transport")
+    positions = [chapter.text.index(f"{n}. ") for n in (109, 110, 115, 116, 117, 118)]
+    assert positions == sorted(positions)
+    assert 33 in chapter.page_numbers and len(chapter.page_numbers) >= 3
+
+
 def test_reindex_writes_before_it_deletes_so_every_phase_still_finds_the_revision(seeded) -> None:
     kb, _ = seeded
     before = kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")

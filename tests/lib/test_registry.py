@@ -350,3 +350,17 @@ def test_concurrent_successive_revisions_leave_a_consistent_chain(redis_url: str
         assert earlier.effective_to is not None
         assert (later.effective_from - earlier.effective_to).days == 1
     assert revisions[-1].effective_to is None
+
+
+def test_progress_is_recorded_but_never_resurrects_a_deleted_revision(
+    registry: PolicyRegistry, redis_client: redis.Redis
+) -> None:
+    make_policy(registry)
+    rid = add(registry, "2020-01-01", "2020-12-31", ingest=False)
+    assert registry.set_progress("NPPF", rid, "embed", 42.5)
+    stored = registry.get_revision("NPPF", rid)
+    assert (stored.progress_phase, stored.progress_percent) == ("embed", 42.5)
+    add(registry, "2021-01-01")
+    registry.delete_revision("NPPF", rid)
+    assert not registry.set_progress("NPPF", rid, "store", 90.0)
+    assert not redis_client.exists(f"policy_revision:NPPF:{rid}")
