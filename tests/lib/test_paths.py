@@ -1,0 +1,65 @@
+"""file_path arguments are read only inside ALLOWED_FILE_ROOTS, after resolving links and '..'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lib.errors import FileNotFoundInStoreError, PathNotAllowedError
+from lib.paths import resolve_allowed
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "app").mkdir(parents=True)
+    outside.mkdir()
+    (root / "app" / "plan.pdf").write_bytes(b"%PDF-1.4")
+    (outside / "secret.pdf").write_bytes(b"%PDF-1.4 secret")
+    (root / "app" / "link.pdf").symlink_to(outside / "secret.pdf")
+    (root / "dirlink").symlink_to(outside)
+    return root, outside
+
+
+def test_a_file_inside_the_root_resolves(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    assert resolve_allowed(root / "app" / "plan.pdf", [root]) == (root / "app" / "plan.pdf").resolve()
+
+
+@pytest.mark.parametrize(
+    "relative",
+    ["app/../../outside/secret.pdf", "app/link.pdf", "dirlink/secret.pdf"],
+    ids=["dot-dot", "file-symlink-out", "dir-symlink-out"],
+)
+def test_escapes_from_the_root_are_refused_without_naming_the_target(layout: tuple[Path, Path], relative: str) -> None:
+    root, outside = layout
+    with pytest.raises(PathNotAllowedError) as err:
+        resolve_allowed(f"{root}/{relative}", [root])
+    assert str(outside) not in err.value.message and "secret" not in err.value.message
+
+
+def test_absolute_paths_elsewhere_are_refused(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    with pytest.raises(PathNotAllowedError):
+        resolve_allowed("/etc/passwd", [root])
+
+
+def test_no_configured_roots_means_no_file_reads(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    with pytest.raises(PathNotAllowedError, match="ALLOWED_FILE_ROOTS"):
+        resolve_allowed(root / "app" / "plan.pdf", [])
+
+
+def test_a_missing_file_inside_the_root_is_file_not_found(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    with pytest.raises(FileNotFoundInStoreError):
+        resolve_allowed(root / "app" / "missing.pdf", [root])
+    with pytest.raises(FileNotFoundInStoreError):
+        resolve_allowed(root / "app", [root])
+
+
+def test_nul_bytes_are_refused(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    with pytest.raises(PathNotAllowedError):
+        resolve_allowed(f"{root}/app/plan.pdf\x00.txt", [root])
