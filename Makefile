@@ -2,6 +2,8 @@
 # idempotently, on a fresh Debian/Ubuntu machine.
 
 SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PIP_QUIET := 2>&1 | { grep -v "^WARNING: Location" || true; }
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -35,9 +37,9 @@ venv: $(STAMP)
 $(STAMP): requirements.lock requirements.txt requirements-dev.txt pyproject.toml
 	@py=$$(command -v $(PYTHON) || command -v python3); \
 	[ -x $(BIN)/python ] || $$py -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install -q --disable-pip-version-check -r requirements.lock
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e .
+	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 $(PIP_QUIET)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements.lock $(PIP_QUIET)
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
 	@touch $(STAMP)
 
 test: setup
