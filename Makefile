@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: setup system venv test demo lint bench clean
+.PHONY: setup system venv inspector test demo lint bench clean
 
 setup: system venv
 
@@ -42,7 +42,19 @@ $(STAMP): requirements.lock requirements.txt requirements-dev.txt pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
 	@touch $(STAMP)
 
-test: setup
+## The MCP Inspector's CLI (Node.js 20+), a third-party client for tests/mcp_service/test_inspector.py.
+INSPECTOR_VERSION := 2.12.0
+INSPECTOR := .tools/inspector/node_modules/.bin/mcp-inspector
+
+inspector: $(INSPECTOR)
+
+$(INSPECTOR):
+	@command -v npm >/dev/null || { echo "npm (Node.js 20+) is needed for the MCP Inspector test"; exit 1; }
+	npm install --prefix .tools/inspector --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+	@touch $(INSPECTOR)
+
+test: setup inspector
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
@@ -56,4 +68,4 @@ bench: setup
 	$(BIN)/python benchmarks/ingest.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .tools

@@ -31,6 +31,20 @@ class Settings(BaseSettings):
     aws_secret_access_key: SecretStr | None = Field(default=None, alias="AWS_SECRET_ACCESS_KEY")
     aws_region: str = Field(default="us-east-1", alias="AWS_DEFAULT_REGION")
     redis_server_binary: str = Field(default="redis-server", alias="REDIS_SERVER_BIN")
+    policy_collection: str = Field(
+        default="policy_docs",
+        min_length=3,
+        max_length=63,
+        alias="CHROMA_POLICY_COLLECTION",
+        description="Chroma collection of policy chunks; one per deployment (tests use one each)",
+    )
+    document_collection: str = Field(
+        default="application_docs",
+        min_length=3,
+        max_length=63,
+        alias="CHROMA_DOCUMENT_COLLECTION",
+        description="Chroma collection of application-document chunks (spec 003 FR-008)",
+    )
 
     # Extraction
     enable_ocr: bool = Field(default=True, alias="ENABLE_OCR")
@@ -40,6 +54,19 @@ class Settings(BaseSettings):
 
     # Embeddings
     embedding_batch_size: int = Field(default=32, ge=1, le=512, alias="EMBEDDING_BATCH_SIZE")
+    onnx_query_embeddings: bool = Field(
+        default=True,
+        alias="ONNX_QUERY_EMBEDDINGS",
+        description="Embed search queries with an ONNX export of the model (kept under the data dir)",
+    )
+
+    # Search
+    search_cache_mb: int = Field(
+        default=256,
+        ge=0,
+        alias="SEARCH_CACHE_MB",
+        description="Per-process cache of revision embeddings for exact search; 0 = always ask Chroma",
+    )
 
     # Security and limits
     allowed_file_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list, alias="ALLOWED_FILE_ROOTS")
@@ -50,8 +77,28 @@ class Settings(BaseSettings):
 
     # Service
     policy_kb_port: int = Field(default=3003, alias="POLICY_KB_PORT")
+    policy_kb_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        alias="POLICY_KB_WORKERS",
+        description="Worker processes for the policy-kb server alone (stateless: any worker answers any request)",
+    )
     document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
     host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")
+
+    # Jobs (Prefect flows)
+    prefect_api_url: str | None = Field(
+        default=None,
+        alias="PREFECT_API_URL",
+        description="A Prefect server: long work is submitted to its deployments; unset = run in-process",
+    )
+    processing_timeout_seconds: int = Field(
+        default=3600,
+        ge=0,
+        alias="PROCESSING_TIMEOUT_SECONDS",
+        description="A revision still `processing` this long after creation is reported stuck by the audit",
+    )
 
     @field_validator("allowed_file_roots", mode="before")
     @classmethod

@@ -131,3 +131,32 @@ class NoContentError(ExtractionFailedError):
 
 class NoChunksError(ExtractionFailedError):
     error_type = "no_chunks"
+
+
+class DocumentNotFoundError(KBError):
+    """No application document is registered under the ``document_id`` (spec 003 FR-003)."""
+
+    error_type = "document_not_found"
+    http_status = 404
+
+
+class DocumentIdConflictError(KBError):
+    """Another file or application already owns this ``document_id``: two references that sanitise alike
+    (``25/01178/REM`` and ``25_01178_REM``) or two files whose hashes share their first six hex digits."""
+
+    error_type = "document_id_conflict"
+    http_status = 409
+
+
+class IngestionInProgressError(KBError):
+    """Another worker has been ingesting the same file for longer than a caller is prepared to wait."""
+
+    error_type = "ingestion_in_progress"
+    http_status = 409
+
+
+class InconsistentStoreError(KBError):
+    """The consistency audit found problems it could not (or was not asked to) repair."""
+
+    error_type = "inconsistent_store"
+    http_status = 500

@@ -222,7 +222,9 @@ def _image_ratio(page: pymupdf.Page) -> float:
 
 def _render(page: pymupdf.Page, number: int, dpi: int) -> bytes:
     try:
-        return page.get_pixmap(dpi=dpi, alpha=False).tobytes("png")
+        # Grey, not RGB: Tesseract binarises a grey image anyway, and a grey render is ~14% less CPU a page
+        # (smaller PNG to encode and decode) for the same words (benchmarks/document_ingest.py).
+        return page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False).tobytes("png")
     except (RuntimeError, ValueError) as exc:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be rendered for OCR") from exc
 
@@ -279,8 +281,8 @@ def _extract_image(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> 
 
 
 def _png_bytes(frame: Image.Image) -> bytes:
-    if frame.mode not in ("1", "L", "RGB"):
-        frame = frame.convert("RGB")
+    if frame.mode not in ("1", "L"):
+        frame = frame.convert("L")  # grey, as PDF pages are rendered for OCR (see ``_render``)
     buffer = io.BytesIO()
     frame.save(buffer, format="PNG")
     return buffer.getvalue()

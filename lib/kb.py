@@ -6,15 +6,33 @@ result down; nothing in ``lib`` builds its own clients.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lib.config import Settings, load_settings
+from lib.document_chunks import DocumentChunkStore
+from lib.document_registry import DocumentRegistry
 from lib.embeddings import Embedder
 from lib.objectstore import ObjectStore, open_object_store
 from lib.redis_server import redis_client
 from lib.registry import PolicyRegistry
 from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import POLICY_COLLECTION, PolicyVectorStore, open_chroma
+from lib.vectorstore import PolicyVectorStore, open_chroma
+
+
+@dataclass
+class DocumentStores:
+    """Application documents (spec 003): the registry in Redis and the chunks in ``application_docs``."""
+
+    registry: DocumentRegistry
+    chunks: DocumentChunkStore
+
+
+def open_document_stores(settings: Settings, *, collection: str | None = None) -> DocumentStores:
+    """The application-document stores; the collection is ``CHROMA_DOCUMENT_COLLECTION`` unless given here."""
+    return DocumentStores(
+        registry=DocumentRegistry(redis_client(settings)),
+        chunks=DocumentChunkStore(open_chroma(settings), collection or settings.document_collection),
+    )
 
 
 @dataclass
@@ -25,16 +43,39 @@ class KnowledgeBase:
     objects: ObjectStore
     vectors: PolicyVectorStore
     embedder: Embedder
+    document_stores: DocumentStores | None = field(default=None, repr=False)
+
+    @property
+    def documents(self) -> DocumentStores:
+        """The application-document stores, opened from the settings on first use when not given."""
+        if self.document_stores is None:
+            self.document_stores = open_document_stores(self.settings)
+        return self.document_stores
 
 
-def open_kb(settings: Settings | None = None, *, policy_collection: str = POLICY_COLLECTION) -> KnowledgeBase:
+def open_kb(
+    settings: Settings | None = None, *, policy_collection: str | None = None, document_collection: str | None = None
+) -> KnowledgeBase:
+    """Open every store. The collections are ``CHROMA_POLICY_COLLECTION`` and ``CHROMA_DOCUMENT_COLLECTION``
+    unless given here."""
     settings = settings or load_settings()
-    registry = PolicyRegistry(redis_client(settings))
+    client = redis_client(settings)
+    chroma = open_chroma(settings)
+    registry = PolicyRegistry(client)
     return KnowledgeBase(
         settings=settings,
         registry=registry,
         resolver=EffectiveDateResolver(registry),
         objects=open_object_store(settings, create_bucket=True),
-        vectors=PolicyVectorStore(open_chroma(settings), policy_collection),
-        embedder=Embedder(batch_size=settings.embedding_batch_size),
+        vectors=PolicyVectorStore(
+            chroma, policy_collection or settings.policy_collection, cache_bytes=settings.search_cache_mb * 1024 * 1024
+        ),
+        embedder=Embedder(
+            batch_size=settings.embedding_batch_size,
+            onnx_dir=settings.data_dir / "models" if settings.onnx_query_embeddings else None,
+        ),
+        document_stores=DocumentStores(
+            registry=DocumentRegistry(client),
+            chunks=DocumentChunkStore(chroma, document_collection or settings.document_collection),
+        ),
     )

@@ -9,16 +9,24 @@ search result from the wrong revision.
 from __future__ import annotations
 
 import logging
+from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from lib.errors import FileTooLargeError, KBError, RevisionAlreadyExistsError, UnsupportedFileTypeError
+from lib.errors import (
+    FileTooLargeError,
+    InvalidArgumentError,
+    KBError,
+    RevisionAlreadyExistsError,
+    RevisionNotFoundError,
+    UnsupportedFileTypeError,
+)
 from lib.kb import KnowledgeBase
-from lib.models import CreatedRevision, Revision, RevisionCreate, RevisionUpdate
-from lib.objectstore import policy_file_key, sha256_bytes
+from lib.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
+from lib.objectstore import policy_file_key, sha256_bytes, validate_key
 from lib.paths import resolve_allowed
-from lib.registry import check_source
+from lib.registry import check_revision_id, check_source
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +46,76 @@ def read_allowed_file(kb: KnowledgeBase, file_path: str | Path) -> bytes:
     if path.stat().st_size > kb.settings.max_upload_bytes:
         raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
     return path.read_bytes()
+
+
+class RegistrationAction(StrEnum):
+    REGISTERED = "registered"
+    RESUMED = "resumed"
+    UNCHANGED = "unchanged"
+    REPLACED_FAILED = "replaced_failed"
+
+
+class Registration(BaseModel):
+    """What ``ensure_registered`` found or did; ``superseded`` lists revisions a new one closed."""
+
+    revision: Revision
+    action: RegistrationAction
+    superseded: list[Revision] = Field(default_factory=list)
+
+
+def read_source_file(kb: KnowledgeBase, file: str) -> bytes:
+    """The bytes an operator named: an object-store key (an earlier upload) or a path in ``ALLOWED_FILE_ROOTS``.
+
+    A relative name that is a key in the object store wins; anything else (absolute paths included) is a
+    path on disk and goes through the allowed-roots check.
+    """
+    try:
+        key = validate_key(file)
+    except InvalidArgumentError:
+        key = None
+    if key is not None and kb.objects.exists(key):
+        if kb.objects.size(key) > kb.settings.max_upload_bytes:
+            raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+        return kb.objects.get_bytes(key)
+    return read_allowed_file(kb, file)
+
+
+def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> Registration:
+    """Register a revision so that running the same ingestion again is safe (idempotent by content hash).
+
+    - not registered yet: store the file and create the revision (``registered``);
+    - registered with this very file and already ``active``/``superseded``: nothing to do (``unchanged``);
+    - registered with this file and still ``processing`` (a run that died): ingest it again (``resumed``);
+    - ``failed`` (any file): the failed attempt is removed and the revision registered afresh
+      (``replaced_failed``), so the new parameters and file apply;
+    - otherwise (a live revision with another file): ``RevisionAlreadyExistsError``; reindex or use a new id.
+    """
+    check_source(source)
+    revision_id = check_revision_id(data.resolved_revision_id(source))
+    sha = sha256_bytes(content)
+    try:
+        existing: Revision | None = kb.registry.get_revision(source, revision_id)
+    except RevisionNotFoundError:
+        existing = None
+    action = RegistrationAction.REGISTERED
+    if existing is not None:
+        if existing.file_sha256 == sha and existing.status != RevisionStatus.FAILED:
+            if existing.status == RevisionStatus.PROCESSING:
+                if existing.file_path and not kb.objects.exists(existing.file_path):
+                    kb.objects.put_bytes(existing.file_path, content, content_type="application/pdf")
+                return Registration(revision=existing, action=RegistrationAction.RESUMED)
+            return Registration(revision=existing, action=RegistrationAction.UNCHANGED)
+        if existing.status != RevisionStatus.FAILED:
+            raise RevisionAlreadyExistsError(
+                f"Revision '{revision_id}' of '{source}' already exists with another file; "
+                "reindex it, or register the new file under another revision_id",
+                source=source,
+                revision_id=revision_id,
+            )
+        remove_revision(kb, source, revision_id)
+        action = RegistrationAction.REPLACED_FAILED
+    created = register_revision(kb, source, data.model_copy(update={"revision_id": revision_id}), content)
+    return Registration(revision=created.revision, action=action, superseded=created.superseded)
 
 
 def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:

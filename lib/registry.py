@@ -26,6 +26,7 @@ Date rules (spec 000 FR-007/FR-008), with two decisions the specs leave open:
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -516,6 +517,27 @@ class PolicyRegistry:
         """
         written = self._call(self._set_progress_script, [revision_key(source, revision_id)], [phase, f"{percent:g}"])
         return bool(written)
+
+    def try_lock(self, name: str, ttl_ms: int) -> str | None:
+        """Take the lock ``name`` (SET NX PX) for ``ttl_ms``; return its token, or None if someone holds it.
+
+        The expiry frees the lock of a process that died holding it; the token makes sure only the
+        holder releases it (``unlock``).
+        """
+        token = uuid.uuid4().hex
+        taken = self._call(self._r.set, name, token, nx=True, px=max(1, ttl_ms))
+        return token if taken else None
+
+    def unlock(self, name: str, token: str) -> bool:
+        """Release ``name`` if ``token`` still holds it (compare-and-delete in one Lua call)."""
+        released = self._call(self._unlock_script, [name], [token])
+        return bool(released)
+
+    @property
+    def _unlock_script(self) -> Callable[..., Any]:
+        return self._r.register_script(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+        )
 
     @property
     def _set_progress_script(self) -> Callable[..., Any]:

@@ -23,7 +23,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from lib.config import Settings, load_settings
 from lib.embeddings import Embedder
-from lib.kb import KnowledgeBase
+from lib.kb import KnowledgeBase, open_document_stores
 from lib.objectstore import LocalObjectStore
 from lib.registry import PolicyRegistry
 from lib.temporal import EffectiveDateResolver
@@ -103,19 +103,22 @@ def settings(tmp_path: Path, redis_url: str, chroma_dir: Path) -> Settings:
         chroma_persist_dir=chroma_dir,
         object_store_url=(tmp_path / "objects").as_uri(),
         allowed_file_roots=[tmp_path / "inbox"],
+        policy_collection=f"policy_docs_{uuid.uuid4().hex[:12]}",
+        document_collection=f"application_docs_{uuid.uuid4().hex[:12]}",
     )
 
 
 def make_kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
-    """A knowledge base over real stores with a collection of its own, so tests never see each other's chunks."""
+    """A knowledge base over real stores with collections of its own, so tests never see each other's chunks."""
     assert settings.object_store_url is not None
     return KnowledgeBase(
         settings=settings,
         registry=registry,
         resolver=EffectiveDateResolver(registry),
         objects=LocalObjectStore(Path(settings.object_store_url.removeprefix("file://"))),
-        vectors=PolicyVectorStore(open_chroma(settings), f"policy_docs_{uuid.uuid4().hex[:12]}"),
+        vectors=PolicyVectorStore(open_chroma(settings), settings.policy_collection),
         embedder=embedder,
+        document_stores=open_document_stores(settings),
     )
 
 

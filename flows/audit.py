@@ -1,0 +1,179 @@
+"""``consistency_audit``: registry, Chroma and object store compared (spec 000 NFR-003), nightly.
+
+The findings go to a table artifact. With ``repair`` the safe fixes are applied (``lib.audit``) and the
+stores audited again, so the artifact shows what was wrong, what was done and what is left. With
+``fail_on_findings`` (the nightly schedule sets it) a run that leaves findings ends ``Failed``, so the
+Prefect UI and its automations flag it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from pydantic import BaseModel, Field
+
+from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
+from lib.audit import AuditReport, RepairAction, audit_store, repair_findings
+from lib.document_audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
+from lib.errors import InconsistentStoreError
+from lib.kb import KnowledgeBase
+
+FINDINGS_KEY = "consistency-audit"
+REPAIRS_KEY = "consistency-audit-repairs"
+SUMMARY_KEY = "consistency-audit-summary"
+DOCUMENTS_KEY = "consistency-audit-documents"
+
+
+class AuditResult(BaseModel):
+    before: AuditReport
+    repairs: list[RepairAction] = Field(default_factory=list)
+    after: AuditReport | None = Field(default=None, description="The re-audit after repairs, when repair was asked")
+    documents_before: DocumentAuditReport | None = Field(default=None, description="Application documents")
+    documents_repairs: list[DocumentRepairAction] = Field(default_factory=list)
+    documents_after: DocumentAuditReport | None = None
+
+    @property
+    def final(self) -> AuditReport:
+        return self.after or self.before
+
+    @property
+    def final_documents(self) -> DocumentAuditReport | None:
+        return self.documents_after or self.documents_before
+
+    @property
+    def remaining(self) -> int:
+        """Findings left across policies and application documents."""
+        documents = self.final_documents
+        return len(self.final.findings) + (len(documents.findings) if documents else 0)
+
+
+@task(name="audit-stores", **IO_TASK_OPTIONS)
+def audit_task(kb: KnowledgeBase) -> AuditReport:
+    return audit_store(kb)
+
+
+@task(name="repair-findings", **IO_TASK_OPTIONS)
+def repair_task(kb: KnowledgeBase, report: AuditReport) -> list[RepairAction]:
+    return repair_findings(kb, report.findings)
+
+
+@task(name="audit-documents", **IO_TASK_OPTIONS)
+def audit_documents_task(kb: KnowledgeBase) -> DocumentAuditReport:
+    return audit_documents(kb)
+
+
+@task(name="repair-documents", **IO_TASK_OPTIONS)
+def repair_documents_task(kb: KnowledgeBase, report: DocumentAuditReport) -> list[DocumentRepairAction]:
+    return repair_document_findings(kb, report.findings)
+
+
+def _finding_rows(stage: str, report: AuditReport) -> list[dict[str, object]]:
+    return [
+        {
+            "stage": stage,
+            "kind": f.kind.value,
+            "source": f.source,
+            "revision_id": f.revision_id,
+            "key": f.key,
+            "count": f.count,
+            "detail": f.detail,
+            "repair": f.repair or "needs an operator",
+        }
+        for f in report.findings
+    ]
+
+
+def _summary(result: AuditResult) -> str:
+    before, final = result.before, result.final
+    lines = [
+        "# Consistency audit",
+        "",
+        f"Checked {before.revisions} revisions, {before.chunks} chunks and {before.files} files "
+        f"at {before.checked_at:%Y-%m-%d %H:%M:%S} UTC.",
+        "",
+        "| kind | found | after repair |" if result.after else "| kind | found |",
+        "|---|---|---|" if result.after else "|---|---|",
+    ]
+    after_counts = final.counts()
+    for kind, count in before.counts().items():
+        lines.append(f"| {kind} | {count} | {after_counts[kind]} |" if result.after else f"| {kind} | {count} |")
+    if result.repairs:
+        done = sum(1 for a in result.repairs if a.ok)
+        lines += ["", f"Repairs: {done} done, {len(result.repairs) - done} failed."]
+    lines += ["", "**Consistent.**" if final.ok else f"**{len(final.findings)} findings remain.**"]
+    return "\n".join(lines) + "\n"
+
+
+@flow(name="consistency_audit", validate_parameters=True)
+def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> AuditResult:
+    """Compare registry, Chroma and object store; with repair, fix what is safe and audit again.
+
+    Args:
+        repair: Fix what is safe to fix: delete orphan chunks and files, rewrite stale chunk metadata,
+            re-ingest revisions whose chunk count is wrong, mark stuck revisions failed.
+        fail_on_findings: End the run Failed if findings remain, so the UI and automations flag it
+            (the nightly schedule sets this).
+    """
+    kb = flow_kb()
+    before = audit_task(kb)
+    for finding in before.findings:
+        log_event(
+            "audit.finding",
+            level=logging.WARNING,
+            kind=finding.kind.value,
+            source=finding.source or "-",
+            revision_id=finding.revision_id or "-",
+            key=finding.key or "-",
+            detail=finding.detail,
+        )
+    result = AuditResult(before=before)
+    if repair and before.findings:
+        result.repairs = repair_task(kb, before)
+        result.after = audit_task(kb)
+    elif repair:
+        result.after = before
+    documents = result.documents_before = audit_documents_task(kb)
+    if repair and documents.findings:
+        result.documents_repairs = repair_documents_task(kb, documents)
+        result.documents_after = audit_documents_task(kb)
+    document_rows = [
+        {"stage": stage, **f.model_dump(mode="json")}
+        for stage, report in (("found", documents), ("after repair", result.documents_after))
+        if report is not None
+        for f in report.findings
+    ]
+    create_table_artifact(
+        document_rows or [{"stage": "found", "kind": "none", "detail": "application documents agree"}],
+        key=DOCUMENTS_KEY,
+        description=f"{len(documents.findings)} application-document findings",
+    )
+    rows = _finding_rows("found", before)
+    if result.after is not None and result.after is not before:
+        rows += _finding_rows("after repair", result.after)
+    create_table_artifact(
+        rows or [{"stage": "found", "kind": "none", "detail": "registry, Chroma and object store agree"}],
+        key=FINDINGS_KEY,
+        description=f"{len(before.findings)} findings",
+    )
+    if result.repairs:
+        create_table_artifact([a.model_dump(mode="json") for a in result.repairs], key=REPAIRS_KEY)
+    create_markdown_artifact(_summary(result), key=SUMMARY_KEY)
+    final = result.final
+    final_documents = result.final_documents
+    log_event(
+        "audit.done",
+        findings=len(before.findings) + len(documents.findings),
+        repaired=len(result.repairs) + len(result.documents_repairs),
+        remaining=result.remaining,
+    )
+    if fail_on_findings and result.remaining:
+        counts = {
+            **final.counts(),
+            **{f"documents_{k}": n for k, n in (final_documents.counts() if final_documents else {}).items()},
+        }
+        raise InconsistentStoreError(
+            f"{result.remaining} consistency findings remain: " + ", ".join(f"{k}={n}" for k, n in counts.items() if n)
+        )
+    return result

@@ -1,0 +1,123 @@
+"""Flows under one Prefect test harness for the whole session, over real Redis, Chroma, object stores
+(a folder and S3 on a moto server on loopback) and the real embedding model.
+
+Each test gets its own Chroma collection (``CHROMA_POLICY_COLLECTION``), object store and Redis
+database contents, and binds that knowledge base for the flows it runs (``flows.common.bound_kb``).
+Flow-run heartbeats are off: they only add a second of thread join to every run.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from moto.server import ThreadedMotoServer
+from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect.testing.utilities import prefect_test_harness
+from pydantic import SecretStr
+
+from flows.common import bound_kb
+from lib.config import Settings
+from lib.kb import KnowledgeBase, open_kb
+from lib.models import PolicyCreate
+from tests.flows.policy_pdfs import write_policy_pdf
+
+HARNESS_START_TIMEOUT_S = 90
+MOTO_START_TIMEOUT_S = 15
+
+
+@pytest.fixture(scope="session", autouse=True)
+def prefect_api() -> Iterator[str]:
+    """One temporary Prefect server (SQLite in a temp dir) for every flow test; its API URL."""
+    with (
+        prefect_test_harness(server_startup_timeout=HARNESS_START_TIMEOUT_S),
+        temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+    ):
+        url = PREFECT_API_URL.value()
+        assert url, "the Prefect test harness did not set an API URL"
+        yield url
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """A real S3 API over HTTP on loopback. Fails (never skips) if it does not come up."""
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    starter = threading.Thread(target=server.start, daemon=True)
+    starter.start()
+    starter.join(timeout=MOTO_START_TIMEOUT_S)
+    if starter.is_alive():
+        pytest.fail(f"moto S3 server did not start on 127.0.0.1:{port} within {MOTO_START_TIMEOUT_S} s")
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture(params=["local", "s3"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def flow_settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """The per-test settings of ``tests/conftest.py`` with a Chroma collection of the test's own.
+
+    A test that asks for ``backend`` runs once on the local folder and once on S3 (moto).
+    """
+    updates: dict[str, object] = {"policy_collection": f"flows_{uuid.uuid4().hex[:16]}"}
+    if "backend" in request.fixturenames and request.getfixturevalue("backend") == "s3":
+        endpoint = request.getfixturevalue("moto_endpoint")
+        updates |= {
+            "object_store_url": f"s3://policy-kb-{uuid.uuid4().hex[:12]}/objects/",
+            "s3_endpoint_url": endpoint,
+            "aws_access_key_id": "testing-key-id",
+            "aws_secret_access_key": SecretStr("testing-secret"),
+        }
+    return settings.model_copy(update=updates)
+
+
+@pytest.fixture
+def flow_kb(flow_settings: Settings, redis_client: object) -> Iterator[KnowledgeBase]:
+    """A knowledge base over the test's stores (Redis flushed), bound for every flow the test runs."""
+    inbox = flow_settings.allowed_file_roots[0]
+    inbox.mkdir(parents=True, exist_ok=True)
+    kb = open_kb(flow_settings)
+    with bound_kb(kb):
+        yield kb
+
+
+@pytest.fixture
+def inbox(flow_settings: Settings) -> Path:
+    return flow_settings.allowed_file_roots[0]
+
+
+@pytest.fixture
+def make_policy(flow_kb: KnowledgeBase) -> Callable[..., str]:
+    def make(source: str = "NPPF", title: str = "National Planning Policy Framework") -> str:
+        flow_kb.registry.create_policy(PolicyCreate(source=source, title=title, category="national_policy"))
+        return source
+
+    return make
+
+
+@pytest.fixture
+def policy_pdf(inbox: Path) -> Callable[..., Path]:
+    """Write a small real policy PDF into the allowed inbox; see ``tests.flows.policy_pdfs``."""
+
+    def make(name: str, edition: str = "", **kwargs: object) -> Path:
+        return write_policy_pdf(inbox / name, edition=edition, **kwargs)
+
+    return make

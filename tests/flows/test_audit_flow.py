@@ -1,0 +1,151 @@
+"""``consistency_audit``: spec 001 ITS-08 and every kind of damage the audit knows, found and repaired."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+from prefect.artifacts import Artifact
+
+from flows.audit import FINDINGS_KEY, SUMMARY_KEY, consistency_audit
+from flows.ingest import ingest_policy_revision
+from lib.audit import FindingKind, audit_store
+from lib.errors import InconsistentStoreError
+from lib.kb import KnowledgeBase
+from lib.lifecycle import register_revision
+from lib.models import RevisionCreate, RevisionStatus
+from lib.objectstore import policy_file_key, sha256_bytes
+from lib.registry import revision_key, revisions_key
+from lib.search import search_policy
+from tests.flows.policy_pdfs import policy_pdf_bytes
+
+
+@pytest.fixture
+def nppf(flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]) -> KnowledgeBase:
+    """NPPF with a superseded 2023 and an active 2024 revision, both ingested by the flow."""
+    make_policy()
+    for label, start in [("September 2023", "2023-09-05"), ("December 2024", "2024-12-12")]:
+        ingest_policy_revision(
+            source="NPPF", version_label=label, effective_from=start, file=str(policy_pdf(f"{start}.pdf", label))
+        )
+    return flow_kb
+
+
+def test_a_consistent_store_has_no_findings_and_the_artifact_says_so(nppf: KnowledgeBase) -> None:
+    result = consistency_audit()
+
+    assert result.before.ok and result.after is None
+    assert (result.before.revisions, result.before.chunks, result.before.files) == (2, 12, 2)
+    table = Artifact.get(FINDINGS_KEY)
+    assert table is not None and "registry, Chroma and object store agree" in str(table.data)
+    summary = Artifact.get(SUMMARY_KEY)
+    assert summary is not None and "**Consistent.**" in str(summary.data)
+
+
+def test_its08_chunks_of_a_revision_deleted_from_redis_are_reported_as_orphans_and_repair_removes_them(
+    nppf: KnowledgeBase, redis_client: redis.Redis, backend: str
+) -> None:
+    gone = nppf.registry.get_revision("NPPF", "rev_NPPF_2023_09")
+    redis_client.delete(revision_key("NPPF", "rev_NPPF_2023_09"))
+    redis_client.zrem(revisions_key("NPPF"), "rev_NPPF_2023_09")
+
+    found = consistency_audit()
+
+    kinds = {(f.kind, f.revision_id, f.count) for f in found.before.findings}
+    assert (FindingKind.ORPHAN_CHUNKS, "rev_NPPF_2023_09", gone.chunk_count) in kinds
+    assert (FindingKind.UNREFERENCED_FILE, "", 0) in kinds
+    assert nppf.vectors.count_revision("NPPF", "rev_NPPF_2023_09") == gone.chunk_count, "a plain audit changes nothing"
+
+    repaired = consistency_audit(repair=True)
+
+    assert repaired.after is not None and repaired.after.ok, repaired.after
+    assert all(action.ok for action in repaired.repairs)
+    assert nppf.vectors.count_revision("NPPF", "rev_NPPF_2023_09") == 0
+    assert not nppf.objects.exists(gone.file_path)
+    assert nppf.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 6, "the live revision is untouched"
+
+
+def test_every_kind_of_damage_is_found_the_safe_ones_are_repaired_and_the_rest_fail_the_nightly_run(
+    nppf: KnowledgeBase,
+) -> None:
+    kb = nppf
+    kb.settings.processing_timeout_seconds = 0
+    old = kb.registry.get_revision("NPPF", "rev_NPPF_2023_09")
+    new = kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    # chunk_count_mismatch: two chunks of the 2024 revision vanish.
+    kb.vectors.delete_ids(sorted(kb.vectors.revision_chunk_ids("NPPF", new.revision_id))[:2])
+    # stale_metadata: the 2023 chunks claim to be in force still.
+    ids = kb.vectors.revision_chunk_ids("NPPF", old.revision_id)
+    kb.vectors.collection.update(ids=ids, metadatas=[{"effective_to": 99991231}] * len(ids))
+    # stuck_processing: an ingestion that died after registering its revision.
+    register_revision(kb, "NPPF", RevisionCreate(version_label="2026", effective_from="2026-01-01"), policy_pdf_bytes())
+    # unreferenced_file: an upload that never got its revision.
+    orphan = policy_pdf_bytes("orphan")
+    orphan_key = policy_file_key("NPPF", "rev_NPPF_2027_01", sha256_bytes(orphan))
+    kb.objects.put_bytes(orphan_key, orphan)
+    # missing_file: the 2023 original is lost; nothing can rebuild it.
+    kb.objects.delete(old.file_path)
+
+    report = audit_store(kb)
+    assert report.counts() == {
+        "stuck_processing": 1,
+        "orphan_chunks": 0,
+        "chunk_count_mismatch": 1,
+        "stale_metadata": 1,
+        "missing_file": 1,
+        "unreferenced_file": 1,
+    }
+
+    with pytest.raises(InconsistentStoreError, match="missing_file=1"):
+        consistency_audit(repair=True, fail_on_findings=True)
+
+    after = audit_store(kb)
+    assert [(f.kind, f.revision_id) for f in after.findings] == [(FindingKind.MISSING_FILE, "rev_NPPF_2023_09")]
+    assert not after.findings[0].repairable
+    stuck = kb.registry.get_revision("NPPF", "rev_NPPF_2026_01")
+    assert stuck.status == RevisionStatus.FAILED and stuck.error.startswith("stuck_processing")
+    assert kb.vectors.count_revision("NPPF", new.revision_id) == new.chunk_count == 6
+    assert {m["effective_to"] for _, m in kb.vectors.iter_metadata({"revision_id": old.revision_id})} == {20241211}
+    assert not kb.objects.exists(orphan_key)
+    hits = search_policy(kb, "cycle lanes", effective_date="2026-06-01").results
+    assert hits and {h.revision_id for h in hits} == {"rev_NPPF_2024_12"}, "the failed 2026 revision released its dates"
+    summary = Artifact.get(SUMMARY_KEY)
+    assert summary is not None and "**1 findings remain.**" in str(summary.data)
+
+
+def test_a_revision_failed_behind_the_pipelines_back_is_cleaned_and_the_reopened_one_resynced(
+    nppf: KnowledgeBase,
+) -> None:
+    nppf.registry.mark_failed("NPPF", "rev_NPPF_2024_12", "crashed")
+
+    report = audit_store(nppf)
+    assert sorted((f.kind.value, f.revision_id, f.count) for f in report.findings) == [
+        ("chunk_count_mismatch", "rev_NPPF_2024_12", 6),
+        ("stale_metadata", "rev_NPPF_2023_09", 6),
+    ]
+
+    result = consistency_audit(repair=True)
+    assert result.after is not None and result.after.ok
+    assert nppf.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 0
+
+
+def test_the_nightly_audit_covers_application_documents_and_repairs_their_orphans(flow_kb: KnowledgeBase) -> None:
+    from lib.documents import IngestSuccess, ingest_document
+    from tests.fixtures_paths import TABLE_PDF
+
+    inbox = flow_kb.settings.allowed_file_roots[0]
+    (inbox / "Transport_Assessment.pdf").write_bytes(TABLE_PDF.read_bytes())
+    result = ingest_document(flow_kb, inbox / "Transport_Assessment.pdf", "25/01178/REM")
+    assert isinstance(result, IngestSuccess)
+    record = flow_kb.documents.registry.get(result.document_id)
+    assert record is not None
+    flow_kb.documents.registry.remove(record)  # as if the worker died before registering
+
+    audited = consistency_audit(repair=True)
+
+    assert audited.documents_before is not None
+    assert {f.kind.value for f in audited.documents_before.findings} == {"orphan_chunks", "unreferenced_file"}
+    assert audited.documents_after is not None and audited.documents_after.ok
+    assert audited.remaining == 0

@@ -1,0 +1,112 @@
+"""``flows.submit.submit_ingestion``: what the service's upload and reindex routes call.
+
+In-process (no ``PREFECT_API_URL``, or a server without the deployment) the flow runs in a background
+thread and progress shows on the revision in Redis; with the deployment registered on a server the
+call only creates a flow run for a worker and returns its id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+from flows.ingest import ingest_policy_revision
+from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, submit_ingestion
+from lib.config import Settings
+from lib.errors import CannotReindexError, RevisionNotFoundError
+from lib.kb import KnowledgeBase
+from lib.lifecycle import register_revision
+from lib.models import Revision, RevisionCreate, RevisionStatus
+from tests.flows.policy_pdfs import policy_pdf_bytes
+
+WAIT_S = 90
+
+
+def wait_for(kb: KnowledgeBase, revision_id: str, done: Callable[[Revision], bool]) -> Revision:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        revision = kb.registry.get_revision("NPPF", revision_id)
+        if done(revision):
+            return revision
+        time.sleep(0.1)
+    pytest.fail(f"{revision_id} did not finish within {WAIT_S} s: {revision}")
+
+
+@pytest.fixture
+def registered(flow_kb: KnowledgeBase, make_policy: Callable[..., str]) -> str:
+    """A revision registered the way the REST upload does it: stored and ``processing``, not ingested."""
+    make_policy()
+    created = register_revision(
+        flow_kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"), policy_pdf_bytes()
+    )
+    return created.revision.revision_id
+
+
+def test_without_a_prefect_server_the_ingestion_runs_in_a_background_thread_and_reports_progress_in_redis(
+    flow_kb: KnowledgeBase, flow_settings: Settings, registered: str
+) -> None:
+    job_id = submit_ingestion(flow_settings, "NPPF", registered)
+
+    assert job_id.startswith(LOCAL_PREFIX)
+    done = wait_for(flow_kb, registered, lambda r: r.progress_phase == "done" or r.status == RevisionStatus.FAILED)
+    assert done.status == RevisionStatus.ACTIVE and done.progress_percent == 100.0
+    assert flow_kb.vectors.count_revision("NPPF", registered) == done.chunk_count == 6
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[job_id])))
+    assert [run.name for run in runs] == [job_id], "the background job is a flow run named after the job"
+
+
+def test_a_reindex_of_a_processing_revision_is_refused_before_anything_is_submitted(
+    flow_settings: Settings, registered: str
+) -> None:
+    with pytest.raises(CannotReindexError):
+        submit_ingestion(flow_settings, "NPPF", registered, reindex=True)
+    with pytest.raises(RevisionNotFoundError):
+        submit_ingestion(flow_settings, "NPPF", "rev_NPPF_1999_01")
+
+
+def test_a_server_without_the_deployment_falls_back_to_the_background_thread(
+    flow_kb: KnowledgeBase, flow_settings: Settings, make_policy: Callable[..., str], prefect_api: str
+) -> None:
+    make_policy()
+    flow_kb.objects.put_bytes("uploads/nppf.pdf", policy_pdf_bytes())
+    ingest_policy_revision(source="NPPF", version_label="2024", effective_from="2024-12-12", file="uploads/nppf.pdf")
+    before = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+
+    job_id = submit_ingestion(
+        flow_settings.model_copy(update={"prefect_api_url": prefect_api}), "NPPF", "rev_NPPF_2024_12", reindex=True
+    )
+
+    assert job_id.startswith(LOCAL_PREFIX)
+    done = wait_for(flow_kb, "rev_NPPF_2024_12", lambda r: r.ingested_at != before.ingested_at)
+    assert done.status == RevisionStatus.ACTIVE and done.chunk_count == before.chunk_count
+
+
+def test_with_the_deployment_on_the_server_a_flow_run_is_created_for_a_worker_even_from_a_coroutine(
+    flow_settings: Settings, registered: str, prefect_api: str
+) -> None:
+    deployment_id = ingest_policy_revision.to_deployment(
+        name=INGEST_DEPLOYMENT.split("/")[1], tags=[f"test-{uuid.uuid4().hex[:8]}"]
+    ).apply()
+    try:
+        settings = flow_settings.model_copy(update={"prefect_api_url": prefect_api})
+
+        async def from_a_request_handler() -> str:
+            return submit_ingestion(settings, "NPPF", registered)
+
+        flow_run_id = asyncio.run(from_a_request_handler())
+
+        with get_client(sync_client=True) as client:
+            run = client.read_flow_run(uuid.UUID(flow_run_id))
+        assert run.deployment_id == deployment_id
+        assert run.parameters == {"source": "NPPF", "revision_id": registered}
+        assert run.state is not None and run.state.is_scheduled()
+    finally:
+        with get_client(sync_client=True) as client:
+            client.delete_deployment(deployment_id)
