@@ -4,6 +4,11 @@ Which chunks a search may see is decided by the registry, not by chunk metadata:
 ``effective_date`` the resolver picks the revision in force for each policy; without one, every
 ``active`` or ``superseded`` revision counts. Chunks of revisions still ``processing`` (half written)
 or ``failed`` are never returned. Citations (version label, dates) are read from the registry too.
+
+The vector part is ``PolicyVectorStore.search``: exact nearest neighbours over those revisions'
+embeddings (cached per process, checked against the registry and Chroma on every query), the same
+answer as Chroma's where-filtered query at a fraction of its cost; queries are embedded with
+``Embedder.embed_queries`` (ONNX when the service has exported it).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from lib.errors import InvalidArgumentError, PolicyNotFoundError, RevisionNotFou
 from lib.kb import KnowledgeBase
 from lib.models import Revision, SearchHit
 from lib.registry import check_revision_id, check_source
-from lib.vectorstore import StoredChunk, relevance, revision_filter, revision_key
+from lib.vectorstore import StoredChunk, relevance, revision_key
 
 MAX_QUERY_CHARS = 2000
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
@@ -131,12 +136,11 @@ def search_policy_batch(
     revisions = searchable_revisions(kb, sources, day)
     results = []
     if revisions:
-        where = revision_filter(sorted(revisions))
-        embeddings = kb.embedder.embed_batch(queries)
+        embeddings = kb.embedder.embed_queries(queries)
     for i, query in enumerate(queries):
         hits: list[SearchHit] = []
         if revisions:
-            for chunk in kb.vectors.query(embeddings[i], n_results, where):
+            for chunk in kb.vectors.search(embeddings[i], n_results, revisions):
                 revision = revisions.get(str(chunk.metadata.get("revision_key")))
                 if revision is not None:
                     hits.append(_hit(chunk, revision))

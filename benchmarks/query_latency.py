@@ -1,0 +1,397 @@
+"""Query latency of ``search_policy`` over MCP (Streamable HTTP) and in-process, on ≥ 20,000 policy chunks.
+
+The store holds the real NPPF (both bundled revisions, through the real pipeline) plus synthetic
+policies: 10 policies × 4 revisions in time (2015, 2018, 2021, 2024) × 500 chunks, whose texts are real
+NPPF chunks and whose embeddings are the real ones plus noise, written through ``lib.ingest.store_chunks``.
+A dated search therefore sees ~5,500 chunks of 11 revisions; an undated one all of them.
+
+Printed, for queries with and without ``effective_date``:
+- MCP: 4 concurrent SDK clients (``streamable_http_client``) against ``python -m mcp_service`` in its
+  own process, bearer auth on; latency of each ``call_tool`` as the client sees it (the SDK client
+  parses the result and validates it against the tool's output schema, on the same CPUs as the
+  server here); and the same requests as bare JSON-RPC POSTs from httpx; with 1 service worker process
+  and with one per CPU (``POLICY_KB_WORKERS``);
+- in-process: the same queries through ``lib.search.search_policy`` (embedding + vector query) from
+  4 threads, and from 1;
+- the ratio MCP / in-process at the same concurrency (target ≤ 2), and p95 with a date (target ≤ 25 ms);
+- for reference, the parts: query embedding with torch and with ONNX, Chroma's own filtered query
+  (the previous design) and the fast path's exact search.
+
+    .venv/bin/python benchmarks/query_latency.py [--requests 200] [--data-dir DIR] [--keep]
+
+``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the ~1 min
+of NPPF ingestion and ~30 s of synthetic writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import httpx  # noqa: E402
+import numpy as np  # noqa: E402
+
+from lib.config import Settings, load_settings  # noqa: E402
+from lib.embeddings import Embedder, load_onnx_encoder  # noqa: E402
+from lib.ingest import store_chunks  # noqa: E402
+from lib.kb import KnowledgeBase, open_kb  # noqa: E402
+from lib.lifecycle import create_revision  # noqa: E402
+from lib.models import Chunk, PolicyCreate, RevisionCreate  # noqa: E402
+from lib.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
+from lib.search import search_policy, searchable_revisions  # noqa: E402
+from lib.seeding import seed_policies  # noqa: E402
+from lib.vectorstore import revision_filter  # noqa: E402
+
+SEED_FILE = ROOT / "deployments" / "seed" / "seed.yaml"
+API_KEY = "benchmark-key"
+CLIENTS = 4
+SYNTHETIC_POLICIES = 10
+REVISION_YEARS = (2015, 2018, 2021, 2024)
+CHUNKS_PER_REVISION = 500
+NOISE = 0.02
+QUESTIONS = [
+    "When should development be refused on highways grounds?",
+    "What counts as a five year supply of deliverable housing sites?",
+    "exceptional circumstances for altering green belt boundaries",
+    "design codes and the national model design code",
+    "sequential test for flood risk",
+    "biodiversity net gain on major development",
+    "main town centre uses outside centres",
+    "substantial harm to a designated heritage asset",
+    "cycle parking and safe walking routes to schools",
+    "viability assessment at the plan making stage",
+    "renewable and low carbon energy development",
+    "affordable housing on major developments",
+    "presumption in favour of sustainable development",
+    "planning obligations tests",
+    "community-led housing and small sites",
+    "protecting best and most versatile agricultural land",
+    "noise and air quality from new development",
+    "local plan examination and soundness",
+    "brownfield land and density",
+    "electric vehicle charging in new homes",
+]
+
+
+def percentiles(samples_ms: Sequence[float]) -> tuple[float, float, float]:
+    p50, p95, p99 = np.percentile(np.asarray(samples_ms), [50, 95, 99])
+    return float(p50), float(p95), float(p99)
+
+
+def row(label: str, samples_ms: Sequence[float]) -> tuple[float, float, float]:
+    p50, p95, p99 = percentiles(samples_ms)
+    print(f"  {label:<44}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}")
+    return p50, p95, p99
+
+
+def random_day(rng: random.Random) -> str:
+    return (date(2016, 1, 1) + timedelta(days=rng.randrange(0, 11 * 365))).isoformat()
+
+
+# -- building the store ---------------------------------------------------------------------------
+
+
+def build_store(kb: KnowledgeBase) -> None:
+    """The real NPPF through the pipeline, then the synthetic policies (skipped if already there)."""
+    started = time.perf_counter()
+    seed_policies(kb, SEED_FILE)
+    print(f"NPPF seeded in {time.perf_counter() - started:.1f} s")
+    base = kb.vectors.collection.get(where={"source": "NPPF"}, include=["embeddings", "documents", "metadatas"])
+    vectors = np.asarray(base["embeddings"], dtype=np.float32)
+    rng = np.random.default_rng(7)
+    started = time.perf_counter()
+    for p in range(SYNTHETIC_POLICIES):
+        source = f"SYN_POLICY_{p:02d}"
+        if kb.registry.policy_exists(source):
+            continue
+        kb.registry.create_policy(PolicyCreate(source=source, title=f"Synthetic policy {p}", category="local_plan"))
+        for year in REVISION_YEARS:
+            rid = f"rev_{source}_{year}"
+            start = date(year, 1 + p, 1)
+            create_revision(kb, source, RevisionCreate(revision_id=rid, version_label=str(year), effective_from=start))
+            picks = rng.choice(len(vectors), size=CHUNKS_PER_REVISION, replace=False)
+            noisy = vectors[picks] + rng.normal(0, NOISE, (CHUNKS_PER_REVISION, vectors.shape[1])).astype(np.float32)
+            noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+            chunks = [
+                Chunk(text=f"[{source} {year}] {base['documents'][i]}", section_ref=f"Para {n + 1}",
+                      chapter=str(base["metadatas"][i].get("chapter", "")), page_number=1 + n // 10,
+                      page_numbers=[1 + n // 10], chunk_index=n)
+                for n, i in enumerate(picks)
+            ]  # fmt: skip
+            store_chunks(kb, source, rid, chunks, noisy.tolist(), page_count=50, file_size_bytes=0,
+                         extraction_method="synthetic")  # fmt: skip
+    print(f"synthetic policies in place in {time.perf_counter() - started:.1f} s; chunks stored: {kb.vectors.count()}")
+
+
+# -- in-process -----------------------------------------------------------------------------------
+
+
+def run_in_process(kb: KnowledgeBase, requests: list[dict], threads: int) -> list[float]:
+    def one(args: dict) -> float:
+        started = time.perf_counter()
+        search_policy(kb, **args)
+        return (time.perf_counter() - started) * 1000
+
+    if threads == 1:
+        return [one(a) for a in requests]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(one, requests))
+
+
+def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
+    """Where the in-process time goes, and what the previous design (Chroma's filtered query) cost."""
+    torch_embedder = Embedder()
+    assert kb.embedder.onnx_dir is not None
+    onnx = load_onnx_encoder(kb.embedder.onnx_dir, export=True)
+    assert onnx is not None, "the ONNX export failed; see the log"
+    samples: dict[str, list[float]] = {k: [] for k in ("torch", "onnx", "chroma_dated", "chroma_all", "fast_dated",
+                                                       "fast_all", "resolve")}  # fmt: skip
+
+    def timed(key: str, fn: Callable[[], object]) -> object:
+        started = time.perf_counter()
+        out = fn()
+        samples[key].append((time.perf_counter() - started) * 1000)
+        return out
+
+    all_revisions = searchable_revisions(kb, None, None)
+    for i in range(200):
+        question = QUESTIONS[i % len(QUESTIONS)]
+        timed("torch", lambda q=question: torch_embedder.embed_batch([q]))
+        vector = timed("onnx", lambda q=question: onnx.encode([q]))[0]  # type: ignore[index]
+        day = date.fromisoformat(random_day(rng))
+        dated = timed("resolve", lambda d=day: searchable_revisions(kb, None, d))
+        timed("chroma_dated", lambda v=vector, r=dated: kb.vectors.query(v, 10, revision_filter(sorted(r))))
+        timed("chroma_all", lambda v=vector: kb.vectors.query(v, 10, revision_filter(sorted(all_revisions))))
+        timed("fast_dated", lambda v=vector, r=dated: kb.vectors.search(v, 10, r))
+        timed("fast_all", lambda v=vector: kb.vectors.search(v, 10, all_revisions))
+    print("\nparts, in-process, 1 thread (ms)                  p50     p95     p99")
+    row("query embedding, torch", samples["torch"][20:])
+    row("query embedding, ONNX (used for a new text)", samples["onnx"][20:])
+    row("registry resolution for a date (Redis)", samples["resolve"][20:])
+    row("Chroma filtered query, dated (previous design)", samples["chroma_dated"][20:])
+    row("Chroma filtered query, all revisions", samples["chroma_all"][20:])
+    row("fast path, dated (exact + re-read winners)", samples["fast_dated"][20:])
+    row("fast path, all revisions", samples["fast_all"][20:])
+
+
+# -- over MCP -------------------------------------------------------------------------------------
+
+
+def start_service(settings: Settings, redis_url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = os.environ | {
+        "POLICY_KB_DATA_DIR": str(settings.data_dir),
+        "REDIS_URL": redis_url,
+        "POLICY_KB_PORT": str(port),
+        "POLICY_KB_WORKERS": str(workers),
+        "MCP_API_KEY": API_KEY,
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_service"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                time.sleep(5 * workers)  # each worker warms its caches in the background
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the service did not start")
+
+
+async def run_over_mcp(url: str, requests: list[dict], clients: int) -> list[float]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    samples: list[float] = []
+    queue = list(requests)
+
+    async def client() -> None:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"}) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.list_tools()  # the client validates results against the output schema it lists
+            while queue:
+                args = queue.pop()
+                started = time.perf_counter()
+                result = await session.call_tool("search_policy", args)
+                samples.append((time.perf_counter() - started) * 1000)
+                assert not result.is_error, result
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
+async def run_over_json_rpc(url: str, requests: list[dict], clients: int) -> list[float]:
+    """The same calls as bare JSON-RPC POSTs (httpx): the service's latency without the SDK client's own work
+    (result parsing and output-schema validation), which a client on another machine would not share."""
+    headers = {"Authorization": f"Bearer {API_KEY}", "Accept": "application/json, text/event-stream"}
+    samples: list[float] = []
+    queue = list(enumerate(requests))
+
+    async def client() -> None:
+        async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+            while queue:
+                i, args = queue.pop()
+                body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "search_policy", "arguments": args}}  # fmt: skip
+                started = time.perf_counter()
+                response = await http.post(url, json=body)
+                samples.append((time.perf_counter() - started) * 1000)
+                assert response.json()["result"]["structuredContent"]["status"] == "success"
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return samples
+
+
+_UNIQUE = itertools.count()
+
+
+def workload(rng: random.Random, n: int, dated: bool, unique: bool = False) -> list[dict]:
+    """``n`` search_policy arguments. Repeated: the 20 questions again and again (as a review agent asks its
+    checklist of every application; query vectors are then remembered). Unique: each text new, so every
+    request pays for its query embedding."""
+
+    def question() -> str:
+        text = rng.choice(QUESTIONS)
+        return f"{text} (case {next(_UNIQUE)})" if unique else text
+
+    return [
+        {"query": question(), "n_results": 10, **({"effective_date": random_day(rng)} if dated else {})}
+        for _ in range(n)
+    ]
+
+
+def label(dated: bool, unique: bool) -> str:
+    return f"{'with' if dated else 'without'} effective_date, {'unique' if unique else 'repeated'} questions"
+
+
+CASES = [(True, False), (True, True), (False, False), (False, True)]
+Results = dict[tuple[str, bool, bool], tuple[float, float, float]]
+
+
+def measure_over_mcp(url: str, workers: int, results: Results, rng: random.Random, requests: int) -> None:
+    print(f"\nsearch_policy, n_results=10, over MCP, {workers} worker(s) (ms)  p50     p95     p99")
+    for dated, unique in CASES:
+        asyncio.run(run_over_mcp(url, workload(rng, 100, dated), CLIENTS))  # warm the service's caches
+        for clients in (1, CLIENTS):
+            samples = asyncio.run(run_over_mcp(url, workload(rng, requests, dated, unique), clients))
+            results[(f"mcp{clients}w{workers}", dated, unique)] = row(
+                f"SDK, {clients} client(s), {label(dated, unique)}", samples)  # fmt: skip
+        samples = asyncio.run(run_over_json_rpc(url, workload(rng, requests, dated, unique), CLIENTS))
+        results[(f"rpc{CLIENTS}w{workers}", dated, unique)] = row(
+            f"JSON-RPC, {CLIENTS} clients, {label(dated, unique)}", samples)  # fmt: skip
+
+
+def report_targets(results: Results, worker_counts: list[int]) -> None:
+    for workers in worker_counts:
+        print(f"\nratios MCP ({workers} worker(s)) / in-process, same concurrency   p50     p95")
+        worst = 0.0
+        for dated, unique in CASES:
+            for kind, clients in (("mcp", 1), ("mcp", CLIENTS), ("rpc", CLIENTS)):
+                mcp = results[(f"{kind}{clients}w{workers}", dated, unique)]
+                local = results[(f"inproc{clients}", dated, unique)]
+                worst = max(worst, mcp[1] / local[1]) if kind == "mcp" else worst
+                name = f"{'SDK' if kind == 'mcp' else 'JSON-RPC'} {clients}, {label(dated, unique)}"
+                print(f"  {name:<55}{mcp[0] / local[0]:>8.2f}{mcp[1] / local[1]:>8.2f}")
+        for unique in (False, True):
+            p95 = results[(f"mcp{CLIENTS}w{workers}", True, unique)][1]
+            rpc95 = results[(f"rpc{CLIENTS}w{workers}", True, unique)][1]
+            kind = "unique" if unique else "repeated"
+            verdict = "met" if p95 <= 25 else "NOT met"
+            print(f"  p95 with effective_date, {CLIENTS} SDK clients, {kind} questions: {p95:.2f} ms "
+                  f"(target ≤ 25 ms: {verdict}); JSON-RPC {rpc95:.2f} ms")  # fmt: skip
+        print(f"  worst p95 ratio SDK / in-process: {worst:.2f} (target ≤ 2: {'met' if worst <= 2 else 'NOT met'})")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=400, help="measured requests per mode")
+    parser.add_argument("--data-dir", type=Path, default=None, help="reuse (or build) the store here")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary store")
+    parser.add_argument(
+        "--workers",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=sorted({1, os.cpu_count() or 1}),
+        help="service worker processes to try, e.g. 1,2",
+    )
+    args = parser.parse_args()
+
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-query-"))
+    settings = load_settings(data_dir=data_dir, redis_url=None)
+    kb = open_kb(settings)
+    rng = random.Random(11)
+    service = None
+    try:
+        build_store(kb)
+        chunks = kb.vectors.count()
+        assert chunks >= 20_000, chunks
+        kb.embedder.warm_up()
+        kb.vectors.warm(searchable_revisions(kb, None, None))
+        print(f"\n{chunks} chunks in {len(searchable_revisions(kb, None, None))} revisions; "
+              f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients")  # fmt: skip
+        time_parts(kb, rng)
+
+        results: Results = {}
+        print("\nsearch_policy, n_results=10, in-process (ms)      p50     p95     p99")
+        for dated, unique in CASES:
+            run_in_process(kb, workload(rng, 50, dated), CLIENTS)
+            for threads in (1, CLIENTS):
+                samples = run_in_process(kb, workload(rng, args.requests, dated, unique), threads)
+                results[(f"inproc{threads}", dated, unique)] = row(
+                    f"{threads} thread(s), {label(dated, unique)}", samples
+                )
+
+        for workers in args.workers:
+            port = free_port()
+            service = start_service(settings, embedded_url(settings.redis_dir), port, workers)
+            measure_over_mcp(f"http://127.0.0.1:{port}/mcp", workers, results, rng, args.requests)
+            service.terminate()
+            service.wait(timeout=60)
+            service = None
+        report_targets(results, args.workers)
+    finally:
+        if service is not None:
+            service.terminate()
+            service.wait(timeout=30)
+        stop_embedded_redis(settings.redis_dir)
+        if args.data_dir is None and not args.keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+        elif args.data_dir is None:
+            print(f"store kept in {data_dir}")
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "benchmark"
+    main()

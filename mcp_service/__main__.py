@@ -1,0 +1,104 @@
+"""``python -m mcp_service``: serve policy-kb on ``POLICY_KB_HOST``:``POLICY_KB_PORT`` (default 127.0.0.1:3003).
+
+``serve(servers=("policy-kb", "document-store"))`` (``policy-kb serve --servers policy-kb,document-store``)
+runs several servers in one process, each on its own port (``DOCUMENT_STORE_PORT``, default 3002, for
+the document store) and all over one knowledge base; an interrupt stops them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from types import FrameType
+
+import uvicorn
+from starlette.applications import Starlette
+
+from lib.config import Settings, load_settings
+from lib.errors import InvalidArgumentError
+from lib.kb import KnowledgeBase, open_kb
+from mcp_service.app import create_app
+from mcp_service.document_tools import create_document_store_app
+
+SERVERS: dict[str, tuple[Callable[..., Starlette], Callable[[Settings], int]]] = {
+    "policy-kb": (create_app, lambda settings: settings.policy_kb_port),
+    "document-store": (create_document_store_app, lambda settings: settings.document_store_port),
+}
+"""Server name → (app factory taking ``settings`` and ``kb=``, its port in the settings)."""
+
+
+class _GroupServer(uvicorn.Server):
+    """A uvicorn server that takes its siblings down with it: only the last one installed gets the signal."""
+
+    def __init__(self, config: uvicorn.Config, group: list[uvicorn.Server]) -> None:
+        super().__init__(config)
+        self.group = group
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        for server in self.group:
+            if server is not self:
+                server.should_exit = True
+        super().handle_exit(sig, frame)
+
+
+async def _serve_all(servers: Sequence[uvicorn.Server]) -> None:
+    await asyncio.gather(*(server.serve() for server in servers))
+
+
+def check_servers(names: Sequence[str]) -> list[str]:
+    unknown = sorted(set(names) - set(SERVERS))
+    if not names or unknown:
+        raise InvalidArgumentError(f"servers must be some of {', '.join(SERVERS)}; unknown: {', '.join(unknown)}")
+    return list(dict.fromkeys(names))
+
+
+def serve(
+    settings: Settings | None = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    servers: Sequence[str] = ("policy-kb",),
+) -> None:
+    """Run the service in the foreground until interrupted (also what ``policy-kb serve`` calls).
+
+    ``port`` overrides the port of a single server; with several, each listens on its settings' port."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    settings = settings or load_settings()
+    names = check_servers(servers)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
+        )
+    if len(names) > 1 and port is not None:
+        raise InvalidArgumentError("--port applies to one server; with several, set each one's port variable")
+    if names == ["policy-kb"] and settings.policy_kb_workers > 1:
+        # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
+        # builds its app from the environment; the app keeps no state that workers would need to share.
+        uvicorn.run("mcp_service.app:create_app", factory=True, workers=settings.policy_kb_workers,
+                    host=host or settings.host, port=port or settings.policy_kb_port, proxy_headers=True,
+                    log_level="info")  # fmt: skip
+        return
+    kb: KnowledgeBase = open_kb(settings)
+    group: list[uvicorn.Server] = []
+    for name in names:
+        factory, default_port = SERVERS[name]
+        config = uvicorn.Config(
+            factory(settings, kb=kb),
+            host=host or settings.host,
+            port=port or default_port(settings),
+            proxy_headers=True,
+            log_level="info",
+        )
+        group.append(_GroupServer(config, group))
+    with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after a clean shutdown, as uvicorn.run does
+        asyncio.run(_serve_all(group))
+
+
+if __name__ == "__main__":
+    serve()

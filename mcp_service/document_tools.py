@@ -1,0 +1,158 @@
+"""The ``document-store-mcp`` server: spec 003 FR-001..FR-004 over planning-application documents.
+
+Four tools, each a typed signature, one call into ``lib.documents`` on a worker thread and the spec's
+JSON out (``envelope``). The server runs as an app of its own (``create_document_store_app``) on
+``DOCUMENT_STORE_PORT`` (3002), with the same transports, auth and error envelope as ``policy-kb``
+(``app.create_mcp_app``); ``policy-kb serve --servers policy-kb,document-store`` runs both at once.
+
+No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
+annotations at registration, and the bounds come from the settings in ``register_document_tools``.
+"""
+
+from functools import partial
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.applications import Starlette
+
+from lib import documents
+from lib.classification import DOCUMENT_TYPES
+from lib.config import Settings, load_settings
+from lib.kb import KnowledgeBase, open_kb
+from mcp_service.app import VERSION, create_mcp_app
+from mcp_service.envelope import envelope_sdk_errors, run_tool
+
+SERVER_NAME = "document-store-mcp"
+READ_TOOLS = frozenset({"search_application_docs", "get_document_text", "list_ingested_documents"})
+WRITE_TOOLS = frozenset({"ingest_document"})
+"""Tools a read-only key (``MCP_READ_API_KEY``) may not call; ``auth.py`` refuses them with 403."""
+
+INSTRUCTIONS = (
+    "The documents of UK planning applications (transport assessments, design and access statements, "
+    "plans, reports ...), ingested once each. list_ingested_documents gives an application's documents; "
+    "search_application_docs finds passages, filtered by application_ref and document_types; "
+    "get_document_text returns a whole document. Cite source_file and page_numbers from each result."
+)
+
+DocumentType = Literal[DOCUMENT_TYPES]  # type: ignore[valid-type]
+ApplicationRef = Annotated[str, Field(description="Planning application reference, e.g. '25/01178/REM'")]
+DocumentId = Annotated[
+    str,
+    Field(description="Document id as ingest_document or list_ingested_documents gave it, e.g. 25_01178_REM_a1b2c3"),
+]
+
+
+class IngestDocumentOutput(BaseModel):
+    """One shape for the three outcomes; fields not part of an outcome are absent."""
+
+    status: str = Field(description="success | already_ingested | skipped")
+    document_id: str | None = None
+    chunks_created: int | None = None
+    extraction_method: str | None = Field(default=None, description="text_layer | ocr | mixed")
+    contains_drawings: bool | None = Field(default=None, description="Some page is mostly images (a drawing, a scan)")
+    total_chars: int | None = None
+    total_words: int | None = None
+    document_type: str | None = None
+    message: str | None = Field(default=None, description="already_ingested: why nothing was done")
+    reason: str | None = Field(default=None, description="skipped: image_based")
+    image_ratio: float | None = Field(default=None, description="skipped: average share of the pages under images")
+    total_pages: int | None = None
+
+
+class SearchOutput(documents.DocumentSearchResult):
+    pass
+
+
+class DocumentTextOutput(documents.DocumentText):
+    pass
+
+
+class DocumentListOutput(documents.DocumentList):
+    pass
+
+
+def _ingest(kb: KnowledgeBase, file_path: str, application_ref: str, document_type: str | None) -> dict[str, Any]:
+    return documents.ingest_document(kb, file_path, application_ref, document_type).model_dump(mode="json")
+
+
+def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
+    """Add the four spec 003 tools to ``server``; ``kb`` is the process's knowledge base."""
+    max_results = kb.settings.max_results
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    Query = Annotated[str, Field(description="What to look for, in plain words, e.g. 'cycle parking provision'")]
+    MaxResults = Annotated[int, Field(ge=1, le=max_results, description="How many chunks to return, best first")]
+    FilePath = Annotated[
+        str, Field(description="Path of the file on the server, inside one of its ALLOWED_FILE_ROOTS (PDF or image)")
+    ]
+    TypeOverride = Annotated[
+        DocumentType | None, Field(description="Document type; omit to classify from the file name, then content")
+    ]
+    TypeFilter = Annotated[
+        list[DocumentType] | None, Field(description="Only these document types, e.g. ['transport_assessment']")
+    ]
+    RefFilter = Annotated[str | None, Field(description="Only this application, e.g. '25/01178/REM'")]
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    async def ingest_document(
+        file_path: FilePath, application_ref: ApplicationRef, document_type: TypeOverride = None
+    ) -> Annotated[CallToolResult, IngestDocumentOutput]:
+        """Extract (text layer, OCR for scanned pages), chunk, embed and store one document of an application.
+
+        status is success (document_id, chunks_created, extraction_method, contains_drawings, total_chars,
+        total_words), already_ingested (the same content was ingested for this application before), or
+        skipped with reason image_based (drawings or scans with nothing to read without OCR). Errors:
+        file_not_found, path_not_allowed, unsupported_file_type, encrypted, extraction_failed, no_content."""
+        return await run_tool("ingest_document", partial(_ingest, kb, file_path, application_ref, document_type))
+
+    @server.tool(annotations=read_only)
+    async def search_application_docs(
+        query: Query, application_ref: RefFilter = None, document_types: TypeFilter = None, max_results: MaxResults = 10
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        """Semantic search over ingested application documents, best first.
+
+        Each result has chunk_id, text, relevance_score (max(0, 1 - L2 distance / 2)) and metadata:
+        application_ref, document_id, source_file, document_type, page_numbers (comma-separated),
+        chunk_index, total_chunks, extraction_method, char_count, word_count."""
+        work = partial(
+            documents.search_application_docs, kb, query, application_ref, document_types, max_results=max_results
+        )
+        return await run_tool("search_application_docs", work)
+
+    @server.tool(annotations=read_only)
+    async def get_document_text(document_id: DocumentId) -> Annotated[CallToolResult, DocumentTextOutput]:
+        """The whole text of one ingested document, its chunks joined in order (overlaps removed).
+        Errors: document_not_found, no_chunks."""
+        return await run_tool("get_document_text", partial(documents.get_document_text, kb, document_id))
+
+    @server.tool(annotations=read_only)
+    async def list_ingested_documents(application_ref: ApplicationRef) -> Annotated[CallToolResult, DocumentListOutput]:
+        """Every document ingested for one application (an empty list when none): document_id, file_path,
+        source_file, document_type, chunk_count, ingested_at, extraction_method, contains_drawings."""
+        return await run_tool(
+            "list_ingested_documents", partial(documents.list_ingested_documents, kb, application_ref)
+        )
+
+
+def build_document_server(kb: KnowledgeBase) -> MCPServer:
+    server: MCPServer = MCPServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=VERSION, middleware=[envelope_sdk_errors]
+    )
+    register_document_tools(server, kb)
+    return server
+
+
+def create_document_store_app(
+    settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True
+) -> Starlette:
+    """The ``document-store-mcp`` app: ``/mcp``, ``/sse``, ``/messages/`` and ``/health`` on its own port."""
+    settings = settings or load_settings()
+    kb = kb or open_kb(settings)
+    return create_mcp_app(
+        settings,
+        build_document_server(kb),
+        port=settings.document_store_port,
+        write_tools=WRITE_TOOLS,
+        warm_up=kb.embedder.warm_up if warm else None,
+    )

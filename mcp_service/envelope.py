@@ -1,0 +1,73 @@
+"""Tool results in the spec's envelope, mapped in one place.
+
+Success: the spec's JSON with ``"status": "success"``, sent both as structured content and as JSON text
+(for clients that only read text). Failure: ``{"status": "error", "error_type", "message"}`` with
+``is_error`` set. A ``KBError`` carries its own ``error_type``; anything else is a bug: it is logged
+with its traceback and the caller sees ``internal`` and no detail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from lib.errors import KBError
+
+logger = logging.getLogger(__name__)
+
+INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
+
+
+def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error)
+
+
+def success(payload: BaseModel | dict[str, Any]) -> CallToolResult:
+    body = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else dict(payload)
+    return _result({"status": "success", **body})
+
+
+def error(error_type: str, message: str) -> CallToolResult:
+    return _result({"status": "error", "error_type": error_type, "message": message}, is_error=True)
+
+
+async def run_tool(tool: str, work: Callable[[], BaseModel | dict[str, Any]]) -> CallToolResult:
+    """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope."""
+    try:
+        payload = await anyio.to_thread.run_sync(work)
+    except KBError as exc:
+        logger.info("tool.failed tool=%s error_type=%s", tool, exc.error_type)
+        return error(exc.error_type, exc.message)
+    except Exception:
+        logger.exception("tool.crashed tool=%s", tool)
+        return error("internal", INTERNAL_MESSAGE)
+    return success(payload)
+
+
+async def envelope_sdk_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """MCP server middleware: the SDK's own tool failures (arguments that fail the input schema, an
+    unknown tool name) arrive as bare text; give them the envelope too, as ``invalid_argument``.
+
+    The chain hands back the result already in wire form (camelCase keys); only its content changes."""
+    result = await call_next(ctx)
+    if (
+        ctx.method == "tools/call"
+        and isinstance(result, dict)
+        and result.get("isError")
+        and result.get("structuredContent") is None
+    ):
+        blocks = result.get("content") or []
+        text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+        wire = error("invalid_argument", text or "The tool call was rejected").model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )
+        return {**result, "content": wire["content"], "structuredContent": wire["structuredContent"]}
+    return result

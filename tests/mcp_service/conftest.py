@@ -1,0 +1,161 @@
+"""The service under test, for real: uvicorn on a free port in a thread, over the session's redis-server,
+Chroma on disk, a local object store and the real model; clients are the MCP SDK's and httpx.
+
+- ``nppf_service``: once per session, the two bundled NPPF PDFs seeded through the real pipeline
+  (``lib.seeding``) into a Redis database and Chroma collection of their own, served with both keys
+  set. Tests against it must not change NPPF; they create their own policies when they write.
+- ``fresh_service``: per test, an empty registry (its own Redis database, flushed) and collection.
+
+The Redis databases here (7 and 8) are not the one the rest of the suite flushes (0).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+import uvicorn
+from mcp import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from pydantic import SecretStr
+from starlette.types import ASGIApp
+
+from lib.config import Settings, load_settings
+from lib.kb import KnowledgeBase, open_kb
+from lib.seeding import seed_policies
+from mcp_service.app import create_app
+from tests.conftest import free_port
+from tests.fixtures_paths import SEED_FILE
+
+FULL_KEY = "full-key-" + "f" * 32
+READ_KEY = "read-key-" + "r" * 32
+NPPF_DB = 7
+FRESH_DB = 8
+SERVER_START_TIMEOUT_S = 30
+
+
+def bearer(key: str = FULL_KEY) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@contextmanager
+def running(app: ASGIApp) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail(f"uvicorn did not start on port {port}", pytrace=False)
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+def service_settings(base: Path, redis_url: str, chroma_dir: Path, db: int, **overrides: object) -> Settings:
+    root = redis_url.rsplit("/", 1)[0]
+    values: dict[str, object] = {
+        "redis_url": f"{root}/{db}",
+        "data_dir": base / "data",
+        "chroma_persist_dir": chroma_dir,
+        "policy_collection": f"svc_{uuid.uuid4().hex[:16]}",
+        "object_store_url": (base / f"objects-{uuid.uuid4().hex[:8]}").as_uri(),
+        "allowed_file_roots": [base / "inbox"],
+        "mcp_api_key": SecretStr(FULL_KEY),
+        "mcp_read_api_key": SecretStr(READ_KEY),
+        "enable_ocr": False,
+        "max_upload_bytes": 2 * 1024 * 1024,
+    }
+    values.update(overrides)
+    (base / "inbox").mkdir(parents=True, exist_ok=True)
+    return load_settings(**values)
+
+
+@dataclass
+class Service:
+    url: str
+    kb: KnowledgeBase
+    settings: Settings
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.url}/mcp"
+
+    @property
+    def sse(self) -> str:
+        return f"{self.url}/sse"
+
+    def rest(self, key: str = FULL_KEY) -> httpx.Client:
+        return httpx.Client(base_url=f"{self.url}/api/v1", headers=bearer(key), timeout=60)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stop_prefect_temporary_server() -> Iterator[None]:
+    """Uploads run the ingestion flow in the service's process, which starts Prefect's temporary API
+    server on first use; stop it while the session's output streams are still open."""
+    yield
+    if "prefect.server.api.server" in sys.modules:
+        from prefect.server.api.server import SubprocessASGIServer
+
+        for server in list(SubprocessASGIServer._instances.values()):
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def service_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One data dir for every service of the session: the ONNX export under it is made once."""
+    return tmp_path_factory.mktemp("service")
+
+
+@pytest.fixture(scope="session")
+def nppf_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
+    settings = service_settings(service_base, redis_url, chroma_dir, NPPF_DB)
+    redis.Redis.from_url(settings.redis_url or "").flushdb()
+    kb = open_kb(settings)
+    steps = seed_policies(kb, SEED_FILE)
+    assert [s.action.value for s in steps] == ["created_policy", "ingested", "ingested"], steps
+    with running(create_app(settings, kb=kb)) as url:
+        yield Service(url, kb, settings)
+
+
+@pytest.fixture
+def fresh_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
+    settings = service_settings(service_base, redis_url, chroma_dir, FRESH_DB)
+    redis.Redis.from_url(settings.redis_url or "").flushdb()
+    kb = open_kb(settings)
+    with running(create_app(settings, kb=kb, warm=False)) as url:
+        yield Service(url, kb, settings)
+
+
+@asynccontextmanager
+async def mcp_session(url: str, key: str | None = FULL_KEY, transport: str = "http") -> AsyncIterator[ClientSession]:
+    """An initialised SDK client session over Streamable HTTP (``http``) or SSE (``sse``)."""
+    headers = bearer(key) if key else {}
+    if transport == "http":
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+    else:
+        async with sse_client(f"{url}/sse", headers=headers) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session

@@ -1,0 +1,224 @@
+"""The ``document-store-mcp`` server end to end (spec 003 FR-001..FR-004, FR-009, FR-010): uvicorn on a free
+port, the SDK's clients over both transports, real stores and model, and both servers from one command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from lib.kb import open_kb
+from mcp_service.document_tools import READ_TOOLS, WRITE_TOOLS, create_document_store_app
+from tests.conftest import free_port
+from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, TABLE_PDF
+from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running, service_settings
+from tests.mcp_service.tools import call
+
+pytestmark = pytest.mark.anyio
+
+DOCS_DB = 10
+REF = "25/01178/REM"
+ROOT = Path(__file__).resolve().parents[2]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+FR_008_CHUNK_FIELDS = {
+    "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
+    "total_chunks", "extraction_method", "char_count", "word_count",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def docs_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
+    """The document store over an empty registry of its own (Redis database 10) and collection."""
+    base = service_base / f"documents-{uuid.uuid4().hex[:8]}"
+    settings = service_settings(
+        base, redis_url, chroma_dir, DOCS_DB, document_collection=f"svc_docs_{uuid.uuid4().hex[:12]}"
+    )
+    redis.Redis.from_url(settings.redis_url or "").flushdb()
+    inbox = settings.allowed_file_roots[0]
+    shutil.copyfile(TABLE_PDF, inbox / "Transport_Assessment.pdf")
+    shutil.copyfile(IMAGE_ONLY_PDF, inbox / "Site_Plan.pdf")
+    shutil.copyfile(ENCRYPTED_PASSWORD_PDF, inbox / "Locked.pdf")
+    kb = open_kb(settings)
+    with running(create_document_store_app(settings, kb=kb, warm=False)) as url:
+        yield Service(url, kb, settings)
+    redis.Redis.from_url(settings.redis_url or "").flushdb()
+
+
+def inbox_path(service: Service, name: str) -> str:
+    return str(service.settings.allowed_file_roots[0] / name)
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_each_transport_lists_the_four_tools_with_described_arguments(
+    docs_service: Service, transport: str
+) -> None:
+    async with mcp_session(docs_service.url, transport=transport) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(tools) == READ_TOOLS | WRITE_TOOLS == {
+        "ingest_document", "search_application_docs", "get_document_text", "list_ingested_documents",
+    }  # fmt: skip
+    ingest = tools["ingest_document"].input_schema
+    assert ingest["required"] == ["file_path", "application_ref"]
+    assert all(prop.get("description") for prop in ingest["properties"].values())
+    search = tools["search_application_docs"].input_schema["properties"]
+    assert search["max_results"]["default"] == 10 and search["max_results"]["maximum"] == 50
+    assert tools["search_application_docs"].annotations is not None
+    assert tools["search_application_docs"].annotations.read_only_hint is True
+
+
+async def test_ingest_answers_success_then_already_ingested_and_the_other_tools_read_it_back(
+    docs_service: Service,
+) -> None:
+    url = docs_service.url
+    first = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
+                                                "application_ref": REF})  # fmt: skip
+    assert set(first) == {
+        "status", "document_id", "chunks_created", "extraction_method", "contains_drawings", "total_chars",
+        "total_words", "document_type",
+    }  # fmt: skip
+    assert (first["status"], first["extraction_method"], first["document_type"]) == (
+        "success", "text_layer", "transport_assessment",
+    )  # fmt: skip
+    again = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
+                                                "application_ref": REF}, transport="sse")  # fmt: skip
+    assert again == {
+        "status": "already_ingested",
+        "document_id": first["document_id"],
+        "message": "Document has already been ingested with the same content",
+    }
+
+    query = {"query": "travel card expenses", "application_ref": REF, "document_types": ["transport_assessment"]}
+    found = await call(url, "search_application_docs", query | {"max_results": 3})
+    assert found["status"] == "success" and found["results_count"] == 3
+    assert all(set(hit["metadata"]) == FR_008_CHUNK_FIELDS for hit in found["results"])
+    assert found["results"][0]["metadata"]["document_id"] == first["document_id"]
+
+    text = await call(url, "get_document_text", {"document_id": first["document_id"]})
+    assert text["status"] == "success" and "CITIBANK - TRAVEL CBA CARD" in text["text"]
+    assert text["chunk_count"] == first["chunks_created"]
+
+    listing = await call(url, "list_ingested_documents", {"application_ref": REF})
+    assert listing["document_count"] >= 1
+    assert first["document_id"] in {doc["document_id"] for doc in listing["documents"]}
+
+
+async def test_image_based_pdf_is_skipped_with_the_spec_payload(docs_service: Service) -> None:
+    out = await call(docs_service.url, "ingest_document",
+                     {"file_path": inbox_path(docs_service, "Site_Plan.pdf"), "application_ref": REF})  # fmt: skip
+    assert out == {"status": "skipped", "reason": "image_based", "image_ratio": 1.0, "total_pages": 6}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error_type"),
+    [
+        ({"file_path": "Locked.pdf"}, "encrypted"),
+        ({"file_path": "missing.pdf"}, "file_not_found"),
+        ({"file_path": "/etc/hostname"}, "path_not_allowed"),
+        ({"file_path": "../outside.pdf"}, "path_not_allowed"),
+        ({"file_path": "Transport_Assessment.pdf", "document_type": "shopping_list"}, "invalid_argument"),
+        ({"file_path": "Transport_Assessment.pdf", "application_ref": "///"}, "invalid_argument"),
+    ],
+)
+async def test_ingest_errors_come_in_the_spec_envelope(
+    docs_service: Service, arguments: dict[str, str], error_type: str
+) -> None:
+    name = arguments["file_path"]
+    arguments = {"application_ref": REF, **arguments}
+    if not name.startswith("/"):
+        arguments["file_path"] = inbox_path(docs_service, name)
+    out = await call(docs_service.url, "ingest_document", arguments)
+    assert (out["status"], out["error_type"]) == ("error", error_type)
+    assert out["message"] and "/etc" not in out["message"]
+
+
+async def test_reads_of_unknown_things_are_empty_or_document_not_found(docs_service: Service) -> None:
+    url = docs_service.url
+    assert await call(url, "list_ingested_documents", {"application_ref": "99/99999/OUT"}) == {
+        "status": "success", "application_ref": "99/99999/OUT", "document_count": 0, "documents": [],
+    }  # fmt: skip
+    assert await call(url, "get_document_text", {"document_id": "25_01178_REM_000000"}) == {
+        "status": "error", "error_type": "document_not_found", "message": "Document not found: 25_01178_REM_000000",
+    }  # fmt: skip
+    out = await call(url, "search_application_docs", {"query": "parking", "max_results": 500})
+    assert (out["status"], out["error_type"]) == ("error", "invalid_argument")
+
+
+def test_health_is_open_and_everything_else_needs_the_key_and_the_read_key_cannot_ingest(
+    docs_service: Service,
+) -> None:
+    url = docs_service.url
+    assert httpx.get(f"{url}/health", timeout=10).json() == {"status": "ok"}
+    assert httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS, timeout=10).status_code == 401
+    served = httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | bearer(READ_KEY), timeout=10)
+    assert served.json()["result"]["serverInfo"]["name"] == "document-store-mcp"
+    arguments = {"file_path": "x.pdf", "application_ref": REF}
+    write = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "ingest_document", "arguments": arguments},
+    }
+    refused = httpx.post(f"{url}/mcp", json=write, headers=MCP_HEADERS | bearer(READ_KEY), timeout=10)
+    assert refused.status_code == 403
+
+
+def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Service) -> None:
+    settings = docs_service.settings
+    policy_port, documents_port = free_port(), free_port()
+    env = os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "POLICY_KB_DATA_DIR": str(settings.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
+        "CHROMA_DOCUMENT_COLLECTION": settings.document_collection,
+        "OBJECT_STORE_URL": settings.object_store_url or "",
+        "POLICY_KB_PORT": str(policy_port),
+        "DOCUMENT_STORE_PORT": str(documents_port),
+        "MCP_API_KEY": FULL_KEY,
+        "HF_HUB_OFFLINE": "1",
+    }
+    command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb,document-store"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        names = {}
+        for port in (policy_port, documents_port):
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(url, proc)
+            response = httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | bearer(), timeout=10)
+            names[port] = response.json()["result"]["serverInfo"]["name"]
+        assert names == {policy_port: "policy-kb-mcp", documents_port: "document-store-mcp"}
+        rest = httpx.get(f"http://127.0.0.1:{documents_port}/api/v1/policies", headers=bearer(), timeout=10)
+        assert rest.status_code == 404  # the REST API is the policy server's
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr.decode()[-2000:]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the service exited with {proc.returncode}", pytrace=False)
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    pytest.fail("the service did not become healthy", pytrace=False)

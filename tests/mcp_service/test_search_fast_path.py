@@ -1,0 +1,205 @@
+"""The fast search path (``PolicyVectorStore.search``: exact search over cached revision embeddings, winners
+re-read from Chroma) against Chroma's own filtered query, on the real NPPF and on stores changed under
+the cache's feet; and the ONNX query encoder against torch."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lib.embeddings import ONNX_TOLERANCE, Embedder, load_onnx_encoder, onnx_file_name
+from lib.ingest import ingest_revision
+from lib.kb import KnowledgeBase
+from lib.lifecycle import register_revision
+from lib.models import PolicyCreate, RevisionCreate
+from lib.search import SearchResult, search_policy, searchable_revisions
+from lib.vectorstore import ROW_BYTES, PolicyVectorStore, open_chroma, revision_filter
+from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.mcp_service.conftest import Service
+
+QUERIES = [
+    "When should development be refused on highways grounds?",
+    "five year housing land supply",
+    "green belt boundaries exceptional circumstances",
+    "design codes and beauty",
+    "flood risk sequential test",
+    "biodiversity net gain",
+    "main town centre uses",
+    "harm to designated heritage assets",
+    "cycle parking and walking routes",
+    "viability assessment at plan making",
+    "renewable energy in the green belt",
+    "affordable housing on major developments",
+]
+DAYS = [None, date(2025, 6, 1), date(2099, 6, 1)]
+
+
+def assert_same_ranking(fast: list[tuple[str, float]], other: list[tuple[str, float]]) -> None:
+    """Same ids in the same order with the same distances, except that chunks at exactly the same distance
+    (the same text in two revisions) may come in either order, and a tie cut by ``n_results`` may keep
+    either of them."""
+    assert len(fast) == len(other)
+    assert np.allclose([d for _, d in fast], [d for _, d in other], atol=1e-5)
+
+    def groups(ranked: list[tuple[str, float]]) -> list[set[str]]:
+        out: list[tuple[float, set[str]]] = []
+        for cid, distance in ranked:
+            if out and abs(out[-1][0] - distance) <= 1e-6:
+                out[-1][1].add(cid)
+            else:
+                out.append((distance, {cid}))
+        return [ids for _, ids in out]
+
+    mine, theirs = groups(fast), groups(other)
+    assert mine[:-1] == theirs[:-1] and len(mine[-1]) == len(theirs[-1])
+
+
+def ranked(chunks: list) -> list[tuple[str, float]]:
+    return [(c.id, c.distance) for c in chunks]
+
+
+@pytest.fixture(scope="module")
+def query_vectors(nppf_service: Service) -> np.ndarray:
+    return nppf_service.kb.embedder.embed_queries(QUERIES)
+
+
+@pytest.mark.parametrize("day", DAYS, ids=str)
+@pytest.mark.parametrize("n_results", [1, 5, 10])
+def test_fast_search_equals_chromas_filtered_query_on_the_real_nppf(
+    nppf_service: Service, query_vectors: np.ndarray, day: date | None, n_results: int
+) -> None:
+    kb = nppf_service.kb
+    revisions = searchable_revisions(kb, None, day)
+    exact_before = kb.vectors.exact_searches
+    for vector in query_vectors:
+        fast = kb.vectors.search(vector, n_results, revisions)
+        chroma = kb.vectors.query(vector, n_results, revision_filter(sorted(revisions)))
+        assert_same_ranking(ranked(fast), ranked(chroma))
+        by_id = {c.id: c for c in chroma}
+        assert all(c.text == by_id[c.id].text and c.metadata == by_id[c.id].metadata for c in fast if c.id in by_id)
+    assert kb.vectors.exact_searches - exact_before == len(QUERIES), "the cache did not answer"
+
+
+def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
+    nppf_service: Service, query_vectors: np.ndarray
+) -> None:
+    """Beyond the top ten Chroma's HNSW may miss a neighbour; the fast path never does."""
+    kb = nppf_service.kb
+    stored = kb.vectors.collection.get(include=["embeddings", "metadatas"])
+    matrix = np.asarray(stored["embeddings"], dtype=np.float32)
+    keys = np.array([m["revision_key"] for m in stored["metadatas"]])
+    for day in DAYS:
+        revisions = searchable_revisions(kb, None, day)
+        allowed = np.isin(keys, list(revisions))
+        for vector in query_vectors:
+            distances = ((matrix - vector) ** 2).sum(axis=1)
+            distances[~allowed] = np.inf
+            truth = [(stored["ids"][i], float(distances[i])) for i in np.argsort(distances, kind="stable")[:50]]
+            fast = kb.vectors.search(vector, 50, revisions)
+            assert_same_ranking(ranked(fast), truth)
+            hnsw = kb.vectors.query(vector, 50, revision_filter(sorted(revisions)))
+            assert all(f.distance <= h.distance + 1e-6 for f, h in zip(fast, hnsw, strict=True))
+
+
+@pytest.fixture
+def two_revisions(kb: KnowledgeBase) -> KnowledgeBase:
+    kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+    for rid, start, edition in [("rev_a", "2020-01-01", "first"), ("rev_b", "2024-01-01", "second")]:
+        data = RevisionCreate(revision_id=rid, version_label=rid, effective_from=start)
+        register_revision(kb, "NPPF", data, policy_pdf_bytes(edition=edition))
+        ingest_revision(kb, "NPPF", rid)
+    return kb
+
+
+def ids(result: SearchResult) -> list[str]:
+    return [h.chunk_id for h in result.results]
+
+
+def assert_same_result(a: SearchResult, b: SearchResult) -> None:
+    """Same hits, citations and order; scores equal up to float32 rounding of the distance."""
+    assert ids(a) == ids(b)
+    assert [h.model_dump(exclude={"relevance_score"}) for h in a.results] == [
+        h.model_dump(exclude={"relevance_score"}) for h in b.results
+    ]
+    assert np.allclose([h.relevance_score for h in a.results], [h.relevance_score for h in b.results], atol=1e-5)
+
+
+def test_a_chunk_rewritten_behind_the_registry_is_caught_and_chroma_answers(two_revisions: KnowledgeBase) -> None:
+    kb = two_revisions
+    question = "refused on highways grounds"
+    before = search_policy(kb, question, effective_date="2025-01-01", n_results=3)
+    winner = kb.vectors.collection.get(ids=[before.results[0].chunk_id], include=["embeddings", "documents",
+                                                                                  "metadatas"])  # fmt: skip
+    far = -np.asarray(winner["embeddings"][0], dtype=np.float32)
+    kb.vectors.collection.upsert(ids=winner["ids"], embeddings=[far.tolist()], documents=winner["documents"],
+                                 metadatas=winner["metadatas"])  # fmt: skip
+    fallbacks = kb.vectors.fallback_searches
+    after = search_policy(kb, question, effective_date="2025-01-01", n_results=3)
+    assert kb.vectors.fallback_searches == fallbacks + 1
+    assert before.results[0].chunk_id not in ids(after)
+    assert_same_result(after, search_policy(kb, question, effective_date="2025-01-01", n_results=3))
+
+
+def test_a_reingested_revision_is_reloaded_and_another_replica_sees_it(two_revisions: KnowledgeBase) -> None:
+    kb = two_revisions
+    replica = KnowledgeBase(
+        **{**vars(kb), "vectors": PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name)}
+    )
+    question = "cycle lanes on busy roads"
+    assert_same_result(search_policy(replica, question, n_results=20), search_policy(kb, question, n_results=20))
+    assert len(replica.vectors.cache) == 2
+    kb.vectors.delete_revision("NPPF", "rev_b")  # chunks gone behind the registry's back (a crash mid-write)
+    gone = search_policy(replica, question, n_results=20)
+    assert {h.revision_id for h in gone.results} == {"rev_a"}
+    ingest_revision(kb, "NPPF", "rev_b")  # repaired: a new ingested_at, so every replica reloads the block
+    back = search_policy(replica, question, n_results=20)
+    assert_same_result(back, search_policy(kb, question, n_results=20))
+    assert {h.revision_id for h in back.results} == {"rev_a", "rev_b"}
+
+
+def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(two_revisions: KnowledgeBase) -> None:
+    kb = two_revisions
+    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, cache_bytes=0)
+    uncached = KnowledgeBase(**{**vars(kb), "vectors": store})
+    for day in (None, "2021-01-01", "2025-01-01", "2019-01-01"):
+        assert_same_result(search_policy(uncached, "design vision", effective_date=day),
+                           search_policy(kb, "design vision", effective_date=day))  # fmt: skip
+    assert uncached.vectors.exact_searches == 0 and len(uncached.vectors.cache) == 0
+
+
+def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_revisions: KnowledgeBase) -> None:
+    kb = two_revisions
+    largest = max(r.chunk_count for r in kb.registry.list_revisions("NPPF"))
+    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, cache_bytes=largest * ROW_BYTES)
+    small = KnowledgeBase(**{**vars(kb), "vectors": store})
+    dated = search_policy(small, "design vision", effective_date="2025-01-01")
+    undated = search_policy(small, "design vision")
+    assert (store.exact_searches, store.fallback_searches, len(store.cache)) == (1, 1, 1)
+    assert_same_result(dated, search_policy(kb, "design vision", effective_date="2025-01-01"))
+    assert_same_result(undated, search_policy(kb, "design vision"))
+
+
+def test_query_vectors_are_remembered_by_text_and_equal_freshly_computed_ones(embedder: Embedder) -> None:
+    remembering = Embedder(query_cache_size=2)
+    first = remembering.embed_queries(["green belt", "flood risk", "green belt"])
+    assert np.array_equal(first[0], first[2])
+    assert np.array_equal(first, np.asarray(embedder.embed_batch(["green belt", "flood risk", "green belt"])))
+    again = remembering.embed_queries(["heritage", "green belt"])  # "flood risk" is the one forgotten
+    assert np.array_equal(again[1], first[0]) and again.flags.writeable
+
+
+def test_onnx_query_vectors_match_torch_within_tolerance(service_base: Path, embedder: Embedder) -> None:
+    models = service_base / "data" / "models"
+    encoder = load_onnx_encoder(models, export=True)  # the service's warm-up exported it, or is doing so
+    assert encoder is not None and (models / onnx_file_name()).is_file()
+    texts = [*QUERIES, "a", "Planning policies and decisions should promote an effective use of land " * 40]
+    reference = np.asarray(embedder.embed_batch(texts), dtype=np.float32)
+    batch = encoder.encode(texts)
+    singles = np.vstack([encoder.encode([t]) for t in texts])
+    assert float(np.abs(batch - reference).max()) <= ONNX_TOLERANCE
+    assert float(np.abs(singles - reference).max()) <= ONNX_TOLERANCE
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-6)
+    assert load_onnx_encoder(models) is encoder  # exported once, loaded once per process
