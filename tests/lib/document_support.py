@@ -1,0 +1,68 @@
+"""Helpers shared by the application-document tests: stores of their own, and what "nothing stored" means."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pymupdf
+import redis
+
+from lib.document_chunks import DocumentChunkStore
+from lib.document_registry import DocumentRegistry
+from lib.kb import DocumentStores, KnowledgeBase
+from lib.vectorstore import open_chroma
+from tests.fixtures_paths import SCANNED_WITH_TEXT_LAYER_PDF
+
+REF = "25/01178/REM"
+
+
+def with_document_stores(kb: KnowledgeBase, client: redis.Redis) -> KnowledgeBase:
+    """Give ``kb`` application-document stores over ``client`` and a Chroma collection no other test sees."""
+    kb.document_stores = DocumentStores(
+        registry=DocumentRegistry(client),
+        chunks=DocumentChunkStore(open_chroma(kb.settings), f"application_docs_{uuid.uuid4().hex[:12]}"),
+    )
+    return kb
+
+
+def inbox(kb: KnowledgeBase) -> Path:
+    return kb.settings.allowed_file_roots[0]
+
+
+def put_in_inbox(kb: KnowledgeBase, source: Path, name: str | None = None) -> Path:
+    target = inbox(kb) / (name or source.name)
+    shutil.copyfile(source, target)
+    return target
+
+
+def write_in_inbox(kb: KnowledgeBase, name: str, data: bytes) -> Path:
+    target = inbox(kb) / name
+    target.write_bytes(data)
+    return target
+
+
+def stored_keys(client: redis.Redis) -> list[str]:
+    """Every application-document key in Redis: records, indexes and claims."""
+    return sorted(client.scan_iter("appdoc*"))
+
+
+def stored_files(kb: KnowledgeBase) -> list[str]:
+    return list(kb.objects.list("applications/"))
+
+
+def assert_nothing_stored(kb: KnowledgeBase, client: redis.Redis) -> None:
+    assert stored_keys(client) == []
+    assert kb.documents.chunks.count() == 0
+    assert stored_files(kb) == []
+
+
+def scanned_pages(pages: int, dpi: int = 150) -> pymupdf.Document:
+    """Pages of the Vicksburg scan with the OCR text layer thrown away (what a scanner without OCR makes)."""
+    scan = pymupdf.open()
+    with pymupdf.open(SCANNED_WITH_TEXT_LAYER_PDF) as source:
+        for page in list(source)[:pages]:
+            target = scan.new_page(width=page.rect.width, height=page.rect.height)
+            target.insert_image(target.rect, pixmap=page.get_pixmap(dpi=dpi))
+    return scan
