@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chromadb.api import ClientAPI
+from redis import Redis
+
 from lib.config import Settings, load_settings
 from lib.document_chunks import DocumentChunkStore
 from lib.document_registry import DocumentRegistry
@@ -27,11 +30,18 @@ class DocumentStores:
     chunks: DocumentChunkStore
 
 
-def open_document_stores(settings: Settings, *, collection: str | None = None) -> DocumentStores:
-    """The application-document stores; the collection is ``CHROMA_DOCUMENT_COLLECTION`` unless given here."""
+def open_document_stores(
+    settings: Settings,
+    *,
+    collection: str | None = None,
+    redis: Redis | None = None,
+    chroma: ClientAPI | None = None,
+) -> DocumentStores:
+    """The application-document stores; the collection is ``CHROMA_DOCUMENT_COLLECTION`` unless given here.
+    ``redis`` and ``chroma`` share clients already open for the policy stores."""
     return DocumentStores(
-        registry=DocumentRegistry(redis_client(settings)),
-        chunks=DocumentChunkStore(open_chroma(settings), collection or settings.document_collection),
+        registry=DocumentRegistry(redis or redis_client(settings)),
+        chunks=DocumentChunkStore(chroma or open_chroma(settings), collection or settings.document_collection),
     )
 
 
@@ -74,8 +84,5 @@ def open_kb(
             batch_size=settings.embedding_batch_size,
             onnx_dir=settings.data_dir / "models" if settings.onnx_query_embeddings else None,
         ),
-        document_stores=DocumentStores(
-            registry=DocumentRegistry(client),
-            chunks=DocumentChunkStore(chroma, document_collection or settings.document_collection),
-        ),
+        document_stores=open_document_stores(settings, collection=document_collection, redis=client, chroma=chroma),
     )

@@ -177,24 +177,18 @@ class RevisionEmbeddingCache:
             self._bytes -= block.nbytes
 
 
-class PolicyVectorStore:
-    """All Chroma access for policy chunks. One instance per process; Chroma clients are thread-safe."""
+class ChunkCollection:
+    """One Chroma collection of chunks: batched writes, paged reads. Shared by policy and document chunks.
 
-    def __init__(
-        self, client: ClientAPI, collection_name: str = POLICY_COLLECTION, *, cache_bytes: int = DEFAULT_CACHE_BYTES
-    ) -> None:
+    Chroma clients are thread-safe; one instance per process and collection.
+    """
+
+    def __init__(self, client: ClientAPI, collection_name: str) -> None:
         self._client = client
         self.collection: Collection = client.get_or_create_collection(
             collection_name, embedding_function=None, metadata={"hnsw:space": "l2"}
         )
         self.max_batch = client.get_max_batch_size()
-        self.cache = RevisionEmbeddingCache(cache_bytes)
-        self.exact_searches = 0
-        self.fallback_searches = 0
-        """How many searches the cache answered and how many went to Chroma's filtered query (approximate
-        under concurrency; for health reports and tests)."""
-
-    # -- writes -----------------------------------------------------------------------------------
 
     def upsert(
         self,
@@ -217,6 +211,80 @@ class PolicyVectorStore:
         for start in range(0, len(ids), self.max_batch):
             self.collection.delete(ids=list(ids[start : start + self.max_batch]))
         return len(ids)
+
+    def count(self) -> int:
+        return self.collection.count()
+
+    def query(
+        self, embedding: Sequence[float] | np.ndarray, n_results: int, where: dict[str, Any] | None
+    ) -> list[StoredChunk]:
+        """Chroma's own (HNSW, where-filtered) nearest-neighbour query."""
+        result = self.collection.query(
+            query_embeddings=[np.asarray(embedding, dtype=np.float32).tolist()],
+            n_results=n_results,
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        return [
+            StoredChunk(id=i, text=t or "", metadata=dict(m or {}), distance=d)
+            for i, t, m, d in zip(
+                result["ids"][0],
+                (result["documents"] or [[]])[0],
+                (result["metadatas"] or [[]])[0],
+                (result["distances"] or [[]])[0],
+                strict=True,
+            )
+        ]
+
+    def iter_metadata(self, where: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every (id, metadata) matching ``where``, paged: for deletes and audits over the whole collection."""
+        offset = 0
+        while True:
+            page = self.collection.get(where=where, include=["metadatas"], limit=_PAGE, offset=offset)
+            for cid, meta in zip(page["ids"], page["metadatas"] or [], strict=True):
+                yield cid, dict(meta or {})
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += _PAGE
+
+    def ids(self, where: dict[str, Any]) -> list[str]:
+        ids: list[str] = []
+        offset = 0
+        while True:
+            page = self.collection.get(where=where, include=[], limit=_PAGE, offset=offset)
+            ids.extend(page["ids"])
+            if len(page["ids"]) < _PAGE:
+                return ids
+            offset += _PAGE
+
+    def chunks(self, where: dict[str, Any]) -> list[StoredChunk]:
+        """Every chunk matching ``where`` with its text, in ``chunk_index`` (document) order."""
+        chunks: list[StoredChunk] = []
+        offset = 0
+        while True:
+            page = self.collection.get(where=where, include=["documents", "metadatas"], limit=_PAGE, offset=offset)
+            for cid, text, meta in zip(page["ids"], page["documents"] or [], page["metadatas"] or [], strict=True):
+                chunks.append(StoredChunk(id=cid, text=text or "", metadata=dict(meta or {})))
+            if len(page["ids"]) < _PAGE:
+                break
+            offset += _PAGE
+        return sorted(chunks, key=lambda c: int(c.metadata.get("chunk_index", 0)))
+
+
+class PolicyVectorStore(ChunkCollection):
+    """The ``policy_docs`` collection, with the exact-search cache of the fast path."""
+
+    def __init__(
+        self, client: ClientAPI, collection_name: str = POLICY_COLLECTION, *, cache_bytes: int = DEFAULT_CACHE_BYTES
+    ) -> None:
+        super().__init__(client, collection_name)
+        self.cache = RevisionEmbeddingCache(cache_bytes)
+        self.exact_searches = 0
+        self.fallback_searches = 0
+        """How many searches the cache answered and how many went to Chroma's filtered query (approximate
+        under concurrency; for health reports and tests)."""
+
+    # -- writes -----------------------------------------------------------------------------------
 
     def delete_revision(self, source: str, revision_id: str) -> int:
         """Delete every chunk of a revision; 0 when it has none (spec 000 FR-006)."""
@@ -241,14 +309,10 @@ class PolicyVectorStore:
     # -- reads ------------------------------------------------------------------------------------
 
     def revision_chunk_ids(self, source: str, revision_id: str) -> list[str]:
-        where = {"revision_key": revision_key(source, revision_id)}
-        return list(self._paged_ids(where))
+        return self.ids({"revision_key": revision_key(source, revision_id)})
 
     def count_revision(self, source: str, revision_id: str) -> int:
         return len(self.revision_chunk_ids(source, revision_id))
-
-    def count(self) -> int:
-        return self.collection.count()
 
     def section_chunks(self, source: str, revision_id: str, section_ref: str) -> list[StoredChunk]:
         """Every chunk of one section of one revision, in document order (exact metadata lookup)."""
@@ -259,36 +323,7 @@ class PolicyVectorStore:
         return self._revision_chunks(source, revision_id, "chapter", chapter)
 
     def _revision_chunks(self, source: str, revision_id: str, field: str, value: str) -> list[StoredChunk]:
-        result = self.collection.get(
-            where={"$and": [{"revision_key": revision_key(source, revision_id)}, {field: value}]},
-            include=["documents", "metadatas"],
-        )
-        chunks = [
-            StoredChunk(id=i, text=t or "", metadata=dict(m or {}))
-            for i, t, m in zip(result["ids"], result["documents"] or [], result["metadatas"] or [], strict=True)
-        ]
-        return sorted(chunks, key=lambda c: c.metadata.get("chunk_index", 0))
-
-    def query(
-        self, embedding: Sequence[float] | np.ndarray, n_results: int, where: dict[str, Any] | None
-    ) -> list[StoredChunk]:
-        """Chroma's own (HNSW, where-filtered) query: the reference ``search`` must agree with."""
-        result = self.collection.query(
-            query_embeddings=[np.asarray(embedding, dtype=np.float32).tolist()],
-            n_results=n_results,
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
-        return [
-            StoredChunk(id=i, text=t or "", metadata=dict(m or {}), distance=d)
-            for i, t, m, d in zip(
-                result["ids"][0],
-                (result["documents"] or [[]])[0],
-                (result["metadatas"] or [[]])[0],
-                (result["distances"] or [[]])[0],
-                strict=True,
-            )
-        ]
+        return self.chunks({"$and": [{"revision_key": revision_key(source, revision_id)}, {field: value}]})
 
     # -- search -----------------------------------------------------------------------------------
 
@@ -390,26 +425,6 @@ class PolicyVectorStore:
                 return None
             chunks.append(StoredChunk(id=cid, text=stored[0] or "", metadata=dict(stored[1] or {}), distance=distance))
         return chunks
-
-    def iter_metadata(self, where: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Every (id, metadata), paged: for audits over the whole collection."""
-        offset = 0
-        while True:
-            page = self.collection.get(where=where, include=["metadatas"], limit=_PAGE, offset=offset)
-            for cid, meta in zip(page["ids"], page["metadatas"] or [], strict=True):
-                yield cid, dict(meta or {})
-            if len(page["ids"]) < _PAGE:
-                return
-            offset += _PAGE
-
-    def _paged_ids(self, where: dict[str, Any]) -> Iterator[str]:
-        offset = 0
-        while True:
-            page = self.collection.get(where=where, include=[], limit=_PAGE, offset=offset)
-            yield from page["ids"]
-            if len(page["ids"]) < _PAGE:
-                return
-            offset += _PAGE
 
 
 def revision_filter(revision_keys: Sequence[str]) -> dict[str, Any]:
