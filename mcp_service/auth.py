@@ -24,6 +24,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_service.bodies import BodyTooLarge, read_body
+
 logger = logging.getLogger(__name__)
 
 MAX_INSPECTED_BODY = 4 * 1024 * 1024
@@ -88,20 +90,16 @@ class BearerAuthMiddleware:
             await self._refuse(scope, receive, send, 403, "forbidden", "This API key may only read")
 
     async def _read_only_mcp_post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = bytearray()
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body.extend(message.get("body", b""))
-            more = message.get("more_body", False)
-            if len(body) > MAX_INSPECTED_BODY:
-                await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
-                    scope, receive, send
-                )
-                return
-        tool = self._write_tool_called(bytes(body))
+        try:
+            body = await read_body(receive, MAX_INSPECTED_BODY)
+        except BodyTooLarge:
+            await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
+                scope, receive, send
+            )
+            return
+        if body is None:
+            return
+        tool = self._write_tool_called(body)
         if tool is not None:
             await self._refuse(scope, receive, send, 403, "forbidden", f"This API key may only read; '{tool}' writes")
             return
@@ -111,7 +109,7 @@ class BearerAuthMiddleware:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send)

@@ -27,6 +27,8 @@ import redis.asyncio as aioredis
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_service.bodies import BodyTooLarge, read_body
+
 logger = logging.getLogger(__name__)
 
 SESSION_TTL_S = 30
@@ -199,18 +201,14 @@ class _SseMessages:
         if owner is None or owner == self.relay.replica_id:
             await self.relay.sse_app(scope, receive, send)
             return
-        body = bytearray()
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body.extend(message.get("body", b""))
-            more = message.get("more_body", False)
-            if len(body) > MAX_MESSAGE_BYTES:
-                await Response("Request body too large", status_code=413)(scope, receive, send)
-                return
+        try:
+            body = await read_body(receive, MAX_MESSAGE_BYTES)
+        except BodyTooLarge:
+            await Response("Request body too large", status_code=413)(scope, receive, send)
+            return
+        if body is None:
+            return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         kept = {k: headers[k] for k in ("host", "content-type", "origin") if k in headers}
-        await self.relay.forward(owner, session_id, bytes(body), kept)
+        await self.relay.forward(owner, session_id, body, kept)
         await Response("Accepted", status_code=202)(scope, receive, send)

@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -57,6 +58,29 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.05)
     proc.kill()
     pytest.fail("redis-server did not start within 10 s", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """A real S3 API over HTTP on loopback (moto's server). Fails (never skips) if it does not come up."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    # ``start()`` waits forever if the server thread dies (e.g. the port was taken): bound the wait.
+    starter = threading.Thread(target=server.start, daemon=True)
+    starter.start()
+    starter.join(timeout=15)
+    if starter.is_alive():
+        pytest.fail(f"moto S3 server did not start on 127.0.0.1:{port} within 15 s", pytrace=False)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+    except OSError as exc:
+        server.stop()
+        pytest.fail(f"moto S3 server is not accepting connections on 127.0.0.1:{port}: {exc}", pytrace=False)
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -12,14 +12,11 @@ import os
 
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
-import socket
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from moto.server import ThreadedMotoServer
 from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.testing.utilities import prefect_test_harness
 from pydantic import SecretStr
@@ -31,7 +28,6 @@ from lib.models import PolicyCreate
 from tests.flows.policy_pdfs import write_policy_pdf
 
 HARNESS_START_TIMEOUT_S = 90
-MOTO_START_TIMEOUT_S = 15
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -44,26 +40,6 @@ def prefect_api() -> Iterator[str]:
         url = PREFECT_API_URL.value()
         assert url, "the Prefect test harness did not set an API URL"
         yield url
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """A real S3 API over HTTP on loopback. Fails (never skips) if it does not come up."""
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    starter = threading.Thread(target=server.start, daemon=True)
-    starter.start()
-    starter.join(timeout=MOTO_START_TIMEOUT_S)
-    if starter.is_alive():
-        pytest.fail(f"moto S3 server did not start on 127.0.0.1:{port} within {MOTO_START_TIMEOUT_S} s")
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
 
 
 @pytest.fixture(params=["local", "s3"])

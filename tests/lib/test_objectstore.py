@@ -10,8 +10,6 @@ import hashlib
 import os
 import resource
 import signal
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from uuid import uuid4
@@ -20,7 +18,6 @@ import boto3
 import pytest
 from botocore.client import BaseClient
 from botocore.config import Config
-from moto.server import ThreadedMotoServer
 
 from lib.config import Settings, load_settings
 from lib.errors import FileNotFoundInStoreError, InvalidArgumentError, ObjectStoreError
@@ -36,39 +33,12 @@ from lib.objectstore import (
     sha256_bytes,
     sha256_file,
 )
+from tests.conftest import free_port
 
 FAKE_KEY_ID = "testing-key-id"
 FAKE_SECRET = "testing-secret-do-not-log"
 LARGE_FILE_BYTES = 11 * 1024 * 1024  # above the 8 MiB multipart threshold and the spec's 10 MB mark
-MOTO_START_TIMEOUT_SECONDS = 15
 LIST_PAGE_SIZE = 7  # so S3 listings of a few dozen keys take several pages
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    """A real S3 API over HTTP for this module. Fails (never skips) if it does not come up."""
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    # ``start()`` waits forever if the server thread dies (e.g. the port was taken): bound the wait.
-    starter = threading.Thread(target=server.start, daemon=True)
-    starter.start()
-    starter.join(timeout=MOTO_START_TIMEOUT_SECONDS)
-    if starter.is_alive():
-        pytest.fail(f"moto S3 server did not start on 127.0.0.1:{port} within {MOTO_START_TIMEOUT_SECONDS} s")
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5):
-            pass
-    except OSError as exc:
-        server.stop()
-        pytest.fail(f"moto S3 server is not accepting connections on 127.0.0.1:{port}: {exc}")
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
 
 
 def _s3_settings(tmp_path: Path, endpoint: str, url: str | None = None) -> Settings:
@@ -490,7 +460,7 @@ def test_s3_bucket_that_does_not_exist_is_a_store_error_not_a_missing_file(s3_cl
 
 
 def test_s3_store_that_cannot_be_reached_raises_a_transient_store_error(tmp_path: Path) -> None:
-    closed = f"http://127.0.0.1:{_free_port()}"
+    closed = f"http://127.0.0.1:{free_port()}"
     client = boto3.session.Session().client(
         "s3",
         endpoint_url=closed,

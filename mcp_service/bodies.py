@@ -1,0 +1,24 @@
+"""Reading a whole ASGI request body with a cap, for the middlewares that must see it before the app."""
+
+from __future__ import annotations
+
+from starlette.types import Receive
+
+
+class BodyTooLarge(Exception):
+    """The body grew past the caller's limit; nothing more was read."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or ``None`` when the client disconnected first. Raises ``BodyTooLarge`` past ``limit``."""
+    body = bytearray()
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body.extend(message.get("body", b""))
+        more = message.get("more_body", False)
+        if len(body) > limit:
+            raise BodyTooLarge
+    return bytes(body)
