@@ -146,6 +146,21 @@ def make_kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) ->
     )
 
 
+def isolated_kb(
+    redis_url: str, folder: Path, chroma_dir: Path, embedder: Embedder, **overrides: object
+) -> KnowledgeBase:
+    """A knowledge base for a module-scoped fixture: its data folder, its Redis URL, collections of its own."""
+    settings = load_settings(
+        redis_url=redis_url,
+        data_dir=folder,
+        chroma_persist_dir=chroma_dir,
+        policy_collection=f"policy_docs_{uuid.uuid4().hex[:12]}",
+        document_collection=f"application_docs_{uuid.uuid4().hex[:12]}",
+        **overrides,
+    )
+    return make_kb(settings, PolicyRegistry(redis.Redis.from_url(redis_url, decode_responses=True)), embedder)
+
+
 @pytest.fixture
 def kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
     (settings.allowed_file_roots[0]).mkdir(parents=True, exist_ok=True)

@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import uuid
 from pathlib import Path
 
 import pymupdf
 import redis
 
-from lib.document_chunks import DocumentChunkStore
-from lib.document_registry import DocumentRegistry
-from lib.kb import DocumentStores, KnowledgeBase
-from lib.vectorstore import open_chroma
+from lib.kb import KnowledgeBase
 from tests.fixtures_paths import SCANNED_WITH_TEXT_LAYER_PDF
 
 REF = "25/01178/REM"
-
-
-def with_document_stores(kb: KnowledgeBase, client: redis.Redis) -> KnowledgeBase:
-    """Give ``kb`` application-document stores over ``client`` and a Chroma collection no other test sees."""
-    kb.document_stores = DocumentStores(
-        registry=DocumentRegistry(client),
-        chunks=DocumentChunkStore(open_chroma(kb.settings), f"application_docs_{uuid.uuid4().hex[:12]}"),
-    )
-    return kb
 
 
 def inbox(kb: KnowledgeBase) -> Path:

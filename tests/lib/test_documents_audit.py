@@ -15,12 +15,12 @@ from lib.document_registry import DocumentRecord
 from lib.documents import IngestSuccess, get_document_text, ingest_document
 from lib.kb import KnowledgeBase
 from tests.fixtures_paths import TABLE_PDF
-from tests.lib.document_support import REF, assert_nothing_stored, put_in_inbox, with_document_stores
+from tests.lib.document_support import REF, assert_nothing_stored, put_in_inbox
 
 
 @pytest.fixture
 def docs(kb: KnowledgeBase, redis_client: redis.Redis) -> KnowledgeBase:
-    return with_document_stores(kb, redis_client)
+    return kb
 
 
 def ingested(kb: KnowledgeBase) -> tuple[IngestSuccess, DocumentRecord]:

@@ -58,7 +58,6 @@ from tests.lib.document_support import (
     scanned_pages,
     stored_files,
     stored_keys,
-    with_document_stores,
     write_in_inbox,
 )
 
@@ -70,7 +69,7 @@ FR_008_CHUNK_FIELDS = {
 
 @pytest.fixture
 def docs(kb: KnowledgeBase, redis_client: redis.Redis) -> KnowledgeBase:
-    return with_document_stores(kb, redis_client)
+    return kb
 
 
 def png_with_text(lines: list[str]) -> bytes:

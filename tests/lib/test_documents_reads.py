@@ -4,7 +4,6 @@ and a second application, ingested once for the module."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,6 @@ from pathlib import Path
 import pytest
 import redis
 
-from lib.config import load_settings
 from lib.document_registry import DocumentRegistry
 from lib.documents import (
     IngestSuccess,
@@ -24,12 +22,9 @@ from lib.documents import (
 from lib.embeddings import Embedder
 from lib.errors import DocumentNotFoundError, InvalidArgumentError, NoChunksError
 from lib.kb import KnowledgeBase
-from lib.objectstore import LocalObjectStore
-from lib.registry import PolicyRegistry
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import PolicyVectorStore, open_chroma
+from tests.conftest import isolated_kb
 from tests.fixtures_paths import NPPF_2024, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
-from tests.lib.document_support import REF, put_in_inbox, with_document_stores
+from tests.lib.document_support import REF, put_in_inbox
 
 OTHER_REF = "24/00042/FUL"
 HIGHWAYS = "116. Development should only be prevented or refused on highways grounds if there\nwould be an unacceptable"
@@ -53,19 +48,9 @@ def ingested(
     client.flushdb()
     folder = tmp_path_factory.mktemp("documents_reads")
     (folder / "inbox").mkdir()
-    settings = load_settings(
-        redis_url=redis_url, data_dir=folder, chroma_persist_dir=chroma_dir, allowed_file_roots=[folder / "inbox"]
+    kb = isolated_kb(
+        redis_url.rsplit("/", 1)[0] + "/3", folder, chroma_dir, embedder, allowed_file_roots=[folder / "inbox"]
     )
-    registry = PolicyRegistry(client)
-    kb = KnowledgeBase(
-        settings=settings,
-        registry=registry,
-        resolver=EffectiveDateResolver(registry),
-        objects=LocalObjectStore(folder / "objects"),
-        vectors=PolicyVectorStore(open_chroma(settings), f"unused_{uuid.uuid4().hex[:8]}"),
-        embedder=embedder,
-    )
-    with_document_stores(kb, client)
     results = [
         ingest_document(kb, put_in_inbox(kb, NPPF_2024), REF),
         ingest_document(kb, put_in_inbox(kb, TABLE_PDF, "Senate_expenditure.pdf"), REF, "planning_statement"),

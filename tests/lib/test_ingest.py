@@ -3,25 +3,20 @@ embeddings → Chroma → registry, and the temporal acceptance questions an aud
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 import redis
 
-from lib.config import load_settings
 from lib.embeddings import Embedder
 from lib.errors import EncryptedPdfError, ExtractionFailedError, NoContentError, UnsupportedFileTypeError
 from lib.ingest import ingest_revision, store_chunks
 from lib.kb import KnowledgeBase
 from lib.lifecycle import create_revision, register_revision
 from lib.models import Chunk, PolicyCreate, RevisionCreate, RevisionStatus
-from lib.objectstore import LocalObjectStore
-from lib.registry import PolicyRegistry
 from lib.search import get_policy_section, search_policy
 from lib.seeding import SeedAction, seed_policies
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import PolicyVectorStore, open_chroma
+from tests.conftest import isolated_kb
 from tests.fixtures_paths import (
     EMPTY_PDF,
     ENCRYPTED_AES256_PDF,
@@ -41,17 +36,7 @@ def seeded(redis_url: str, chroma_dir: Path, tmp_path_factory: pytest.TempPathFa
     url = redis_url.rsplit("/", 1)[0] + "/1"
     client = redis.Redis.from_url(url, decode_responses=True)
     client.flushdb()
-    folder = tmp_path_factory.mktemp("seeded")
-    settings = load_settings(redis_url=url, data_dir=folder, chroma_persist_dir=chroma_dir)
-    registry = PolicyRegistry(client)
-    kb = KnowledgeBase(
-        settings=settings,
-        registry=registry,
-        resolver=EffectiveDateResolver(registry),
-        objects=LocalObjectStore(folder / "objects"),
-        vectors=PolicyVectorStore(open_chroma(settings), f"seeded_{uuid.uuid4().hex[:8]}"),
-        embedder=embedder,
-    )
+    kb = isolated_kb(url, tmp_path_factory.mktemp("seeded"), chroma_dir, embedder)
     steps = seed_policies(kb, SEED_FILE)
     return kb, steps
 

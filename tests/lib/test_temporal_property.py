@@ -9,7 +9,6 @@ ingestion, and deletions. Chunks are written exactly as the pipeline writes them
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -18,18 +17,15 @@ import redis
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from lib.config import load_settings
 from lib.embeddings import Embedder
 from lib.errors import CannotDeleteSoleRevisionError, RevisionAlreadyExistsError, RevisionOverlapError
 from lib.ingest import store_chunks
 from lib.kb import KnowledgeBase
 from lib.lifecycle import create_revision, fail_revision, remove_revision, update_revision
 from lib.models import Chunk, PolicyCreate, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
-from lib.objectstore import LocalObjectStore
-from lib.registry import PolicyRegistry
 from lib.search import searchable_revisions
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import PolicyVectorStore, chunk_metadata, open_chroma, revision_filter
+from lib.vectorstore import chunk_metadata, revision_filter
+from tests.conftest import isolated_kb
 
 BASE = date(2024, 1, 1)
 SOURCES = ["NPPF", "LTN_1_20"]
@@ -67,18 +63,7 @@ operations = st.lists(
 @pytest.fixture(scope="module")
 def world(redis_url: str, chroma_dir: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder):
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    registry = PolicyRegistry(client)
-    folder = tmp_path_factory.mktemp("prop")
-    kb = KnowledgeBase(
-        settings=load_settings(redis_url=redis_url, data_dir=folder, chroma_persist_dir=chroma_dir),
-        registry=registry,
-        resolver=EffectiveDateResolver(registry),
-        objects=LocalObjectStore(folder / "objects"),
-        vectors=PolicyVectorStore(
-            open_chroma(load_settings(chroma_persist_dir=chroma_dir)), f"prop_{uuid.uuid4().hex}"
-        ),
-        embedder=embedder,
-    )
+    kb = isolated_kb(redis_url, tmp_path_factory.mktemp("prop"), chroma_dir, embedder)
     vector = embedder.embed("Development should only be refused on highways grounds if the impact is severe.")
     return client, kb, vector
 

@@ -11,6 +11,7 @@ The Redis databases here (7 and 8) are not the one the rest of the suite flushes
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -159,3 +160,17 @@ async def mcp_session(url: str, key: str | None = FULL_KEY, transport: str = "ht
         async with sse_client(f"{url}/sse", headers=headers) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             yield session
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
+    """Poll ``/health`` of a service started as a subprocess; fail (never skip) if it dies or stays down."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the service exited with {proc.returncode}", pytrace=False)
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    pytest.fail("the service did not become healthy", pytrace=False)

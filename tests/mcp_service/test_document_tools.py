@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,16 @@ from lib.kb import open_kb
 from mcp_service.document_tools import READ_TOOLS, WRITE_TOOLS, create_document_store_app
 from tests.conftest import free_port
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, TABLE_PDF
-from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running, service_settings
+from tests.mcp_service.conftest import (
+    FULL_KEY,
+    READ_KEY,
+    Service,
+    bearer,
+    mcp_session,
+    running,
+    service_settings,
+    wait_healthy,
+)
 from tests.mcp_service.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -199,7 +207,7 @@ def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Serv
         names = {}
         for port in (policy_port, documents_port):
             url = f"http://127.0.0.1:{port}"
-            _wait_healthy(url, proc)
+            wait_healthy(url, proc)
             response = httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | bearer(), timeout=10)
             names[port] = response.json()["result"]["serverInfo"]["name"]
         assert names == {policy_port: "policy-kb-mcp", documents_port: "document-store-mcp"}
@@ -209,16 +217,3 @@ def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Serv
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr.decode()[-2000:]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the service exited with {proc.returncode}", pytrace=False)
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("the service did not become healthy", pytrace=False)

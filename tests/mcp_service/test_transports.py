@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from mcp_service.app import create_app
 from mcp_service.policy_tools import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
-from tests.mcp_service.conftest import FULL_KEY, Service, bearer, mcp_session, running
+from tests.mcp_service.conftest import FULL_KEY, Service, bearer, mcp_session, running, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 INITIALIZE = {
@@ -105,19 +104,6 @@ def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_servi
         assert unknown.status_code == 404
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the service exited with {proc.returncode}", pytrace=False)
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("the service did not become healthy", pytrace=False)
-
-
 @pytest.mark.parametrize(
     ("command", "workers"),
     [(["-m", "mcp_service"], 1), (["-m", "deployments.cli", "serve"], 1), (["-m", "mcp_service"], 2)],
@@ -143,7 +129,7 @@ def test_the_service_starts_from_its_commands_with_settings_from_the_environment
                             stderr=subprocess.PIPE)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc)
+        wait_healthy(url, proc)
         response = httpx.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | bearer(), timeout=10)
         assert response.json()["result"]["serverInfo"]["name"] == "policy-kb-mcp"
         for _ in range(2 * workers):  # stateless: whichever worker takes a request answers it
