@@ -6,11 +6,11 @@ NPPF chunks and whose embeddings are the real ones plus noise, written through `
 A dated search therefore sees ~5,500 chunks of 11 revisions; an undated one all of them.
 
 Printed, for queries with and without ``effective_date``:
-- MCP: 4 concurrent SDK clients (``streamable_http_client``) against ``python -m mcp_service`` in its
-  own process, bearer auth on; latency of each ``call_tool`` as the client sees it (the SDK client
-  parses the result and validates it against the tool's output schema, on the same CPUs as the
-  server here); and the same requests as bare JSON-RPC POSTs from httpx; with 1 service worker process
-  and with one per CPU (``POLICY_KB_WORKERS``);
+- MCP: 4 concurrent SDK clients (``streamable_http_client``), each in its own process, against
+  ``python -m mcp_service`` in its own process, bearer auth on; latency of each ``call_tool`` as the
+  client sees it (the SDK client parses the result and validates it against the tool's output schema,
+  on the same 2 CPUs as the server here); and the same requests as bare JSON-RPC POSTs from httpx;
+  with 1 service worker process and with one per CPU (``POLICY_KB_WORKERS``);
 - in-process: the same queries through ``lib.search.search_policy`` (embedding + vector query) from
   4 threads, and from 1;
 - the ratio MCP / in-process at the same concurrency (target ≤ 2), and p95 with a date (target ≤ 25 ms);
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import multiprocessing
 import os
 import random
 import shutil
@@ -37,7 +38,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -49,6 +51,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
+import psutil  # noqa: E402
 
 from lib.config import Settings, load_settings  # noqa: E402
 from lib.embeddings import Embedder, load_onnx_encoder  # noqa: E402
@@ -97,9 +100,9 @@ def percentiles(samples_ms: Sequence[float]) -> tuple[float, float, float]:
     return float(p50), float(p95), float(p99)
 
 
-def row(label: str, samples_ms: Sequence[float]) -> tuple[float, float, float]:
+def row(label: str, samples_ms: Sequence[float], note: str = "") -> tuple[float, float, float]:
     p50, p95, p99 = percentiles(samples_ms)
-    print(f"  {label:<44}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}")
+    print(f"  {label:<44}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}" + (f"   {note}" if note else ""))
     return p50, p95, p99
 
 
@@ -218,53 +221,93 @@ def start_service(settings: Settings, redis_url: str, port: int, workers: int) -
     raise SystemExit("the service did not start")
 
 
-async def run_over_mcp(url: str, requests: list[dict], clients: int) -> list[float]:
+def _clients_start_together(seconds: float = 2.0) -> float:
+    return time.time() + seconds
+
+
+async def _wait_until(start_at: float) -> None:
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+
+
+async def _sdk_client(url: str, requests: list[dict], start_at: float) -> tuple[list[float], float]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     samples: list[float] = []
-    queue = list(requests)
-
-    async def client() -> None:
-        async with (
-            create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"}) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.list_tools()  # the client validates results against the output schema it lists
-            while queue:
-                args = queue.pop()
-                started = time.perf_counter()
-                result = await session.call_tool("search_policy", args)
-                samples.append((time.perf_counter() - started) * 1000)
-                assert not result.is_error, result
-
-    await asyncio.gather(*(client() for _ in range(clients)))
-    return samples
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"}) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()  # the client validates results against the output schema it lists
+        await _wait_until(start_at)
+        cpu = time.process_time()
+        for args in requests:
+            started = time.perf_counter()
+            result = await session.call_tool("search_policy", args)
+            samples.append((time.perf_counter() - started) * 1000)
+            assert not result.is_error, result
+        return samples, time.process_time() - cpu
 
 
-async def run_over_json_rpc(url: str, requests: list[dict], clients: int) -> list[float]:
-    """The same calls as bare JSON-RPC POSTs (httpx): the service's latency without the SDK client's own work
-    (result parsing and output-schema validation), which a client on another machine would not share."""
+async def _json_rpc_client(url: str, requests: list[dict], start_at: float) -> tuple[list[float], float]:
     headers = {"Authorization": f"Bearer {API_KEY}", "Accept": "application/json, text/event-stream"}
     samples: list[float] = []
-    queue = list(enumerate(requests))
+    async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+        await http.get(url.replace("/mcp", "/health"))
+        await _wait_until(start_at)
+        cpu = time.process_time()
+        for i, args in enumerate(requests):
+            body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "search_policy", "arguments": args}}  # fmt: skip
+            started = time.perf_counter()
+            response = await http.post(url, json=body)
+            samples.append((time.perf_counter() - started) * 1000)
+            assert response.json()["result"]["structuredContent"]["status"] == "success"
+        return samples, time.process_time() - cpu
 
-    async def client() -> None:
-        async with httpx.AsyncClient(headers=headers, timeout=60) as http:
-            while queue:
-                i, args = queue.pop()
-                body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                        "params": {"name": "search_policy", "arguments": args}}  # fmt: skip
-                started = time.perf_counter()
-                response = await http.post(url, json=body)
-                samples.append((time.perf_counter() - started) * 1000)
-                assert response.json()["result"]["structuredContent"]["status"] == "success"
 
-    await asyncio.gather(*(client() for _ in range(clients)))
-    return samples
+def client_process(kind: str, url: str, requests: list[dict], start_at: float) -> tuple[list[float], float]:
+    """One client in its own process (a review agent is a process of its own, usually on another machine):
+    4 clients in one interpreter would queue behind one another's CPU under one GIL."""
+    client = _sdk_client if kind == "sdk" else _json_rpc_client
+    return asyncio.run(client(url, requests, start_at))
+
+
+@dataclass
+class ClientRun:
+    samples: list[float]
+    client_cpu_ms: float
+    """CPU time the clients spent per request (parsing, validation, HTTP)."""
+    service_cpu_ms: float
+    """CPU time the service processes spent per request."""
+
+    def cpu(self) -> str:
+        return f"CPU/request: service {self.service_cpu_ms:.2f} ms, client {self.client_cpu_ms:.2f} ms"
+
+
+def service_cpu_seconds(service: psutil.Process) -> float:
+    processes = [service, *service.children(recursive=True)]
+    return sum(sum(p.cpu_times()[:2]) for p in processes if p.is_running())
+
+
+def run_clients(
+    pool: ProcessPoolExecutor, service: psutil.Process, kind: str, url: str, requests: list[dict], clients: int
+) -> ClientRun:
+    """``requests`` shared out over ``clients`` concurrent client processes, all starting at once; each
+    sends its next request when the previous answer arrives."""
+    start_at = _clients_start_together()
+    shares = [requests[i::clients] for i in range(clients)]
+    futures = [pool.submit(client_process, kind, url, share, start_at) for share in shares]
+    time.sleep(max(0.0, start_at - time.time()))
+    before = service_cpu_seconds(service)
+    outcomes = [future.result() for future in futures]
+    service_cpu = service_cpu_seconds(service) - before
+    samples = [sample for share, _ in outcomes for sample in share]
+    client_cpu = sum(cpu for _, cpu in outcomes)
+    return ClientRun(samples, client_cpu * 1000 / len(samples), service_cpu * 1000 / len(samples))
 
 
 _UNIQUE = itertools.count()
@@ -293,38 +336,56 @@ CASES = [(True, False), (True, True), (False, False), (False, True)]
 Results = dict[tuple[str, bool, bool], tuple[float, float, float]]
 
 
-def measure_over_mcp(url: str, workers: int, results: Results, rng: random.Random, requests: int) -> None:
+def measure_over_mcp(
+    pool: ProcessPoolExecutor,
+    service: psutil.Process,
+    url: str,
+    workers: int,
+    results: Results,
+    rng: random.Random,
+    requests: int,
+) -> None:
     print(f"\nsearch_policy, n_results=10, over MCP, {workers} worker(s) (ms)  p50     p95     p99")
     for dated, unique in CASES:
-        asyncio.run(run_over_mcp(url, workload(rng, 100, dated), CLIENTS))  # warm the service's caches
+        run_clients(pool, service, "sdk", url, workload(rng, 100, dated), CLIENTS)  # warm the service's caches
         for clients in (1, CLIENTS):
-            samples = asyncio.run(run_over_mcp(url, workload(rng, requests, dated, unique), clients))
+            run = run_clients(pool, service, "sdk", url, workload(rng, requests, dated, unique), clients)
             results[(f"mcp{clients}w{workers}", dated, unique)] = row(
-                f"SDK, {clients} client(s), {label(dated, unique)}", samples)  # fmt: skip
-        samples = asyncio.run(run_over_json_rpc(url, workload(rng, requests, dated, unique), CLIENTS))
+                f"SDK, {clients} client(s), {label(dated, unique)}", run.samples, run.cpu())  # fmt: skip
+        run = run_clients(pool, service, "rpc", url, workload(rng, requests, dated, unique), CLIENTS)
         results[(f"rpc{CLIENTS}w{workers}", dated, unique)] = row(
-            f"JSON-RPC, {CLIENTS} clients, {label(dated, unique)}", samples)  # fmt: skip
+            f"JSON-RPC, {CLIENTS} clients, {label(dated, unique)}", run.samples, run.cpu())  # fmt: skip
 
 
 def report_targets(results: Results, worker_counts: list[int]) -> None:
+    """Ratios at the same concurrency and the targets. The issue's in-process baseline is "embedding + vector
+    query": the unique-question rows, where every query is embedded. With repeated questions the in-process
+    side is a remembered vector plus the exact search (~1-2 ms), less than the SDK client's own CPU per call,
+    so that ratio is printed too but says more about the client than about the service."""
     for workers in worker_counts:
         print(f"\nratios MCP ({workers} worker(s)) / in-process, same concurrency   p50     p95")
-        worst = 0.0
+        worst = {False: 0.0, True: 0.0}
         for dated, unique in CASES:
             for kind, clients in (("mcp", 1), ("mcp", CLIENTS), ("rpc", CLIENTS)):
                 mcp = results[(f"{kind}{clients}w{workers}", dated, unique)]
                 local = results[(f"inproc{clients}", dated, unique)]
-                worst = max(worst, mcp[1] / local[1]) if kind == "mcp" else worst
+                if kind == "mcp":
+                    worst[unique] = max(worst[unique], mcp[1] / local[1])
                 name = f"{'SDK' if kind == 'mcp' else 'JSON-RPC'} {clients}, {label(dated, unique)}"
                 print(f"  {name:<55}{mcp[0] / local[0]:>8.2f}{mcp[1] / local[1]:>8.2f}")
         for unique in (False, True):
             p95 = results[(f"mcp{CLIENTS}w{workers}", True, unique)][1]
             rpc95 = results[(f"rpc{CLIENTS}w{workers}", True, unique)][1]
             kind = "unique" if unique else "repeated"
-            verdict = "met" if p95 <= 25 else "NOT met"
             print(f"  p95 with effective_date, {CLIENTS} SDK clients, {kind} questions: {p95:.2f} ms "
-                  f"(target ≤ 25 ms: {verdict}); JSON-RPC {rpc95:.2f} ms")  # fmt: skip
-        print(f"  worst p95 ratio SDK / in-process: {worst:.2f} (target ≤ 2: {'met' if worst <= 2 else 'NOT met'})")
+                  f"(target ≤ 25 ms: {verdict(p95 <= 25)}); JSON-RPC {rpc95:.2f} ms")  # fmt: skip
+        print(f"  worst p95 ratio SDK / in-process, every query embedded (unique): {worst[True]:.2f} "
+              f"(target ≤ 2: {verdict(worst[True] <= 2)}); with remembered vectors (repeated): "
+              f"{worst[False]:.2f}")  # fmt: skip
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
 
 
 def free_port() -> int:
@@ -373,13 +434,15 @@ def main() -> None:
                     f"{threads} thread(s), {label(dated, unique)}", samples
                 )
 
-        for workers in args.workers:
-            port = free_port()
-            service = start_service(settings, embedded_url(settings.redis_dir), port, workers)
-            measure_over_mcp(f"http://127.0.0.1:{port}/mcp", workers, results, rng, args.requests)
-            service.terminate()
-            service.wait(timeout=60)
-            service = None
+        with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for workers in args.workers:
+                port = free_port()
+                service = start_service(settings, embedded_url(settings.redis_dir), port, workers)
+                url = f"http://127.0.0.1:{port}/mcp"
+                measure_over_mcp(pool, psutil.Process(service.pid), url, workers, results, rng, args.requests)
+                service.terminate()
+                service.wait(timeout=60)
+                service = None
         report_targets(results, args.workers)
     finally:
         if service is not None:

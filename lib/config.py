@@ -65,7 +65,7 @@ class Settings(BaseSettings):
         default=256,
         ge=0,
         alias="SEARCH_CACHE_MB",
-        description="Per-process cache of revision embeddings for exact search; 0 = always ask Chroma",
+        description="Per-process cache of the searched revisions' chunks for exact search; 0 = always ask Chroma",
     )
 
     # Security and limits

@@ -6,11 +6,20 @@ Key schema exactly as spec 000 FR-008::
     policy_revision:{source}:{revision_id}   hash   revision metadata
     policy_revisions:{source}                zset   revision ids scored by effective_from (epoch days)
     policies_all                             set    every source slug
+    policy_registry:generation               string random token, replaced by every write (below)
 
 Every write that touches a policy's revisions runs as an optimistic transaction: WATCH the policy,
 its sorted set and every revision hash, read, decide, then MULTI/EXEC. A concurrent writer to the
 same policy makes EXEC fail and the loser re-reads and re-decides, so two overlapping creations can
 never both succeed and a supersession is never half applied.
+
+Readers on the hot path (the resolver, hence every search) use a ``RegistrySnapshot``: every policy's
+revisions, loaded once and reused while ``policy_registry:generation`` still holds the token it was
+loaded under. Every write replaces the token in the same MULTI/EXEC as its data, so a reader checks
+one key per request and sees each write on its next request, in every replica. A token rather than
+a counter: after a flush or a restore the key is new and no old snapshot can match it. Edits made
+behind the registry's back (``redis-cli``) do not replace it; a snapshot is therefore also reloaded
+once it is ``snapshot_max_age_s`` (1 s) old.
 
 Date rules (spec 000 FR-007/FR-008), with two decisions the specs leave open:
 
@@ -26,8 +35,10 @@ Date rules (spec 000 FR-007/FR-008), with two decisions the specs leave open:
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, TypeVar
@@ -63,6 +74,7 @@ from lib.models import (
 logger = logging.getLogger(__name__)
 
 POLICIES_ALL = "policies_all"
+GENERATION_KEY = "policy_registry:generation"
 _MAX_TRANSACTION_ATTEMPTS = 64
 _OCCUPYING = frozenset({RevisionStatus.PROCESSING, RevisionStatus.ACTIVE, RevisionStatus.SUPERSEDED})
 
@@ -186,6 +198,21 @@ class _PolicyState:
             ) from None
 
 
+@dataclass(frozen=True)
+class RegistrySnapshot:
+    """Every registered policy's revisions, newest ``effective_from`` first, as of one registry generation."""
+
+    generation: str
+    revisions: Mapping[str, tuple[Revision, ...]]
+    """By source slug, sorted; a policy without revisions maps to ``()``."""
+    loaded_at: float = 0.0
+    """``time.monotonic()`` when it was read."""
+
+    @property
+    def sources(self) -> list[str]:
+        return list(self.revisions)
+
+
 def settled_status(rev: Revision, others: Iterable[Revision]) -> RevisionStatus:
     """``superseded`` for a closed revision that a later one follows; ``active`` otherwise."""
     if rev.effective_to is not None and any(o.effective_from > rev.effective_from for o in others):
@@ -196,8 +223,14 @@ def settled_status(rev: Revision, others: Iterable[Revision]) -> RevisionStatus:
 class PolicyRegistry:
     """CRUD and date rules for policies and revisions. Construct with a ``decode_responses=True`` client."""
 
+    snapshot_max_age_s = 1.0
+    """How long a snapshot may be reused while the generation is unchanged: the bound on how late edits made
+    behind the registry's back are seen. Writes through this class are seen on the next read."""
+
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
+        self._snapshot: RegistrySnapshot | None = None
+        self._snapshot_lock = threading.Lock()
 
     # -- policies ---------------------------------------------------------------------------------
 
@@ -297,25 +330,35 @@ class PolicyRegistry:
             result[source] = [_revision_from_hash(row) for row in (next(rows) for _ in ids) if row]
         return result
 
-    def latest_started_on_or_before(self, sources: list[str], day: date, limit: int = 4) -> dict[str, list[Revision]]:
-        """Per source, the ``limit`` revisions with the latest ``effective_from`` not after ``day``.
+    def generation(self) -> str:
+        """The token of the registry's current content (one GET); set first if missing (a flushed database)."""
+        token = self._call(self._r.get, GENERATION_KEY)
+        if token is None:
+            self._call(self._r.set, GENERATION_KEY, uuid.uuid4().hex, nx=True)
+            token = self._call(self._r.get, GENERATION_KEY)
+        return str(token)
 
-        Two pipelined round trips whatever the number of sources: the hot path of a dated search.
+    def snapshot(self) -> RegistrySnapshot:
+        """Every policy's revisions as of now: one round trip when nothing was written since the last call.
+
+        The generation is read before the data, so a write racing the load leaves the snapshot labelled
+        with the older token and the next call reloads; a snapshot is never newer-labelled than its data.
         """
-        score = epoch_days(day)
-        pipe = self._r.pipeline(transaction=False)
-        for source in sources:
-            pipe.zrevrangebyscore(revisions_key(source), score, "-inf", start=0, num=limit)
-        id_lists = self._call(pipe.execute)
-        pipe = self._r.pipeline(transaction=False)
-        for source, ids in zip(sources, id_lists, strict=True):
-            for rid in ids:
-                pipe.hgetall(revision_key(source, rid))
-        rows = iter(self._call(pipe.execute))
-        return {
-            source: [_revision_from_hash(row) for row in (next(rows) for _ in ids) if row]
-            for source, ids in zip(sources, id_lists, strict=True)
-        }
+        generation = self.generation()
+        if (cached := self._snapshot) is not None and self._is_current(cached, generation):
+            return cached
+        with self._snapshot_lock:
+            if (cached := self._snapshot) is not None and self._is_current(cached, generation):
+                return cached
+            loaded_at = time.monotonic()
+            by_source = self.revisions_by_source(self.list_sources())
+            snapshot = RegistrySnapshot(generation, {s: tuple(r) for s, r in by_source.items()}, loaded_at)
+            self._snapshot = snapshot
+        logger.debug("registry.snapshot_loaded generation=%s policies=%d", generation, len(by_source))
+        return snapshot
+
+    def _is_current(self, snapshot: RegistrySnapshot, generation: str) -> bool:
+        return snapshot.generation == generation and time.monotonic() - snapshot.loaded_at < self.snapshot_max_age_s
 
     def get_effective_revision(self, source: str, day: date | str) -> Revision | None:
         """The revision in force on ``day`` (spec 001 PolicyRegistry TS-10/11); see ``lib.temporal``."""
@@ -606,7 +649,8 @@ class PolicyRegistry:
         """Run ``write`` under WATCH of the policy's keys, retrying when another writer got in first.
 
         ``write`` reads through the pipeline (immediate mode), calls ``pipe.multi()`` and queues its
-        writes; anything it raises before EXEC leaves Redis untouched.
+        writes; anything it raises before EXEC leaves Redis untouched. The new generation token is
+        queued after its writes, so readers' snapshots see the change with the data.
         """
         zkey, pkey = revisions_key(source), policy_key(source)
         try:
@@ -627,6 +671,7 @@ class PolicyRegistry:
                                     superseded_by[rid] = row["superseded_by"]
                         state = _PolicyState(source, bool(pipe.exists(pkey)), revisions, superseded_by)
                         result = write(pipe, state)
+                        pipe.set(GENERATION_KEY, uuid.uuid4().hex)
                         pipe.execute()
                         return result
                     except redis.WatchError:

@@ -25,6 +25,7 @@ from lib.errors import InvalidArgumentError, PolicyNotFoundError, RevisionNotFou
 from lib.kb import KnowledgeBase
 from lib.models import Revision, SearchHit
 from lib.registry import check_revision_id, check_source
+from lib.temporal import resolve_revision
 from lib.vectorstore import StoredChunk, relevance, revision_key
 
 MAX_QUERY_CHARS = 2000
@@ -63,11 +64,10 @@ def check_n_results(n_results: int, maximum: int) -> int:
     return n_results
 
 
-def _check_sources(kb: KnowledgeBase, sources: Sequence[str] | None) -> list[str]:
+def _check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> list[str]:
     """The policies to search: all when ``sources`` is empty; unknown slugs are an error, not silence."""
-    registered = kb.registry.list_sources()
     if not sources:
-        return registered
+        return list(registered)
     wanted = list(dict.fromkeys(check_source(s) for s in sources))
     unknown = sorted(set(wanted) - set(registered))
     if unknown:
@@ -78,13 +78,15 @@ def _check_sources(kb: KnowledgeBase, sources: Sequence[str] | None) -> list[str
 def searchable_revisions(
     kb: KnowledgeBase, sources: Sequence[str] | None, effective_date: date | None
 ) -> dict[str, Revision]:
-    """``{revision_key: Revision}`` of every revision a search may return chunks from."""
-    wanted = _check_sources(kb, sources)
+    """``{revision_key: Revision}`` of every revision a search may return chunks from, from one registry
+    snapshot (one Redis read when the registry has not changed)."""
+    snapshot = kb.registry.snapshot()
+    wanted = _check_sources(snapshot.sources, sources)
     if effective_date is not None:
-        resolved = kb.resolver.resolve_many(wanted, effective_date).values()
+        resolved = (resolve_revision(s, snapshot.revisions[s], effective_date) for s in wanted)
         revisions = [r.revision for r in resolved if r.revision is not None]
     else:
-        revisions = [r for revs in kb.registry.revisions_by_source(wanted).values() for r in revs if r.resolvable]
+        revisions = [r for s in wanted for r in snapshot.revisions[s] if r.resolvable]
     return {revision_key(r.source, r.revision_id): r for r in revisions}
 
 

@@ -2,16 +2,19 @@
 
 Ranges of revisions in ``processing``/``active``/``superseded`` never overlap (the registry enforces
 it), so for a day at most one of them covers it: among the revisions that started on or before the
-day, the latest non-failed one. That is one ``ZREVRANGEBYSCORE ... LIMIT`` per source, pipelined
-across sources. Only ``active`` and ``superseded`` revisions are returned; a day covered by a
-revision still in ``processing`` has none yet.
+day, the latest non-failed one. Only ``active`` and ``superseded`` revisions are returned; a day
+covered by a revision still in ``processing`` has none yet.
 
-This module is the single answer to "which revision on day D"; the vector search filters chunks by
-the revision ids it returns, so a chunk's own (possibly stale) date metadata never decides.
+The resolver answers from the registry's snapshot (``PolicyRegistry.snapshot``: one Redis read when
+nothing changed, a reload after any write), so resolving every policy for a search is a few
+microseconds of Python. This module is the single answer to "which revision on day D"; the vector
+search filters chunks by the revisions it returns, so a chunk's own (possibly stale) date metadata
+never decides.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from lib.dates import parse_date
@@ -23,13 +26,16 @@ REASON_BEFORE_FIRST = "date_before_first_revision"
 REASON_IN_GAP = "date_in_gap"
 
 
-def _pick(candidates: list[Revision], day: date) -> Revision | None:
-    """The revision covering ``day`` among those that started on or before it, newest first."""
-    for rev in candidates:
-        if rev.status == RevisionStatus.FAILED:
+def resolve_revision(source: str, revisions: Sequence[Revision], day: date) -> Resolution:
+    """The revision of ``source`` in force on ``day``, from all its ``revisions`` newest ``effective_from``
+    first; when there is none, the reason (no revisions, before the first, in a gap)."""
+    for rev in revisions:
+        if rev.effective_from > day or rev.status == RevisionStatus.FAILED:
             continue
-        return rev if rev.resolvable and rev.covers(day) else None
-    return None
+        if rev.resolvable and rev.covers(day):
+            return Resolution(source=source, effective_date=day, revision=rev)
+        break
+    return Resolution(source=source, effective_date=day, reason=_reason(revisions, day))
 
 
 class EffectiveDateResolver:
@@ -42,40 +48,26 @@ class EffectiveDateResolver:
 
     def resolve_snapshot(self, day: date | str) -> list[Resolution]:
         """Every registered policy as of ``day`` (spec 001 FR-009), sorted by source."""
-        sources = self._registry.list_sources()
-        resolved = self.resolve_many(sources, day)
-        return [resolved[s] for s in sources]
+        return list(self.resolve_many(None, day).values())
 
     def get_revision_ids_for_date(self, day: date | str, sources: list[str] | None = None) -> dict[str, str]:
         """``{source: revision_id}`` of the revisions in force, for filtering chunks."""
-        sources = self._registry.list_sources() if sources is None else sources
         return {
             source: res.revision.revision_id
             for source, res in self.resolve_many(sources, day).items()
             if res.revision is not None
         }
 
-    def resolve_many(self, sources: list[str], day: date | str) -> dict[str, Resolution]:
+    def resolve_many(self, sources: Sequence[str] | None, day: date | str) -> dict[str, Resolution]:
+        """``{source: Resolution}`` for ``sources`` (every registered policy when ``None``), in that order.
+        An unknown source resolves to no revision (``no_revisions``)."""
         day = parse_date(day, field="effective_date")
-        latest = self._registry.latest_started_on_or_before(sources, day)
-        result: dict[str, Resolution] = {}
-        unresolved: list[str] = []
-        for source in sources:
-            candidates = latest.get(source, [])
-            if candidates and all(c.status == RevisionStatus.FAILED for c in candidates):
-                candidates = self._registry.latest_started_on_or_before([source], day, limit=-1)[source]
-            revision = _pick(candidates, day)
-            if revision is not None:
-                result[source] = Resolution(source=source, effective_date=day, revision=revision)
-            else:
-                unresolved.append(source)
-        if unresolved:
-            for source, revisions in self._registry.revisions_by_source(unresolved).items():
-                result[source] = Resolution(source=source, effective_date=day, reason=_reason(revisions, day))
-        return result
+        by_source = self._registry.snapshot().revisions
+        wanted = list(by_source) if sources is None else sources
+        return {source: resolve_revision(source, by_source.get(source, ()), day) for source in wanted}
 
 
-def _reason(revisions: list[Revision], day: date) -> str:
+def _reason(revisions: Sequence[Revision], day: date) -> str:
     resolvable = [r for r in revisions if r.resolvable]
     if not resolvable:
         return REASON_NO_REVISIONS

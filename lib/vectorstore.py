@@ -6,22 +6,24 @@ filter on ``revision_key`` values resolved from the registry (``lib.temporal``),
 metadata alone: that metadata is kept in step with the registry for readers and audits, but a
 registry date edit can never make a search return a chunk of the wrong revision.
 
-Searching (``search``): Chroma's own where-filtered query costs 30-60 ms on 20k chunks (the filter
-is evaluated in SQLite before the vector search), against ~1 ms unfiltered. So a search computes the
-exact nearest neighbours itself, over the embeddings of the allowed revisions held in process memory
-(``RevisionEmbeddingCache``), and reads only the winners back from Chroma. The cache is only a cache:
+Searching (``search``): Chroma's own where-filtered query costs 20-60 ms on 20k chunks (the filter
+is evaluated in SQLite before the vector search), and even reading 10 chunks back by id costs ~1.6 ms.
+So a search answers from process memory: ``RevisionChunkCache`` holds, per revision, the chunks
+as Chroma stored them (ids, embeddings, texts, metadata), and a search computes the exact nearest
+neighbours over the blocks of the allowed revisions. The cache is only a cache:
 
-- a revision's block is used only while the registry still shows the same ``chunk_count`` and
-  ``ingested_at`` it was loaded under (every ingestion or reindex changes ``ingested_at``), and only if
-  the block has exactly ``chunk_count`` rows (a revision mid-write is never cached);
-- the winners are re-read from Chroma by id, and must still exist, still belong to an allowed revision
-  and still carry the very embedding that ranked them; otherwise the block is dropped;
-- in every case it cannot vouch for (cold cache over budget, inconsistent counts, a failed check), the
-  search runs as Chroma's filtered query instead.
+- a revision's block is loaded from Chroma in one read and used only while the registry shows the
+  same ``chunk_count`` and ``ingested_at`` it was loaded under, and only if that read returned
+  exactly ``chunk_count`` chunks (a revision mid-write is never cached). Every write of a revision's
+  chunks goes through ``lib.ingest`` (ingestion, reindex, the audit's re-ingest repair), which ends
+  by recording a new ``ingested_at``; removal takes the revision out of the registry first. So the
+  registry stamp, read fresh on every search (``PolicyRegistry.snapshot``), says when a block is
+  out of date, in every replica, without asking Chroma;
+- in every case it cannot serve (over budget, counts that disagree), the search runs as Chroma's
+  filtered query instead.
 
-So every replica answers from Chroma's current content and the registry's current dates; the cache
-only decides how fast. Results equal the filtered query's (same ids, same order, same distances up to
-float32 rounding), which ``tests/mcp_service/test_search_equality.py`` checks on the real NPPF.
+Results equal the filtered query's (same ids, same order, same distances up to float32 rounding),
+which ``tests/mcp_service/test_search_equality.py`` checks on the real NPPF.
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ logger = logging.getLogger(__name__)
 POLICY_COLLECTION = "policy_docs"
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 _PAGE = 5000
-ROW_BYTES = 384 * 4 + 4 + 64
-"""What one cached chunk costs: its float32 embedding, squared norm and id."""
+ROW_BYTES = 384 * 4 + 4 + 64 + 2048
+"""What one cached chunk costs, about: its float32 embedding, squared norm, id, text and metadata."""
+_META_BYTES = 1024
+"""About what one chunk's metadata dict costs in memory."""
 _RERANK_SLACK = 8
 """Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9.\-]+")
@@ -111,18 +115,38 @@ class StoredChunk:
 
 @dataclass(frozen=True)
 class RevisionBlock:
-    """One revision's chunk embeddings as loaded from Chroma, with what the registry said at the time."""
+    """One revision's chunks as loaded from Chroma, with what the registry said at the time."""
 
     key: str
     stamp: tuple[int, str]
     ids: list[str]
-    matrix: np.ndarray
-    """``(rows, 384)`` float32, C-contiguous."""
-    sq_norms: np.ndarray
+    scoring: np.ndarray
+    """``(rows, 385)`` float32, C-contiguous: each embedding ``m`` times -2, then ``|m|^2``. Its product with
+    ``[q, 1]`` is ``|m - q|^2 - |q|^2``, a ranking by distance in one matrix-vector product; ``m`` itself is
+    ``-scoring[:, :384] / 2``, exactly (scaling by a power of two loses nothing)."""
+    texts: list[str]
+    metadatas: list[dict[str, Any]]
+
+    @classmethod
+    def from_embeddings(
+        cls, key: str, stamp: tuple[int, str], ids: list[str], embeddings: np.ndarray, texts: list[str],
+        metadatas: list[dict[str, Any]],
+    ) -> RevisionBlock:  # fmt: skip
+        matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1)
+        scoring = np.empty((len(ids), matrix.shape[1] + 1), dtype=np.float32)
+        scoring[:, :-1] = -2.0 * matrix
+        scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
+        return cls(key, stamp, ids, scoring, texts, metadatas)
+
+    def embedding(self, row: int) -> np.ndarray:
+        return self.scoring[row, :-1] * np.float32(-0.5)
 
     @property
     def nbytes(self) -> int:
-        return self.matrix.nbytes + self.sq_norms.nbytes + 64 * len(self.ids)
+        return self.scoring.nbytes + sum(len(t) for t in self.texts) + (64 + _META_BYTES) * len(self.ids)
+
+    def chunk(self, row: int, distance: float) -> StoredChunk:
+        return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
 
 
 def revision_stamp(revision: Revision) -> tuple[int, str]:
@@ -130,7 +154,7 @@ def revision_stamp(revision: Revision) -> tuple[int, str]:
     return revision.chunk_count, revision.ingested_at.isoformat() if revision.ingested_at else ""
 
 
-class RevisionEmbeddingCache:
+class RevisionChunkCache:
     """Least-recently-used revision blocks within a byte budget. Thread-safe; loads run outside the lock."""
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
@@ -158,11 +182,6 @@ class RevisionEmbeddingCache:
             self._blocks[block.key] = block
             self._bytes += block.nbytes
         return True
-
-    def invalidate(self, keys: Sequence[str]) -> None:
-        with self._lock:
-            for key in keys:
-                self._drop(key)
 
     @property
     def nbytes(self) -> int:
@@ -278,7 +297,7 @@ class PolicyVectorStore(ChunkCollection):
         self, client: ClientAPI, collection_name: str = POLICY_COLLECTION, *, cache_bytes: int = DEFAULT_CACHE_BYTES
     ) -> None:
         super().__init__(client, collection_name)
-        self.cache = RevisionEmbeddingCache(cache_bytes)
+        self.cache = RevisionChunkCache(cache_bytes)
         self.exact_searches = 0
         self.fallback_searches = 0
         """How many searches the cache answered and how many went to Chroma's filtered query (approximate
@@ -337,10 +356,8 @@ class PolicyVectorStore(ChunkCollection):
         query = np.asarray(embedding, dtype=np.float32).reshape(-1)
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
-            found = self._exact_search(query, n_results, blocks)
-            if found is not None:
-                self.exact_searches += 1
-                return found
+            self.exact_searches += 1
+            return self._exact_search(query, n_results, blocks)
         self.fallback_searches += 1
         return self.query(query, n_results, revision_filter(sorted(revisions)))
 
@@ -365,66 +382,42 @@ class PolicyVectorStore(ChunkCollection):
         return blocks
 
     def _load_block(self, key: str, stamp: tuple[int, str]) -> RevisionBlock | None:
-        result = self.collection.get(where={"revision_key": key}, include=["embeddings"])
+        result = self.collection.get(where={"revision_key": key}, include=["embeddings", "documents", "metadatas"])
         ids = list(result["ids"])
         if len(ids) != stamp[0]:
             logger.info("vectorstore.block_not_cached revision_key=%s stored=%d registry=%d", key, len(ids), stamp[0])
             return None
-        embeddings = result["embeddings"]
-        matrix = np.ascontiguousarray(
-            np.asarray(embeddings, dtype=np.float32) if len(ids) else np.zeros((0, 0), np.float32)
-        )
-        return RevisionBlock(key, stamp, ids, matrix, np.einsum("ij,ij->i", matrix, matrix))
+        return RevisionBlock.from_embeddings(
+            key, stamp, ids, np.asarray(result["embeddings"] if ids else np.zeros((0, 0)), dtype=np.float32),
+            texts=[t or "" for t in result["documents"] or []],
+            metadatas=[dict(m or {}) for m in result["metadatas"] or []],
+        )  # fmt: skip
 
-    def _exact_search(self, query: np.ndarray, n_results: int, blocks: list[RevisionBlock]) -> list[StoredChunk] | None:
-        """Exact top-n over the blocks, winners re-read and checked against Chroma; ``None`` if a check fails."""
+    @staticmethod
+    def _exact_search(query: np.ndarray, n_results: int, blocks: list[RevisionBlock]) -> list[StoredChunk]:
+        """Exact top-n over the blocks: one product per block ranks every row by ``|m|^2 - 2 m.q``, one
+        partition picks the best ``n_results + slack`` over all of them, and those are re-ranked by direct
+        squared L2 (what Chroma reports), ties broken by id. The work in Python is per block and per
+        candidate, never per row."""
+        blocks = [b for b in blocks if b.ids]
+        if not blocks:
+            return []
+        extended = np.append(query, np.float32(1.0))
+        scores = (
+            np.concatenate([b.scoring @ extended for b in blocks]) if len(blocks) > 1 else blocks[0].scoring @ extended
+        )
         wanted = n_results + _RERANK_SLACK
-        approx_parts, row_parts, owner_parts = [], [], []
-        for index, block in enumerate(blocks):
-            if not block.ids:
-                continue
-            # |m - q|^2 = |m|^2 - 2 m.q + |q|^2; the last term is the same for every row, so it is left out.
-            approx = block.sq_norms - 2.0 * (block.matrix @ query)
-            rows = np.argpartition(approx, wanted)[:wanted] if len(approx) > wanted else np.arange(len(approx))
-            approx_parts.append(approx[rows])
-            row_parts.append(rows)
-            owner_parts.append(np.full(len(rows), index))
-        if not approx_parts:
-            return []
-        approx, rows, owners = np.concatenate(approx_parts), np.concatenate(row_parts), np.concatenate(owner_parts)
-        if len(approx) > wanted:
-            keep = np.argpartition(approx, wanted)[:wanted]
-            rows, owners = rows[keep], owners[keep]
-        diff = np.stack([blocks[b].matrix[r] for b, r in zip(owners.tolist(), rows.tolist(), strict=True)]) - query
-        exact = np.einsum("ij,ij->i", diff, diff)
+        best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
+        starts = np.cumsum([0] + [len(b.ids) for b in blocks])
+        owners = np.searchsorted(starts, best, side="right") - 1
+        candidates = [(blocks[o], int(p - starts[o])) for o, p in zip(owners.tolist(), best.tolist(), strict=True)]
+        diff = np.stack([block.embedding(row) for block, row in candidates]) - query
+        exact = np.einsum("ij,ij->i", diff, diff).tolist()
         ranked = sorted(
-            ((float(d), blocks[b].ids[r], blocks[b], r)
-             for d, b, r in zip(exact.tolist(), owners.tolist(), rows.tolist(), strict=True)),
-            key=lambda c: (c[0], c[1]),
-        )[:n_results]  # fmt: skip
-        if not ranked:
-            return []
-        fetched = self.collection.get(ids=[c[1] for c in ranked], include=["documents", "metadatas", "embeddings"])
-        by_id = {
-            cid: (text, meta, emb)
-            for cid, text, meta, emb in zip(
-                fetched["ids"], fetched["documents"] or [], fetched["metadatas"] or [], fetched["embeddings"],
-                strict=True,
-            )
-        }  # fmt: skip
-        chunks = []
-        for distance, cid, block, row in ranked:
-            stored = by_id.get(cid)
-            if (
-                stored is None
-                or (stored[1] or {}).get("revision_key") != block.key
-                or not np.array_equal(np.asarray(stored[2], dtype=np.float32), block.matrix[row])
-            ):
-                logger.info("vectorstore.block_stale revision_key=%s chunk_id=%s", block.key, cid)
-                self.cache.invalidate([block.key])
-                return None
-            chunks.append(StoredChunk(id=cid, text=stored[0] or "", metadata=dict(stored[1] or {}), distance=distance))
-        return chunks
+            ((d, block.ids[row], block, row) for d, (block, row) in zip(exact, candidates, strict=True)),
+            key=lambda c: c[:2],
+        )[:n_results]
+        return [block.chunk(row, d) for d, _, block, row in ranked]
 
 
 def revision_filter(revision_keys: Sequence[str]) -> dict[str, Any]:

@@ -11,7 +11,8 @@ API and health, behind bearer auth.
 
 ``/mcp`` is a ``Route``, not a ``Mount``: a mount would answer ``/mcp`` with a 307 to ``/mcp/``.
 Streamable HTTP runs stateless with JSON responses: no session lives in this process, so replicas
-behind a load balancer need no stickiness, and a request costs one JSON round trip.
+behind a load balancer need no stickiness, and a request costs one JSON round trip. Plain requests take
+the single-exchange lane (``single_exchange``) straight to the SDK's request kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from mcp_service.envelope import envelope_sdk_errors
 from mcp_service.health import liveness
 from mcp_service.policy_tools import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_policy_tools
 from mcp_service.rest import API_PREFIX, create_rest_app
+from mcp_service.single_exchange import mcp_endpoint
 from mcp_service.sse_relay import SseRelay
 
 logger = logging.getLogger(__name__)
@@ -92,9 +94,12 @@ def create_mcp_app(
     write_tools: Collection[str],
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
+    single_exchange: bool = True,
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
-    server of this service shares (``policy-kb`` here, ``document-store`` in ``document_tools``)."""
+    server of this service shares (``policy-kb`` here, ``document-store`` in ``document_tools``).
+    ``single_exchange=False`` serves ``/mcp`` with the SDK transport alone, the reference the lane is
+    tested against."""
     # Builds the session manager; the app it returns is not used, the route below is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.host)
     session_manager = server.session_manager
@@ -118,7 +123,11 @@ def create_mcp_app(
 
     all_routes = [
         Route("/health", liveness, methods=["GET"]),
-        Route("/mcp", StreamableHTTPASGIApp(session_manager), methods=["GET", "POST", "DELETE"]),
+        Route(
+            "/mcp",
+            mcp_endpoint(server, session_manager) if single_exchange else StreamableHTTPASGIApp(session_manager),
+            methods=["GET", "POST", "DELETE"],
+        ),
         Route("/sse", relay.stream, methods=["GET"]),
         Route("/messages/", relay.messages, methods=["POST"]),
         *routes,

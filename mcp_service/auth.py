@@ -22,9 +22,9 @@ from typing import Any
 from pydantic import SecretStr
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.bodies import BodyTooLarge, read_body
+from mcp_service.bodies import BodyTooLarge, read_body, replaying
 
 logger = logging.getLogger(__name__)
 
@@ -103,16 +103,7 @@ class BearerAuthMiddleware:
         if tool is not None:
             await self._refuse(scope, receive, send, 403, "forbidden", f"This API key may only read; '{tool}' writes")
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
     def _write_tool_called(self, body: bytes) -> str | None:
         """The first write tool a JSON-RPC message (or batch) calls; malformed JSON is left to the transport."""

@@ -1,8 +1,9 @@
-"""Reading a whole ASGI request body with a cap, for the middlewares that must see it before the app."""
+"""Reading a whole ASGI request body with a cap, for the middlewares that must see it before the app, and
+handing it on to the app afterwards."""
 
 from __future__ import annotations
 
-from starlette.types import Receive
+from starlette.types import Message, Receive
 
 
 class BodyTooLarge(Exception):
@@ -22,3 +23,17 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         if len(body) > limit:
             raise BodyTooLarge
     return bytes(body)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands an already-read ``body`` to the next app first, then defers to ``receive``."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay

@@ -8,12 +8,12 @@ with its traceback and the caller sees ``internal`` and no detail.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
+import pydantic_core
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
@@ -26,7 +26,7 @@ INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
 
 
 def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False, default=str)
+    text = pydantic_core.to_json(payload, fallback=str).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from datetime import date
 
 import pytest
@@ -19,7 +20,7 @@ from lib.errors import (
     RevisionOverlapError,
 )
 from lib.models import PolicyCreate, PolicyUpdate, RevisionCreate, RevisionStatus, RevisionUpdate
-from lib.registry import PolicyRegistry
+from lib.registry import PolicyRegistry, revision_key
 
 
 def make_policy(registry: PolicyRegistry, source: str = "NPPF", category: str = "national_policy") -> None:
@@ -53,6 +54,7 @@ def snapshot(client: redis.Redis) -> dict[str, object]:
             "hash": lambda k: client.hgetall(k),
             "zset": lambda k: client.zrange(k, 0, -1, withscores=True),
             "set": lambda k: sorted(client.smembers(k)),
+            "string": lambda k: client.get(k),
         }[kind](key)
     return out
 
@@ -364,3 +366,69 @@ def test_progress_is_recorded_but_never_resurrects_a_deleted_revision(
     registry.delete_revision("NPPF", rid)
     assert not registry.set_progress("NPPF", rid, "store", 90.0)
     assert not redis_client.exists(f"policy_revision:NPPF:{rid}")
+
+
+def test_every_write_replaces_the_generation_and_a_failed_one_does_not(registry: PolicyRegistry) -> None:
+    def first_revision(source: str) -> str:
+        return registry.list_revisions(source)[-1].revision_id
+
+    writes = [
+        lambda: make_policy(registry),
+        lambda: registry.update_policy("NPPF", PolicyUpdate(title="renamed")),
+        lambda: add(registry, "2020-01-01", ingest=False),
+        lambda: registry.mark_ingested(
+            "NPPF", first_revision("NPPF"), page_count=1, chunk_count=1, file_size_bytes=1, extraction_method="ocr"
+        ),
+        lambda: add(registry, "2024-01-01", rid="later", ingest=False),
+        lambda: registry.mark_failed("NPPF", "later", "a corrupt PDF"),
+        lambda: registry.update_revision("NPPF", first_revision("NPPF"), RevisionUpdate(version_label="renamed")),
+        lambda: registry.delete_revision("NPPF", "later"),
+    ]
+    tokens = [registry.generation()]
+    for write in writes:
+        write()
+        tokens.append(registry.generation())
+        assert registry.generation() == tokens[-1], "reading must not change the token"
+    assert len(set(tokens)) == len(writes) + 1
+    with pytest.raises(RevisionOverlapError):
+        add(registry, "2019-06-01", "2020-06-01")
+    with pytest.raises(PolicyAlreadyExistsError):
+        make_policy(registry)
+    assert registry.generation() == tokens[-1], "a refused write leaves the token alone"
+
+
+def test_the_snapshot_is_reused_until_a_write_and_sees_it_at_once(registry: PolicyRegistry, redis_url: str) -> None:
+    """Two registries over one Redis stand for two replicas: a write by one is in the other's next snapshot."""
+    other = PolicyRegistry(redis.Redis.from_url(redis_url, decode_responses=True))
+    make_policy(registry)
+    first = add(registry, "2020-01-01")
+    cached = other.snapshot()
+    assert other.snapshot() is cached
+    assert [r.revision_id for r in cached.revisions["NPPF"]] == [first]
+    second = add(registry, "2024-01-01")
+    fresh = other.snapshot()
+    assert fresh is not cached and fresh.generation == registry.generation()
+    assert [(r.revision_id, r.status) for r in fresh.revisions["NPPF"]] == [
+        (second, RevisionStatus.ACTIVE),
+        (first, RevisionStatus.SUPERSEDED),
+    ]
+    make_policy(registry, "LTN_1_20")
+    assert other.snapshot().sources == ["LTN_1_20", "NPPF"] and other.snapshot().revisions["LTN_1_20"] == ()
+
+
+def test_a_flushed_or_hand_edited_registry_is_not_served_from_an_old_snapshot(
+    registry: PolicyRegistry, redis_client: redis.Redis
+) -> None:
+    make_policy(registry)
+    add(registry, "2020-01-01")
+    assert registry.snapshot().sources == ["NPPF"]
+    redis_client.flushdb()
+    assert registry.snapshot().sources == [], "a flushed database gets a new token"
+    make_policy(registry)
+    rid = add(registry, "2020-01-01")
+    registry.snapshot_max_age_s = 0.2
+    before = registry.snapshot()
+    redis_client.hset(revision_key("NPPF", rid), "version_label", "edited by hand")
+    assert registry.snapshot() is before
+    time.sleep(0.25)
+    assert registry.snapshot().revisions["NPPF"][0].version_label == "edited by hand"

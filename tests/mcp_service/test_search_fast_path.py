@@ -1,6 +1,6 @@
-"""The fast search path (``PolicyVectorStore.search``: exact search over cached revision embeddings, winners
-re-read from Chroma) against Chroma's own filtered query, on the real NPPF and on stores changed under
-the cache's feet; and the ONNX query encoder against torch."""
+"""The fast search path (``PolicyVectorStore.search``: exact search over the cached chunks of the allowed
+revisions) against Chroma's own filtered query, on the real NPPF and on stores rewritten while another
+replica holds them in its cache; and the ONNX query encoder against torch."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 from lib.embeddings import ONNX_TOLERANCE, Embedder, load_onnx_encoder, onnx_file_name
-from lib.ingest import ingest_revision
+from lib.ingest import ingest_revision, store_chunks
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision
-from lib.models import PolicyCreate, RevisionCreate
+from lib.lifecycle import register_revision, remove_revision
+from lib.models import Chunk, PolicyCreate, RevisionCreate
+from lib.redis_server import redis_client
+from lib.registry import PolicyRegistry
 from lib.search import SearchResult, search_policy, searchable_revisions
+from lib.temporal import EffectiveDateResolver
 from lib.vectorstore import ROW_BYTES, PolicyVectorStore, open_chroma, revision_filter
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
@@ -127,37 +130,44 @@ def assert_same_result(a: SearchResult, b: SearchResult) -> None:
     assert np.allclose([h.relevance_score for h in a.results], [h.relevance_score for h in b.results], atol=1e-5)
 
 
-def test_a_chunk_rewritten_behind_the_registry_is_caught_and_chroma_answers(two_revisions: KnowledgeBase) -> None:
-    kb = two_revisions
-    question = "refused on highways grounds"
-    before = search_policy(kb, question, effective_date="2025-01-01", n_results=3)
-    winner = kb.vectors.collection.get(ids=[before.results[0].chunk_id], include=["embeddings", "documents",
-                                                                                  "metadatas"])  # fmt: skip
-    far = -np.asarray(winner["embeddings"][0], dtype=np.float32)
-    kb.vectors.collection.upsert(ids=winner["ids"], embeddings=[far.tolist()], documents=winner["documents"],
-                                 metadatas=winner["metadatas"])  # fmt: skip
-    fallbacks = kb.vectors.fallback_searches
-    after = search_policy(kb, question, effective_date="2025-01-01", n_results=3)
-    assert kb.vectors.fallback_searches == fallbacks + 1
-    assert before.results[0].chunk_id not in ids(after)
-    assert_same_result(after, search_policy(kb, question, effective_date="2025-01-01", n_results=3))
+def replica_of(kb: KnowledgeBase) -> KnowledgeBase:
+    """Another service process over the same stores: its own Chroma client, cache and registry snapshot."""
+    registry = PolicyRegistry(redis_client(kb.settings))
+    vectors = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name)
+    return KnowledgeBase(**{**vars(kb), "registry": registry, "resolver": EffectiveDateResolver(registry),
+                            "vectors": vectors})  # fmt: skip
 
 
-def test_a_reingested_revision_is_reloaded_and_another_replica_sees_it(two_revisions: KnowledgeBase) -> None:
+def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(two_revisions: KnowledgeBase) -> None:
+    """Replica A holds both revisions in its cache; replica B rewrites rev_b's chunks through the pipeline
+    (as a reindex does). A's next search answers from the new chunks, exactly as Chroma's query does."""
     kb = two_revisions
-    replica = KnowledgeBase(
-        **{**vars(kb), "vectors": PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name)}
-    )
+    replica = replica_of(kb)
     question = "cycle lanes on busy roads"
     assert_same_result(search_policy(replica, question, n_results=20), search_policy(kb, question, n_results=20))
     assert len(replica.vectors.cache) == 2
-    kb.vectors.delete_revision("NPPF", "rev_b")  # chunks gone behind the registry's back (a crash mid-write)
-    gone = search_policy(replica, question, n_results=20)
-    assert {h.revision_id for h in gone.results} == {"rev_a"}
-    ingest_revision(kb, "NPPF", "rev_b")  # repaired: a new ingested_at, so every replica reloads the block
-    back = search_policy(replica, question, n_results=20)
-    assert_same_result(back, search_policy(kb, question, n_results=20))
-    assert {h.revision_id for h in back.results} == {"rev_a", "rev_b"}
+    texts = ["Cycle lanes on busy roads must be segregated from motor traffic.", "Heritage assets are irreplaceable."]
+    chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
+              for i, t in enumerate(texts)]  # fmt: skip
+    store_chunks(kb, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1, file_size_bytes=1,
+                 extraction_method="text_layer")  # fmt: skip
+    after = search_policy(replica, question, effective_date="2025-01-01", n_results=5)
+    assert [h.text for h in after.results] == texts
+    assert_same_result(after, search_policy(kb, question, effective_date="2025-01-01", n_results=5))
+    revisions = searchable_revisions(replica, None, None)
+    vector = replica.embedder.embed_queries([question])[0]
+    chroma = replica.vectors.query(vector, 20, revision_filter(sorted(revisions)))
+    assert_same_ranking(ranked(replica.vectors.search(vector, 20, revisions)), ranked(chroma))
+
+
+def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: KnowledgeBase) -> None:
+    kb = two_revisions
+    replica = replica_of(kb)
+    question = "design vision"
+    assert {h.revision_id for h in search_policy(replica, question, n_results=20).results} == {"rev_a", "rev_b"}
+    remove_revision(kb, "NPPF", "rev_a")
+    assert {h.revision_id for h in search_policy(replica, question, n_results=20).results} == {"rev_b"}
+    assert search_policy(replica, question, effective_date="2021-01-01").results == []
 
 
 def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(two_revisions: KnowledgeBase) -> None:
