@@ -78,6 +78,12 @@ def serve(
     if len(names) > 1 and port is not None:
         raise InvalidArgumentError("--port applies to one server; with several, set each one's port variable")
     if names == ["policy-kb"] and settings.policy_kb_workers > 1:
+        if not settings.chroma_host:
+            logging.getLogger(__name__).warning(
+                "service.workers_on_embedded_chroma workers=%d: each worker opens CHROMA_PERSIST_DIR on its own; "
+                "searching is fine, but upload and reindex through one process or a Chroma server (CHROMA_HOST)",
+                settings.policy_kb_workers,
+            )
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
         uvicorn.run("mcp_service.app:create_app", factory=True, workers=settings.policy_kb_workers,
