@@ -18,8 +18,10 @@ revisions, loaded once and reused while ``policy_registry:generation`` still hol
 loaded under. Every write replaces the token in the same MULTI/EXEC as its data, so a reader checks
 one key per request and sees each write on its next request, in every replica. A token rather than
 a counter: after a flush or a restore the key is new and no old snapshot can match it. Edits made
-behind the registry's back (``redis-cli``) do not replace it; a snapshot is therefore also reloaded
-once it is ``snapshot_max_age_s`` (1 s) old.
+behind the registry's back (``redis-cli``) do not replace it: a snapshot is therefore also reloaded
+once it is ``snapshot_max_age_s`` (30 s) old, and ``DEL policy_registry:generation`` makes every
+replica reload on its next read. (A reload costs a few milliseconds; a shorter age would make a
+review agent asking one question every few seconds pay it on every question.)
 
 Date rules (spec 000 FR-007/FR-008), with two decisions the specs leave open:
 
@@ -223,7 +225,7 @@ def settled_status(rev: Revision, others: Iterable[Revision]) -> RevisionStatus:
 class PolicyRegistry:
     """CRUD and date rules for policies and revisions. Construct with a ``decode_responses=True`` client."""
 
-    snapshot_max_age_s = 1.0
+    snapshot_max_age_s = 30.0
     """How long a snapshot may be reused while the generation is unchanged: the bound on how late edits made
     behind the registry's back are seen. Writes through this class are seen on the next read."""
 

@@ -22,6 +22,9 @@ neighbours over the blocks of the allowed revisions. The cache is only a cache:
 - in every case it cannot serve (over budget, counts that disagree), the search runs as Chroma's
   filtered query instead.
 
+Answers are remembered too (``AnswerMemo``), keyed by the query vector and the key and stamp of every
+block searched, so an answer is only ever reused for the very blocks that produced it.
+
 Results equal the filtered query's (same ids, same order, same distances up to float32 rounding),
 which ``tests/mcp_service/test_search_equality.py`` checks on the real NPPF.
 """
@@ -290,6 +293,36 @@ class ChunkCollection:
         return sorted(chunks, key=lambda c: int(c.metadata.get("chunk_index", 0)))
 
 
+class AnswerMemo:
+    """The last ``size`` exact-search answers, keyed by the query vector, ``n_results`` and the revision key and
+    stamp of every block searched. An answer is reused only for the very same blocks, so it is the answer the
+    search would compute again (a review agent asks the same checklist of every application, and every date
+    in a revision's range resolves to the same blocks). Thread-safe."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple[object, ...], tuple[StoredChunk, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> list[StoredChunk] | None:
+        with self._lock:
+            answer = self._answers.get(key)
+            if answer is None:
+                return None
+            self._answers.move_to_end(key)
+            return list(answer)
+
+    def put(self, key: tuple[object, ...], answer: Sequence[StoredChunk]) -> None:
+        with self._lock:
+            self._answers[key] = tuple(answer)
+            self._answers.move_to_end(key)
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
 class PolicyVectorStore(ChunkCollection):
     """The ``policy_docs`` collection, with the exact-search cache of the fast path."""
 
@@ -298,6 +331,7 @@ class PolicyVectorStore(ChunkCollection):
     ) -> None:
         super().__init__(client, collection_name)
         self.cache = RevisionChunkCache(cache_bytes)
+        self.answers = AnswerMemo(1024 if cache_bytes else 0)
         self.exact_searches = 0
         self.fallback_searches = 0
         """How many searches the cache answered and how many went to Chroma's filtered query (approximate
@@ -357,7 +391,12 @@ class PolicyVectorStore(ChunkCollection):
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
-            return self._exact_search(query, n_results, blocks)
+            key = (query.tobytes(), n_results, *((b.key, b.stamp) for b in blocks))
+            answer = self.answers.get(key)
+            if answer is None:
+                answer = self._exact_search(query, n_results, blocks)
+                self.answers.put(key, answer)
+            return answer
         self.fallback_searches += 1
         return self.query(query, n_results, revision_filter(sorted(revisions)))
 

@@ -20,7 +20,7 @@ from lib.errors import (
     RevisionOverlapError,
 )
 from lib.models import PolicyCreate, PolicyUpdate, RevisionCreate, RevisionStatus, RevisionUpdate
-from lib.registry import PolicyRegistry, revision_key
+from lib.registry import GENERATION_KEY, PolicyRegistry, revision_key
 
 
 def make_policy(registry: PolicyRegistry, source: str = "NPPF", category: str = "national_policy") -> None:
@@ -426,9 +426,12 @@ def test_a_flushed_or_hand_edited_registry_is_not_served_from_an_old_snapshot(
     assert registry.snapshot().sources == [], "a flushed database gets a new token"
     make_policy(registry)
     rid = add(registry, "2020-01-01")
-    registry.snapshot_max_age_s = 0.2
     before = registry.snapshot()
     redis_client.hset(revision_key("NPPF", rid), "version_label", "edited by hand")
     assert registry.snapshot() is before
-    time.sleep(0.25)
+    redis_client.delete(GENERATION_KEY)  # what an operator does after editing by hand
     assert registry.snapshot().revisions["NPPF"][0].version_label == "edited by hand"
+    registry.snapshot_max_age_s = 0.2
+    redis_client.hset(revision_key("NPPF", rid), "version_label", "edited again")
+    time.sleep(0.25)
+    assert registry.snapshot().revisions["NPPF"][0].version_label == "edited again"
