@@ -12,7 +12,9 @@ server middleware, surface validation, tool dispatch, output validation and resu
 every transport uses) and writes the reply the transport would write: status 200, the JSON-RPC
 response or error, errors mapped as the SDK's dispatcher maps them. Everything else goes to the SDK
 transport untouched (GET, DELETE, notifications, responses, batches, ``initialize``, malformed bodies,
-unknown versions, oversized bodies), so its validation messages and status codes stay the SDK's.
+unknown versions), so its validation messages and status codes stay the SDK's; the SDK's own body-size
+limit and transport security (Content-Type, Host, Origin) sit in front of the lane as they sit in front
+of the transport.
 ``tests/mcp_service/test_single_exchange.py`` sends the same requests both ways and compares.
 
 It leans on SDK internals (``serve_one``, the manager's lifespan state, the modern entry's dispatch
