@@ -26,7 +26,7 @@ Answers are remembered too (``AnswerMemo``), keyed by the query vector and the k
 block searched, so an answer is only ever reused for the very blocks that produced it.
 
 Results equal the filtered query's (same ids, same order, same distances up to float32 rounding),
-which ``tests/mcp_service/test_search_equality.py`` checks on the real NPPF.
+which ``tests/mcp_service/test_search_fast_path.py`` checks on the real NPPF.
 """
 
 from __future__ import annotations
@@ -442,9 +442,7 @@ class PolicyVectorStore(ChunkCollection):
         if not blocks:
             return []
         extended = np.append(query, np.float32(1.0))
-        scores = (
-            np.concatenate([b.scoring @ extended for b in blocks]) if len(blocks) > 1 else blocks[0].scoring @ extended
-        )
+        scores = np.concatenate([b.scoring @ extended for b in blocks])
         wanted = n_results + _RERANK_SLACK
         best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
         starts = np.cumsum([0] + [len(b.ids) for b in blocks])
