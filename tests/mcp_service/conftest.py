@@ -44,6 +44,14 @@ READ_KEY = "read-key-" + "r" * 32
 NPPF_DB = 7
 FRESH_DB = 8
 SERVER_START_TIMEOUT_S = 30
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""What a Streamable HTTP client sends with every POST to ``/mcp``."""
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 
 
 def bearer(key: str = FULL_KEY) -> dict[str, str]:

@@ -13,6 +13,7 @@ import pytest
 
 from mcp_service.auth import BAD_FORMAT, INVALID, MISSING
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer
+from tests.mcp_service.conftest import MCP_HEADERS as MCP
 
 
 def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -25,7 +26,6 @@ def tool(name: str, **arguments: Any) -> dict[str, Any]:
 
 CLIENT = {"name": "auth-test", "version": "0"}
 INIT = rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT})
-MCP = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 REV = "/api/v1/policies/AUTHTEST/revisions/rev_x"
 NO_SESSION = "/messages/?session_id=" + "0" * 32
 PDF_FILE = {"file": ("a.pdf", b"%PDF-1.4", "application/pdf")}

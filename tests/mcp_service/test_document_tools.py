@@ -22,6 +22,8 @@ from tests.conftest import free_port
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, TABLE_PDF
 from tests.mcp_service.conftest import (
     FULL_KEY,
+    INITIALIZE,
+    MCP_HEADERS,
     READ_KEY,
     Service,
     bearer,
@@ -37,13 +39,6 @@ pytestmark = pytest.mark.anyio
 DOCS_DB = 10
 REF = "25/01178/REM"
 ROOT = Path(__file__).resolve().parents[2]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 FR_008_CHUNK_FIELDS = {
     "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
     "total_chunks", "extraction_method", "char_count", "word_count",

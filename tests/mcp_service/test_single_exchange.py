@@ -17,9 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_service.app import build_mcp_server, create_mcp_app
 from mcp_service.policy_tools import WRITE_TOOLS
 from mcp_service.single_exchange import SingleExchangeLane
-from tests.mcp_service.conftest import FULL_KEY, Service, mcp_session, running
-
-ACCEPT = "application/json, text/event-stream"
+from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, mcp_session, running
 
 
 @dataclass
@@ -62,7 +60,7 @@ def call(name: str, arguments: dict[str, Any], request_id: int | str = 1) -> dic
 
 
 DAY = "2025-06-01"
-HEADERS = {"Authorization": f"Bearer {FULL_KEY}", "Accept": ACCEPT, "Content-Type": "application/json"}
+HEADERS = MCP_HEADERS | bearer()
 
 PLAIN: dict[str, tuple[dict[str, str], Any]] = {
     "tools/list": ({}, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
@@ -82,8 +80,7 @@ PLAIN: dict[str, tuple[dict[str, str], Any]] = {
 }  # fmt: skip
 
 PASSED_ON: dict[str, tuple[dict[str, str], Any]] = {
-    "initialize": ({}, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    "initialize": ({}, INITIALIZE),
     "a notification": ({}, {"jsonrpc": "2.0", "method": "notifications/initialized"}),
     "a batch": ({}, [call("list_policy_documents", {}, 1), call("list_policy_documents", {}, 2)]),
     "invalid JSON": ({}, "{not json"),

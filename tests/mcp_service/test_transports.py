@@ -17,16 +17,18 @@ import pytest
 from mcp_service.app import create_app
 from mcp_service.policy_tools import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
-from tests.mcp_service.conftest import FULL_KEY, Service, bearer, mcp_session, running, wait_healthy
+from tests.mcp_service.conftest import (
+    FULL_KEY,
+    INITIALIZE,
+    MCP_HEADERS,
+    Service,
+    bearer,
+    mcp_session,
+    running,
+    wait_healthy,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.mark.anyio
