@@ -56,6 +56,7 @@ $(INSPECTOR):
 
 test: setup inspector
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/pytest
 
 demo: setup

@@ -37,12 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lib.config import load_settings  # noqa: E402
-from lib.documents import ingest_document  # noqa: E402
-from lib.embeddings import load_model  # noqa: E402
+from lib.documents.operations import ingest_document  # noqa: E402
 from lib.errors import KBError  # noqa: E402
-from lib.extraction import extract_document  # noqa: E402
 from lib.kb import open_kb  # noqa: E402
-from lib.redis_server import stop_embedded_redis  # noqa: E402
+from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
+from lib.text.extraction import extract_document  # noqa: E402
 
 NPPF = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
 TABLE = ROOT / "tests" / "fixtures" / "pdfs" / "table_pdfplumber_senate-expenditures.pdf"

@@ -19,16 +19,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib.chunking import chunk_sections  # noqa: E402
 from lib.config import load_settings  # noqa: E402
-from lib.embeddings import load_model  # noqa: E402
-from lib.extraction import extract_document  # noqa: E402
-from lib.ingest import ingest_revision  # noqa: E402
 from lib.kb import open_kb  # noqa: E402
-from lib.lifecycle import register_revision  # noqa: E402
-from lib.models import PolicyCreate, RevisionCreate  # noqa: E402
-from lib.redis_server import stop_embedded_redis  # noqa: E402
-from lib.sections import split_sections  # noqa: E402
+from lib.policies.ingest import ingest_revision  # noqa: E402
+from lib.policies.lifecycle import register_revision  # noqa: E402
+from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
+from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
+from lib.text.chunking import chunk_sections  # noqa: E402
+from lib.text.extraction import extract_document  # noqa: E402
+from lib.text.sections import split_sections  # noqa: E402
 
 DEFAULT_PDF = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
 

@@ -2,7 +2,7 @@
 
 The store holds the real NPPF (both bundled revisions, through the real pipeline) plus synthetic
 policies: 10 policies × 4 revisions in time (2015, 2018, 2021, 2024) × 500 chunks, whose texts are real
-NPPF chunks and whose embeddings are the real ones plus noise, written through ``lib.ingest.store_chunks``.
+NPPF chunks and whose embeddings are the real ones plus noise, written through ``lib.policies.ingest.store_chunks``.
 A dated search therefore sees ~5,500 chunks of 11 revisions; an undated one all of them.
 
 Printed, for queries with and without ``effective_date``:
@@ -11,7 +11,7 @@ Printed, for queries with and without ``effective_date``:
   client sees it (the SDK client parses the result and validates it against the tool's output schema,
   on the same 2 CPUs as the server here); and the same requests as bare JSON-RPC POSTs from httpx;
   with 1 service worker process and with one per CPU (``POLICY_KB_WORKERS``);
-- in-process: the same queries through ``lib.search.search_policy`` (embedding + vector query) from
+- in-process: the same queries through ``lib.policies.search.search_policy`` (embedding + vector query) from
   4 threads, and from 1;
 - the ratio MCP / in-process at the same concurrency (target ≤ 2), and p95 with a date (target ≤ 25 ms);
 - for reference, the parts: query embedding with torch and with ONNX, Chroma's own filtered query
@@ -54,15 +54,16 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
 from lib.config import Settings, load_settings  # noqa: E402
-from lib.embeddings import Embedder, load_onnx_encoder  # noqa: E402
-from lib.ingest import store_chunks  # noqa: E402
 from lib.kb import KnowledgeBase, open_kb  # noqa: E402
-from lib.lifecycle import create_revision  # noqa: E402
-from lib.models import Chunk, PolicyCreate, RevisionCreate  # noqa: E402
-from lib.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
-from lib.search import search_policy, searchable_revisions  # noqa: E402
-from lib.seeding import seed_policies  # noqa: E402
-from lib.vectorstore import AnswerMemo, revision_filter  # noqa: E402
+from lib.models import Chunk  # noqa: E402
+from lib.policies.ingest import store_chunks  # noqa: E402
+from lib.policies.lifecycle import create_revision  # noqa: E402
+from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
+from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
+from lib.policies.seeding import seed_policies  # noqa: E402
+from lib.stores.chroma import AnswerMemo, revision_filter  # noqa: E402
+from lib.stores.embeddings import Embedder, load_onnx_encoder  # noqa: E402
+from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 SEED_FILE = ROOT / "deployments" / "seed" / "seed.yaml"
 API_KEY = "benchmark-key"

@@ -3,7 +3,7 @@ Prefect, extraction, embedding, storage.
 
 Two seedings of the same file, each into stores of its own (embedded Redis, Chroma and object store in a
 temp dir): through the ``seed_policies`` flow on Prefect's local API (what ``make demo`` does), and
-through ``lib.seeding`` alone. Stage seconds come from the pipeline's own timers; Prefect's overhead is
+through ``lib.policies.seeding`` alone. Stage seconds come from the pipeline's own timers; Prefect's overhead is
 the flow's wall time minus the time spent inside the library, and its one-off start-up (import, local
 API server) is measured separately with an empty flow run.
 
@@ -32,10 +32,10 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 from lib.config import load_settings  # noqa: E402
-from lib.embeddings import load_model  # noqa: E402
 from lib.kb import KnowledgeBase, open_kb  # noqa: E402
-from lib.redis_server import stop_embedded_redis  # noqa: E402
-from lib.seeding import SeedAction, SeedStep, seed_policies  # noqa: E402
+from lib.policies.seeding import SeedAction, SeedStep, seed_policies  # noqa: E402
+from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 
 DEFAULT_CONFIG = "deployments/seed/seed.yaml"
 STAGES = {

@@ -19,11 +19,11 @@ import click
 import typer
 
 from lib.config import load_settings
-from lib.documents import delete_document
+from lib.documents.operations import delete_document
 from lib.errors import KBError
 from lib.kb import KnowledgeBase, open_kb
-from lib.search import SearchResult, search_policy
-from lib.seeding import SeedStep
+from lib.policies.search import SearchResult, search_policy
+from lib.policies.seeding import SeedStep
 
 if TYPE_CHECKING:
     from flows.seed import SeedResult
@@ -92,7 +92,7 @@ def _run_seed(kb: KnowledgeBase, config: str) -> SeedResult:
     from deployments.progress import RevisionProgress, quiet_prefect_console
     from flows.common import bound_kb
     from flows.seed import resolve_seed_config, seed_policies
-    from lib.seeding import load_seed_config
+    from lib.policies.seeding import load_seed_config
 
     seed_file = load_seed_config(resolve_seed_config(kb, config))
     targets = [(p.source, r.resolved_revision_id(p.source)) for p in seed_file.policies for r in p.revisions]
@@ -132,7 +132,7 @@ def ingest(
 ) -> None:
     """Ingest a policy revision from a PDF on this machine (the ingest flow, in this process)."""
     from flows.ingest import ingest_policy_revision
-    from lib.models import PolicyCreate, RevisionCreate
+    from lib.policies.models import PolicyCreate, RevisionCreate
 
     kb = _kb()
     # The operator named this file on their own machine: allow exactly it, whatever ALLOWED_FILE_ROOTS says.
@@ -331,8 +331,8 @@ def up(
     ] = "policy-kb,document-store",
 ) -> None:
     """The embedded stack in the foreground: Redis (started if needed) and the MCP service; prints the URLs."""
-    from lib.objectstore import open_object_store
-    from lib.redis_server import ensure_embedded_redis
+    from lib.stores.objects import open_object_store
+    from lib.stores.redis_server import ensure_embedded_redis
     from mcp_service.__main__ import check_servers
     from mcp_service.__main__ import serve as run_service
 

@@ -1,6 +1,6 @@
 """Terminal progress for the CLI's flow runs, read from where any process can see it: the revisions in Redis.
 
-``lib.ingest`` records each revision's phase and percent on its registry entry, so the same display
+``lib.policies.ingest`` records each revision's phase and percent on its registry entry, so the same display
 works whether the flow runs in this process or on a worker. Prefect's own console log is turned down
 while a bar is shown (the runs still log to the Prefect API, so the UI keeps every line).
 """
@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn
 
 from lib.errors import KBError
 from lib.kb import KnowledgeBase
-from lib.models import RevisionStatus
+from lib.policies.models import RevisionStatus
 
 POLL_SECONDS = 0.25
 

@@ -1,7 +1,7 @@
 """Application documents through Prefect (spec 003): a whole application's files in, one document out.
 
 ``ingest_application_documents`` takes a folder (every file directly in it) or a list of paths, all
-inside ``ALLOWED_FILE_ROOTS``, and ingests them one after another through ``lib.documents``. Documents
+inside ``ALLOWED_FILE_ROOTS``, and ingests them one after another through ``lib.documents.operations``. Documents
 run in sequence on purpose: each already uses every core (one single-threaded Tesseract per core for
 its scanned pages, all cores for its embeddings), so running two at once would only make them fight.
 
@@ -24,8 +24,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
 from flows.common import IO_TASK_OPTIONS, artifact_key, flow_kb, is_transient, log_event
-from lib.document_registry import check_application_ref
-from lib.documents import (
+from lib.documents.operations import (
     DeletedDocument,
     IngestResult,
     IngestSuccess,
@@ -34,6 +33,7 @@ from lib.documents import (
     ingest_document,
     list_application_files,
 )
+from lib.documents.registry import check_application_ref
 from lib.errors import KBError
 from lib.kb import KnowledgeBase
 
@@ -65,7 +65,7 @@ class ApplicationIngestResult(BaseModel):
 
 @task(name="ingest-application-document", **IO_TASK_OPTIONS)
 def ingest_file(kb: KnowledgeBase, path: str, application_ref: str) -> IngestResult:
-    """One file through ``lib.documents.ingest_document``; store outages are retried, bad files are not."""
+    """One file through ``lib.documents.operations.ingest_document``; store outages are retried, bad files are not."""
     return ingest_document(kb, path, application_ref)
 
 

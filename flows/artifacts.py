@@ -18,7 +18,7 @@ from prefect.artifacts import (
 )
 
 from flows.common import artifact_key
-from lib.models import IngestOutcome, Revision
+from lib.policies.models import IngestOutcome, Revision
 
 STAGES = ("fetch", "extract", "chunk", "embed", "store", "total")
 

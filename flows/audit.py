@@ -1,6 +1,6 @@
 """``consistency_audit``: registry, Chroma and object store compared (spec 000 NFR-003), nightly.
 
-The findings go to a table artifact. With ``repair`` the safe fixes are applied (``lib.audit``) and the
+The findings go to a table artifact. With ``repair`` the safe fixes are applied (``lib.policies.audit``) and the
 stores audited again, so the artifact shows what was wrong, what was done and what is left. With
 ``fail_on_findings`` (the nightly schedule sets it) a run that leaves findings ends ``Failed``, so the
 Prefect UI and its automations flag it.
@@ -15,10 +15,10 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.audit import AuditReport, RepairAction, audit_store, repair_findings
-from lib.document_audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
+from lib.documents.audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
 from lib.errors import InconsistentStoreError
 from lib.kb import KnowledgeBase
+from lib.policies.audit import AuditReport, RepairAction, audit_store, repair_findings
 
 FINDINGS_KEY = "consistency-audit"
 REPAIRS_KEY = "consistency-audit-repairs"

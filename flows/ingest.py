@@ -2,7 +2,7 @@
 
 Two ways in. With ``file`` (a path inside ``ALLOWED_FILE_ROOTS`` or an object-store key) the flow stores
 the file content-addressed, registers the revision as ``processing`` and ingests it; running it again
-with the same file is safe (``lib.lifecycle.ensure_registered``). Without ``file`` it ingests a revision
+with the same file is safe (``lib.policies.lifecycle.ensure_registered``). Without ``file`` it ingests a revision
 that is already registered and still ``processing`` or ``failed``: the REST upload registers first and
 then submits this flow.
 
@@ -20,10 +20,10 @@ from pydantic import BaseModel, Field, ValidationError
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.errors import InvalidArgumentError, KBError
-from lib.ingest import ingest_revision
 from lib.kb import KnowledgeBase
-from lib.lifecycle import Registration, RegistrationAction, ensure_registered, fail_revision, read_source_file
-from lib.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionCreate, RevisionStatus
+from lib.policies.ingest import ingest_revision
+from lib.policies.lifecycle import Registration, RegistrationAction, ensure_registered, fail_revision, read_source_file
+from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionCreate, RevisionStatus
 
 FLOW = "ingest"
 
@@ -65,14 +65,14 @@ def load_registered(kb: KnowledgeBase, source: str, revision_id: str) -> Registr
 
 @task(name="extract-chunk-embed-store", **IO_TASK_OPTIONS)
 def run_pipeline(kb: KnowledgeBase, source: str, revision_id: str) -> IngestOutcome:
-    """The one pipeline (``lib.ingest``), its progress mirrored into a progress artifact."""
+    """The one pipeline (``lib.policies.ingest``), its progress mirrored into a progress artifact."""
     return ingest_revision(kb, source, revision_id, progress=ProgressArtifact(FLOW, source, revision_id))
 
 
 def settle_failure(kb: KnowledgeBase, source: str, revision_id: str, exc: BaseException) -> str:
     """Leave a revision that did not make it ``failed`` and chunk-free; return the recorded error.
 
-    ``lib.ingest`` already does this for a bad PDF; this covers the rest (retries exhausted on a store
+    ``lib.policies.ingest`` already does this for a bad PDF; this covers the rest (retries exhausted on a store
     outage, a bug). If the stores are down even for this, the audit finds the revision stuck later.
     """
     error = f"{exc.error_type}: {exc.message}" if isinstance(exc, KBError) else f"internal: {type(exc).__name__}: {exc}"

@@ -2,7 +2,7 @@
 
 New chunks are written before stale ones are deleted, so searches find the revision throughout. A
 revision still ``processing`` is refused, as is a second reindex of a revision already being reindexed
-(``lib.reindex``); both fail the run with ``cannot_reindex`` and are never retried.
+(``lib.policies.reindex``); both fail the run with ``cannot_reindex`` and are never retried.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.kb import KnowledgeBase
-from lib.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionStatus
-from lib.reindex import reindex_revision
+from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionStatus
+from lib.policies.reindex import reindex_revision
 
 FLOW = "reindex"
 

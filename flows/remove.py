@@ -15,8 +15,8 @@ from pydantic import Field
 from flows.artifacts import publish_message
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.kb import KnowledgeBase
-from lib.lifecycle import RemovedRevision, remove_revision
-from lib.models import REVISION_ID_PATTERN, SOURCE_PATTERN
+from lib.policies.lifecycle import RemovedRevision, remove_revision
+from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN
 
 FLOW = "remove"
 

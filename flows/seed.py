@@ -1,6 +1,6 @@
 """``seed_policies``: bring the stores up to a seed YAML of policies, revisions and files (spec 001 PolicySeeder).
 
-One task per policy and per revision over ``lib.seeding``'s step functions (the same ones the library's
+One task per policy and per revision over ``lib.policies.seeding``'s step functions (the same ones the library's
 ``seed_policies`` loops over), so each revision shows, retries and fails on its own. Idempotent: a
 second run keeps everything and says so. A missing file is a warning and the rest continue.
 """
@@ -17,7 +17,15 @@ from pydantic import BaseModel, Field
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.kb import KnowledgeBase
 from lib.paths import resolve_allowed
-from lib.seeding import SeedAction, SeedPolicy, SeedRevision, SeedStep, ensure_policy, load_seed_config, seed_revision
+from lib.policies.seeding import (
+    SeedAction,
+    SeedPolicy,
+    SeedRevision,
+    SeedStep,
+    ensure_policy,
+    load_seed_config,
+    seed_revision,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_SEED_DIR = PROJECT_ROOT / "deployments" / "seed"

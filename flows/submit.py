@@ -3,7 +3,7 @@
 With ``PREFECT_API_URL`` set and the deployment registered there, the run goes to the deployment's work
 pool (``run_deployment(..., timeout=0)``) and its flow run id comes back. Otherwise (the embedded
 default, or a server without the deployment) the flow runs in a background thread of this process and
-a generated ``local-...`` id comes back. Either way ``lib.ingest`` records progress on the revision in
+a generated ``local-...`` id comes back. Either way ``lib.policies.ingest`` records progress on the revision in
 Redis, so a status reader in any process sees it.
 
 If the background flow cannot even start because the Prefect API is unreachable, the same ``lib``
@@ -27,11 +27,11 @@ from flows.ingest import ingest_policy_revision
 from flows.reindex import reindex_policy_revision
 from lib.config import Settings
 from lib.errors import KBError
-from lib.ingest import ingest_revision
 from lib.kb import KnowledgeBase, open_kb
-from lib.redis_server import redis_client
-from lib.registry import PolicyRegistry
-from lib.reindex import check_reindexable, reindex_revision
+from lib.policies.ingest import ingest_revision
+from lib.policies.registry import PolicyRegistry
+from lib.policies.reindex import check_reindexable, reindex_revision
+from lib.stores.redis_server import redis_client
 
 logger = logging.getLogger(__name__)
 

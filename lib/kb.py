@@ -12,14 +12,14 @@ from chromadb.api import ClientAPI
 from redis import Redis
 
 from lib.config import Settings, load_settings
-from lib.document_chunks import DocumentChunkStore
-from lib.document_registry import DocumentRegistry
-from lib.embeddings import Embedder
-from lib.objectstore import ObjectStore, open_object_store
-from lib.redis_server import redis_client
-from lib.registry import PolicyRegistry
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import PolicyVectorStore, open_chroma
+from lib.documents.chunks import DocumentChunkStore
+from lib.documents.registry import DocumentRegistry
+from lib.policies.registry import PolicyRegistry
+from lib.policies.temporal import EffectiveDateResolver
+from lib.stores.chroma import PolicyVectorStore, open_chroma
+from lib.stores.embeddings import Embedder
+from lib.stores.objects import ObjectStore, open_object_store
+from lib.stores.redis_server import redis_client
 
 
 @dataclass

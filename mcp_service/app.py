@@ -32,8 +32,8 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from lib.config import Settings, load_settings
 from lib.kb import KnowledgeBase, open_kb
-from lib.redis_server import ensure_embedded_redis
-from lib.search import searchable_revisions
+from lib.policies.search import searchable_revisions
+from lib.stores.redis_server import ensure_embedded_redis
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.envelope import envelope_sdk_errors
 from mcp_service.health import liveness

@@ -1,6 +1,6 @@
 """The ``document-store-mcp`` server: spec 003 FR-001..FR-004 over planning-application documents.
 
-Four tools, each a typed signature, one call into ``lib.documents`` on a worker thread and the spec's
+Four tools, each a typed signature, one call into ``lib.documents.operations`` on a worker thread and the spec's
 JSON out (``envelope``). The server runs as an app of its own (``create_document_store_app``) on
 ``DOCUMENT_STORE_PORT`` (3002), with the same transports, auth and error envelope as ``policy-kb``
 (``app.create_mcp_app``); ``policy-kb serve --servers policy-kb,document-store`` runs both at once.
@@ -17,9 +17,9 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 
-from lib import documents
-from lib.classification import DOCUMENT_TYPES
 from lib.config import Settings, load_settings
+from lib.documents import operations as documents
+from lib.documents.classification import DOCUMENT_TYPES
 from lib.kb import KnowledgeBase, open_kb
 from mcp_service.app import VERSION, create_mcp_app
 from mcp_service.envelope import envelope_sdk_errors, run_tool

@@ -17,16 +17,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from lib import search as lib_search
 from lib.dates import parse_date
 from lib.errors import UnsupportedFileTypeError
-from lib.ingest import ingest_revision
 from lib.kb import KnowledgeBase
-from lib.lifecycle import PDF_MAGIC, RegistrationAction, ensure_registered, read_allowed_file, remove_revision
-from lib.models import RevisionCreate, SearchHit
-from lib.registry import check_revision_id, check_source
-from lib.reindex import reindex_revision
-from lib.search import PolicySection
+from lib.policies import search as lib_search
+from lib.policies.ingest import ingest_revision
+from lib.policies.lifecycle import PDF_MAGIC, RegistrationAction, ensure_registered, read_allowed_file, remove_revision
+from lib.policies.models import RevisionCreate, SearchHit
+from lib.policies.registry import check_revision_id, check_source
+from lib.policies.reindex import reindex_revision
+from lib.policies.search import PolicySection
 from mcp_service.envelope import run_tool
 from mcp_service.views import PolicyInfo, RevisionInfo, Snapshot, policy_info, revision_info, snapshot
 
@@ -183,7 +183,7 @@ def _ingest_file(kb: KnowledgeBase, source: str, revision_id: str, file_path: st
 
 def _remove(kb: KnowledgeBase, source: str, revision_id: str) -> RemoveOutput:
     """Remove a revision's chunks (spec 000 FR-006). A registered revision goes entirely (registry entry,
-    chunks, file: ``lib.lifecycle.remove_revision``, as REST DELETE and the remove flow do), because a
+    chunks, file: ``lib.policies.lifecycle.remove_revision``, as REST DELETE and the remove flow do), because a
     registry entry without its chunks would break NFR-003; chunks of an unregistered revision (orphans)
     are simply deleted, ``0`` if there are none."""
     check_source(source)

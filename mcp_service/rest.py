@@ -1,7 +1,7 @@
 """The policy REST API (spec 001 "API Design", PolicyRouter TS-01..TS-16), mounted at ``/api/v1``.
 
 FastAPI, because the OpenAPI document (``/api/v1/openapi.json``) is then generated from the very pydantic
-models that validate requests (``lib.models``) and shape responses, so it cannot drift from the code.
+models that validate requests (``lib.policies.models``) and shape responses, so it cannot drift from the code.
 The one exception is the upload, parsed by hand so its size is checked while it streams in; its
 multipart schema is declared explicitly. Handlers are thin: validate, call ``lib`` (on a worker
 thread), shape the JSON. Every error has the body ``{"error": {"code", "message", "details"}}``,
@@ -28,9 +28,17 @@ from starlette.types import Message, Receive
 from lib.dates import iso, parse_date
 from lib.errors import FileTooLargeError, InvalidDateError, KBError
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision, remove_revision, sync_policy_chunks, update_revision
-from lib.models import Policy, PolicyCategory, PolicyCreate, PolicyUpdate, Revision, RevisionCreate, RevisionUpdate
-from lib.registry import check_revision_id, check_source
+from lib.policies.lifecycle import register_revision, remove_revision, sync_policy_chunks, update_revision
+from lib.policies.models import (
+    Policy,
+    PolicyCategory,
+    PolicyCreate,
+    PolicyUpdate,
+    Revision,
+    RevisionCreate,
+    RevisionUpdate,
+)
+from lib.policies.registry import check_revision_id, check_source
 from mcp_service.health import DeepHealth, deep_health
 from mcp_service.jobs import start_ingestion
 from mcp_service.views import RevisionInfo, RevisionStatusInfo, Snapshot, revision_info, revision_status, snapshot

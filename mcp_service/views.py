@@ -11,7 +11,7 @@ from datetime import date
 from pydantic import BaseModel, Field
 
 from lib.dates import iso
-from lib.models import Policy, PolicyCategory, Resolution, Revision, RevisionStatus
+from lib.policies.models import Policy, PolicyCategory, Resolution, Revision, RevisionStatus
 
 
 class RevisionInfo(BaseModel):

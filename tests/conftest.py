@@ -23,12 +23,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from lib.config import Settings, load_settings
-from lib.embeddings import Embedder
 from lib.kb import KnowledgeBase, open_document_stores
-from lib.objectstore import LocalObjectStore
-from lib.registry import PolicyRegistry
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import PolicyVectorStore, open_chroma
+from lib.policies.registry import PolicyRegistry
+from lib.policies.temporal import EffectiveDateResolver
+from lib.stores.chroma import PolicyVectorStore, open_chroma
+from lib.stores.embeddings import Embedder
+from lib.stores.objects import LocalObjectStore
 
 
 def free_port() -> int:

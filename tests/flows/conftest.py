@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from flows.common import bound_kb
 from lib.config import Settings
 from lib.kb import KnowledgeBase, open_kb
-from lib.models import PolicyCreate
+from lib.policies.models import PolicyCreate
 from tests.flows.policy_pdfs import write_policy_pdf
 
 HARNESS_START_TIMEOUT_S = 90

@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lib.objectstore import LocalObjectStore, S3ObjectStore
-from lib.registry import PolicyRegistry
-from lib.vectorstore import PolicyVectorStore
+from lib.policies.registry import PolicyRegistry
+from lib.stores.chroma import PolicyVectorStore
+from lib.stores.objects import LocalObjectStore, S3ObjectStore
 
 EXIT_NOT_CRASHED = 3
 

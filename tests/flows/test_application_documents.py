@@ -17,12 +17,12 @@ from prefect.artifacts import Artifact
 from flows.application_documents import FLOW, ingest_application_documents, remove_application_document
 from flows.common import artifact_key, bound_kb
 from lib.config import Settings
-from lib.document_registry import application_key
-from lib.documents import get_document_text, list_ingested_documents
+from lib.documents.operations import get_document_text, list_ingested_documents
+from lib.documents.registry import application_key
 from lib.errors import PathNotAllowedError
 from lib.kb import KnowledgeBase, open_kb
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
-from tests.lib.document_support import scanned_pages
+from tests.lib.documents.document_support import scanned_pages
 
 REF = "25/01178/REM"
 

@@ -11,14 +11,14 @@ from prefect.artifacts import Artifact
 
 from flows.audit import FINDINGS_KEY, SUMMARY_KEY, consistency_audit
 from flows.ingest import ingest_policy_revision
-from lib.audit import FindingKind, audit_store
 from lib.errors import InconsistentStoreError
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision
-from lib.models import RevisionCreate, RevisionStatus
-from lib.objectstore import policy_file_key, sha256_bytes
-from lib.registry import revision_key, revisions_key
-from lib.search import search_policy
+from lib.policies.audit import FindingKind, audit_store
+from lib.policies.lifecycle import register_revision
+from lib.policies.models import RevisionCreate, RevisionStatus
+from lib.policies.registry import revision_hash_key, revisions_key
+from lib.policies.search import search_policy
+from lib.stores.objects import policy_file_key, sha256_bytes
 from tests.flows.policy_pdfs import policy_pdf_bytes
 
 
@@ -48,7 +48,7 @@ def test_its08_chunks_of_a_revision_deleted_from_redis_are_reported_as_orphans_a
     nppf: KnowledgeBase, redis_client: redis.Redis, backend: str
 ) -> None:
     gone = nppf.registry.get_revision("NPPF", "rev_NPPF_2023_09")
-    redis_client.delete(revision_key("NPPF", "rev_NPPF_2023_09"))
+    redis_client.delete(revision_hash_key("NPPF", "rev_NPPF_2023_09"))
     redis_client.zrem(revisions_key("NPPF"), "rev_NPPF_2023_09")
 
     found = consistency_audit()
@@ -132,7 +132,7 @@ def test_a_revision_failed_behind_the_pipelines_back_is_cleaned_and_the_reopened
 
 
 def test_the_nightly_audit_covers_application_documents_and_repairs_their_orphans(flow_kb: KnowledgeBase) -> None:
-    from lib.documents import IngestSuccess, ingest_document
+    from lib.documents.operations import IngestSuccess, ingest_document
     from tests.fixtures_paths import TABLE_PDF
 
     inbox = flow_kb.settings.allowed_file_roots[0]

@@ -21,12 +21,12 @@ import redis
 from flows.audit import consistency_audit
 from flows.common import bound_kb
 from flows.ingest import ingest_policy_revision
-from lib.audit import FindingKind, audit_store
 from lib.config import Settings
 from lib.kb import open_kb
-from lib.lifecycle import RegistrationAction
-from lib.models import PolicyCreate, RevisionStatus
-from lib.registry import PolicyRegistry
+from lib.policies.audit import FindingKind, audit_store
+from lib.policies.lifecycle import RegistrationAction
+from lib.policies.models import PolicyCreate, RevisionStatus
+from lib.policies.registry import PolicyRegistry
 from tests.flows.policy_pdfs import write_policy_pdf
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -16,9 +16,9 @@ from flows.common import artifact_key
 from flows.ingest import ingest_policy_revision
 from lib.errors import ExtractionFailedError, InvalidArgumentError, PathNotAllowedError, RevisionAlreadyExistsError
 from lib.kb import KnowledgeBase
-from lib.lifecycle import RegistrationAction, register_revision
-from lib.models import RevisionCreate, RevisionStatus
-from lib.search import search_policy
+from lib.policies.lifecycle import RegistrationAction, register_revision
+from lib.policies.models import RevisionCreate, RevisionStatus
+from lib.policies.search import search_policy
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
 

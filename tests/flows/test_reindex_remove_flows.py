@@ -15,10 +15,10 @@ from flows.reindex import reindex_policy_revision
 from flows.remove import remove_policy_revision
 from lib.errors import CannotDeleteSoleRevisionError, CannotReindexError
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision
-from lib.models import RevisionCreate, RevisionStatus
-from lib.reindex import reindex_lock_key
-from lib.search import search_policy
+from lib.policies.lifecycle import register_revision
+from lib.policies.models import RevisionCreate, RevisionStatus
+from lib.policies.reindex import reindex_lock_key
+from lib.policies.search import search_policy
 from tests.flows.policy_pdfs import policy_pdf_bytes
 
 QUESTION = "refusing development on highways grounds"

@@ -14,9 +14,9 @@ from prefect.artifacts import Artifact
 from flows.seed import BUNDLED_SEED_DIR, SUMMARY_KEY, seed_policies
 from lib.errors import PathNotAllowedError
 from lib.kb import KnowledgeBase
-from lib.models import RevisionStatus
-from lib.search import search_policy
-from lib.seeding import SeedAction, load_seed_config
+from lib.policies.models import RevisionStatus
+from lib.policies.search import search_policy
+from lib.policies.seeding import SeedAction, load_seed_config
 from tests.flows.policy_pdfs import write_policy_pdf
 
 HIGHWAYS = "When should development be refused on highways grounds?"

@@ -21,8 +21,8 @@ from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, submit_ingestion
 from lib.config import Settings
 from lib.errors import CannotReindexError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision
-from lib.models import Revision, RevisionCreate, RevisionStatus
+from lib.policies.lifecycle import register_revision
+from lib.policies.models import Revision, RevisionCreate, RevisionStatus
 from tests.flows.policy_pdfs import policy_pdf_bytes
 
 WAIT_S = 90

@@ -11,9 +11,9 @@ import yaml
 from flows.ingest import ingest_policy_revision
 from flows.seed import seed_policies
 from lib.kb import KnowledgeBase
-from lib.search import search_policy
-from lib.seeding import SeedAction
-from lib.temporal import REASON_BEFORE_FIRST, REASON_IN_GAP, REASON_NO_REVISIONS
+from lib.policies.search import search_policy
+from lib.policies.seeding import SeedAction
+from lib.policies.temporal import REASON_BEFORE_FIRST, REASON_IN_GAP, REASON_NO_REVISIONS
 from tests.flows.policy_pdfs import write_policy_pdf
 
 QUESTION = "cycle lanes on busy roads"

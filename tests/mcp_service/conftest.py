@@ -2,7 +2,7 @@
 Chroma on disk, a local object store and the real model; clients are the MCP SDK's and httpx.
 
 - ``nppf_service``: once per session, the two bundled NPPF PDFs seeded through the real pipeline
-  (``lib.seeding``) into a Redis database and Chroma collection of their own, served with both keys
+  (``lib.policies.seeding``) into a Redis database and Chroma collection of their own, served with both keys
   set. Tests against it must not change NPPF; they create their own policies when they write.
 - ``fresh_service``: per test, an empty registry (its own Redis database, flushed) and collection.
 
@@ -34,7 +34,7 @@ from starlette.types import ASGIApp
 
 from lib.config import Settings, load_settings
 from lib.kb import KnowledgeBase, open_kb
-from lib.seeding import seed_policies
+from lib.policies.seeding import seed_policies
 from mcp_service.app import create_app
 from tests.conftest import free_port
 from tests.fixtures_paths import SEED_FILE

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lib.lifecycle import register_revision
-from lib.models import PolicyCreate, RevisionCreate
+from lib.policies.lifecycle import register_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
 from tests.fixtures_paths import IMAGE_ONLY_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from lib.ingest import ingest_revision
-from lib.lifecycle import create_revision, register_revision
-from lib.models import PolicyCreate, RevisionCreate
+from lib.policies.ingest import ingest_revision
+from lib.policies.lifecycle import create_revision, register_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 from tests.mcp_service.tools import call

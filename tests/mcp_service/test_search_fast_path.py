@@ -10,16 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.embeddings import ONNX_TOLERANCE, Embedder, load_onnx_encoder, onnx_file_name
-from lib.ingest import ingest_revision, store_chunks
 from lib.kb import KnowledgeBase
-from lib.lifecycle import register_revision, remove_revision
-from lib.models import Chunk, PolicyCreate, RevisionCreate
-from lib.redis_server import redis_client
-from lib.registry import PolicyRegistry
-from lib.search import SearchResult, search_policy, searchable_revisions
-from lib.temporal import EffectiveDateResolver
-from lib.vectorstore import ROW_BYTES, PolicyVectorStore, open_chroma, revision_filter
+from lib.models import Chunk
+from lib.policies.ingest import ingest_revision, store_chunks
+from lib.policies.lifecycle import register_revision, remove_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.policies.registry import PolicyRegistry
+from lib.policies.search import SearchResult, search_policy, searchable_revisions
+from lib.policies.temporal import EffectiveDateResolver
+from lib.stores.chroma import ROW_BYTES, PolicyVectorStore, open_chroma, revision_filter
+from lib.stores.embeddings import ONNX_TOLERANCE, Embedder, load_onnx_encoder, onnx_file_name
+from lib.stores.redis_server import redis_client
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 
@@ -93,7 +94,7 @@ def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
     kb = nppf_service.kb
     stored = kb.vectors.collection.get(include=["embeddings", "metadatas"])
     matrix = np.asarray(stored["embeddings"], dtype=np.float32)
-    keys = np.array([m["revision_key"] for m in stored["metadatas"]])
+    keys = np.array([m["revision_ref"] for m in stored["metadatas"]])
     for day in DAYS:
         revisions = searchable_revisions(kb, None, day)
         allowed = np.isin(keys, list(revisions))

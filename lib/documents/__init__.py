@@ -1,0 +1,1 @@
+"""Application documents (spec 003): registry, chunks, classification, ingestion, reads."""

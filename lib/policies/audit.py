@@ -1,0 +1,342 @@
+"""The consistency audit (spec 000 NFR-003, spec 001 ITS-08): registry, Chroma and object store compared.
+
+What it reports, and what ``repair_findings`` does about each:
+
+- ``stuck_processing``: a revision ``processing`` for longer than ``PROCESSING_TIMEOUT_SECONDS``
+  (its ingestion died). Repair marks it ``failed`` and drops its chunks; re-running the ingestion
+  then succeeds.
+- ``orphan_chunks``: chunks of a revision the registry does not have. Repair deletes them.
+- ``chunk_count_mismatch``: chunks stored differ from the revision's ``chunk_count`` (a ``failed``
+  revision should have none). Repair re-ingests from the stored file (a failed one: deletes).
+- ``stale_metadata``: chunk dates, label or title disagree with the registry. Repair rewrites them.
+- ``missing_file``: an ``active``/``superseded`` revision whose original is not in the object store.
+  No repair: an operator re-uploads it or removes the revision.
+- ``unreferenced_file``: a file under ``policies/`` that no revision names. Repair deletes it.
+
+Reads are ordered so that work in flight is not mistaken for damage. Chroma is read before the
+registry: every writer creates the registry entry before its chunks, so a chunk seen first has its
+revision visible by the time the registry is read. Files are written *before* their revision, so an
+unreferenced file may be an upload a millisecond from registration; repair re-reads the registry right
+before deleting anything, which leaves only that millisecond. Revisions in ``processing`` are in flight
+and only judged by their age.
+
+This module is plain functions over a ``KnowledgeBase`` so the nightly flow, the CLI and the service's
+deep health check share it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from lib.dates import to_int
+from lib.errors import InvalidArgumentError, KBError, PolicyNotFoundError, RevisionNotFoundError
+from lib.kb import KnowledgeBase
+from lib.policies.lifecycle import fail_revision, sync_policy_chunks
+from lib.policies.models import Policy, Revision, RevisionStatus
+from lib.policies.reindex import reindex_revision
+
+logger = logging.getLogger(__name__)
+
+POLICY_FILES_PREFIX = "policies/"
+
+
+class FindingKind(StrEnum):
+    STUCK_PROCESSING = "stuck_processing"
+    ORPHAN_CHUNKS = "orphan_chunks"
+    CHUNK_COUNT_MISMATCH = "chunk_count_mismatch"
+    STALE_METADATA = "stale_metadata"
+    MISSING_FILE = "missing_file"
+    UNREFERENCED_FILE = "unreferenced_file"
+
+
+class Finding(BaseModel):
+    kind: FindingKind
+    source: str = ""
+    revision_id: str = ""
+    key: str = Field(default="", description="Object key, for file findings")
+    count: int = Field(default=0, description="Chunks or bytes concerned, as the detail says")
+    detail: str
+    repair: str = Field(default="", description="What repair does; empty when it needs an operator")
+
+    @property
+    def repairable(self) -> bool:
+        return bool(self.repair)
+
+
+class AuditReport(BaseModel):
+    checked_at: datetime
+    revisions: int
+    chunks: int
+    files: int
+    findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def counts(self) -> dict[str, int]:
+        """Findings per kind, every kind present (zeros included) so dashboards see a stable shape."""
+        counted = Counter(f.kind.value for f in self.findings)
+        return {kind.value: counted.get(kind.value, 0) for kind in FindingKind}
+
+
+class RepairAction(BaseModel):
+    kind: FindingKind
+    source: str = ""
+    revision_id: str = ""
+    key: str = ""
+    ok: bool
+    outcome: str
+
+
+@dataclass
+class _RevisionChunks:
+    ids: list[str] = field(default_factory=list)
+    metadata: Counter[tuple[int, int, str, str]] = field(default_factory=Counter)
+
+
+def _split_revision_ref(value: str) -> tuple[str, str]:
+    source, _, revision_id = value.partition(":")
+    return source, revision_id
+
+
+def _expected_metadata(policy: Policy, revision: Revision) -> tuple[int, int, str, str]:
+    return to_int(revision.effective_from), to_int(revision.effective_to), revision.version_label, policy.title
+
+
+def _read_chunks(kb: KnowledgeBase) -> dict[tuple[str, str], _RevisionChunks]:
+    groups: dict[tuple[str, str], _RevisionChunks] = {}
+    for chunk_id, meta in kb.vectors.iter_metadata():
+        if meta.get("revision_ref"):
+            owner = _split_revision_ref(str(meta["revision_ref"]))
+        else:
+            owner = (str(meta.get("source", "")), str(meta.get("revision_id", "")))
+        group = groups.setdefault(owner, _RevisionChunks())
+        group.ids.append(chunk_id)
+        group.metadata[
+            (
+                int(meta.get("effective_from", 0)),
+                int(meta.get("effective_to", 0)),
+                str(meta.get("version_label", "")),
+                str(meta.get("source_title", "")),
+            )
+        ] += 1
+    return groups
+
+
+def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditReport:
+    """Compare the three stores and list every inconsistency found (read-only)."""
+    now = now or datetime.now(UTC)
+    stuck_before = now - timedelta(seconds=kb.settings.processing_timeout_seconds)
+    chunks = _read_chunks(kb)
+    total_chunks = sum(len(group.ids) for group in chunks.values())
+    files = set(kb.objects.list(POLICY_FILES_PREFIX))
+    policies = {p.source: p for p in kb.registry.list_policies()}
+    revisions = kb.registry.revisions_by_source(list(policies))
+    findings: list[Finding] = []
+    referenced: set[str] = set()
+
+    for source, policy in policies.items():
+        for rev in revisions.get(source, []):
+            if rev.file_path:
+                referenced.add(rev.file_path)
+            stored = chunks.pop((source, rev.revision_id), _RevisionChunks())
+            findings.extend(_revision_findings(kb, policy, rev, stored, files, stuck_before))
+
+    for (source, revision_id), stored in sorted(chunks.items()):
+        findings.append(
+            Finding(
+                kind=FindingKind.ORPHAN_CHUNKS,
+                source=source,
+                revision_id=revision_id,
+                count=len(stored.ids),
+                detail=f"{len(stored.ids)} chunks belong to no registered revision",
+                repair="delete the chunks",
+            )
+        )
+    for key in sorted(files - referenced):
+        findings.append(
+            Finding(
+                kind=FindingKind.UNREFERENCED_FILE,
+                key=key,
+                detail="no revision refers to this file",
+                repair="delete the file",
+            )
+        )
+    report = AuditReport(
+        checked_at=now,
+        revisions=sum(len(r) for r in revisions.values()),
+        chunks=total_chunks,
+        files=len(files),
+        findings=findings,
+    )
+    logger.info(
+        "audit.done revisions=%d chunks=%d files=%d findings=%d",
+        report.revisions, report.chunks, report.files, len(findings),
+    )  # fmt: skip
+    return report
+
+
+def _revision_findings(
+    kb: KnowledgeBase,
+    policy: Policy,
+    rev: Revision,
+    stored: _RevisionChunks,
+    files: set[str],
+    stuck_before: datetime,
+) -> Iterable[Finding]:
+    source, revision_id = policy.source, rev.revision_id
+    if rev.status == RevisionStatus.PROCESSING:
+        if rev.created_at <= stuck_before:
+            yield Finding(
+                kind=FindingKind.STUCK_PROCESSING,
+                source=source,
+                revision_id=revision_id,
+                count=len(stored.ids),
+                detail=f"processing since {rev.created_at:%Y-%m-%d %H:%M:%S}Z "
+                f"(last phase {rev.progress_phase or 'none'}), {len(stored.ids)} chunks written",
+                repair="mark it failed and delete its chunks",
+            )
+        return
+    expected = rev.chunk_count if rev.resolvable else 0
+    file_present = bool(rev.file_path) and (rev.file_path in files or kb.objects.exists(rev.file_path))
+    if len(stored.ids) != expected:
+        if not rev.resolvable:
+            repair = "delete the chunks of the failed revision"
+        elif file_present:
+            repair = "re-ingest from the stored file"
+        else:
+            repair = ""
+        yield Finding(
+            kind=FindingKind.CHUNK_COUNT_MISMATCH,
+            source=source,
+            revision_id=revision_id,
+            count=len(stored.ids),
+            detail=f"{len(stored.ids)} chunks stored, registry says {expected} ({rev.status.value})",
+            repair=repair,
+        )
+    if rev.resolvable:
+        want = _expected_metadata(policy, rev)
+        stale = sum(n for meta, n in stored.metadata.items() if meta != want)
+        if stale:
+            yield Finding(
+                kind=FindingKind.STALE_METADATA,
+                source=source,
+                revision_id=revision_id,
+                count=stale,
+                detail=f"{stale} chunks carry dates, label or title that differ from the registry",
+                repair="rewrite chunk metadata from the registry",
+            )
+        if not file_present:
+            yield Finding(
+                kind=FindingKind.MISSING_FILE,
+                source=source,
+                revision_id=revision_id,
+                key=rev.file_path,
+                detail="the original file is not in the object store; reindex is impossible",
+            )
+
+
+def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[RepairAction]:
+    """Fix what is safe to fix, in an order where one fix never undoes another; report each attempt.
+
+    Stuck revisions are failed first (which drops their chunks), orphans go next, then counts are
+    rebuilt by re-ingesting, then metadata is rewritten once per policy, and files are deleted last.
+    A fix that fails is reported and the rest continue.
+    """
+    order = list(FindingKind)
+    pending = sorted((f for f in findings if f.repairable), key=lambda f: order.index(f.kind))
+    actions: list[RepairAction] = []
+    synced: set[str] = set()
+    for finding in pending:
+        if finding.kind == FindingKind.STALE_METADATA:
+            if finding.source in synced:
+                continue
+            synced.add(finding.source)
+        try:
+            outcome = _repair(kb, finding)
+            ok = True
+        except KBError as exc:
+            outcome, ok = f"{exc.error_type}: {exc.message}", False
+        actions.append(
+            RepairAction(
+                kind=finding.kind,
+                source=finding.source,
+                revision_id=finding.revision_id,
+                key=finding.key,
+                ok=ok,
+                outcome=outcome,
+            )
+        )
+        log = logger.info if ok else logger.warning
+        log(
+            "audit.repair kind=%s source=%s revision_id=%s key=%s ok=%s outcome=%s",
+            finding.kind.value, finding.source or "-", finding.revision_id or "-", finding.key or "-", ok, outcome,
+        )  # fmt: skip
+    return actions
+
+
+def _repair(kb: KnowledgeBase, finding: Finding) -> str:
+    source, revision_id = finding.source, finding.revision_id
+    match finding.kind:
+        case FindingKind.STUCK_PROCESSING:
+            current = kb.registry.get_revision(source, revision_id)
+            if current.status != RevisionStatus.PROCESSING:
+                return f"left alone: it is {current.status.value} now"
+            removed = fail_revision(kb, source, revision_id, "stuck_processing: marked failed by the consistency audit")
+            return f"marked failed, {removed} chunks deleted"
+        case FindingKind.ORPHAN_CHUNKS:
+            if _registered(kb, source, revision_id):
+                return "left alone: the revision is registered now"
+            ids = [cid for cid, meta in kb.vectors.iter_metadata() if _owner(meta) == (source, revision_id)]
+            return f"{kb.vectors.delete_ids(ids)} chunks deleted"
+        case FindingKind.CHUNK_COUNT_MISMATCH:
+            current = kb.registry.get_revision(source, revision_id)
+            if current.status == RevisionStatus.FAILED:
+                return f"{kb.vectors.delete_revision(source, revision_id)} chunks of the failed revision deleted"
+            outcome = reindex_revision(kb, source, revision_id)
+            return f"re-ingested: {outcome.chunks_created} chunks, {outcome.chunks_removed} stale removed"
+        case FindingKind.STALE_METADATA:
+            return f"metadata rewritten on {sync_policy_chunks(kb, source)} chunks of {source}"
+        case FindingKind.UNREFERENCED_FILE:
+            if _file_referenced(kb, finding.key):
+                return "left alone: a revision refers to it now"
+            return "deleted" if kb.objects.delete(finding.key) else "already gone"
+        case _:
+            return "no automatic repair"
+
+
+def _owner(meta: dict[str, object]) -> tuple[str, str]:
+    if meta.get("revision_ref"):
+        return _split_revision_ref(str(meta["revision_ref"]))
+    return str(meta.get("source", "")), str(meta.get("revision_id", ""))
+
+
+def _registered(kb: KnowledgeBase, source: str, revision_id: str) -> bool:
+    """Whether the registry has the revision now. An unreachable registry raises: never delete on a guess."""
+    if not source or not revision_id:
+        return False
+    try:
+        kb.registry.get_revision(source, revision_id)
+    except (RevisionNotFoundError, PolicyNotFoundError, InvalidArgumentError):
+        return False
+    return True
+
+
+def _file_referenced(kb: KnowledgeBase, key: str) -> bool:
+    revisions = kb.registry.revisions_by_source(kb.registry.list_sources())
+    return any(r.file_path == key for revs in revisions.values() for r in revs)
+
+
+def audit_and_repair(kb: KnowledgeBase) -> tuple[AuditReport, list[RepairAction], AuditReport]:
+    """Audit, repair what is repairable, and audit again to show what is left (ideally nothing)."""
+    before = audit_store(kb)
+    actions = repair_findings(kb, before.findings)
+    return before, actions, audit_store(kb)

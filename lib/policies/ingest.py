@@ -1,0 +1,192 @@
+"""The one ingestion pipeline: a registered revision and its stored file → chunks in Chroma.
+
+Flows, MCP tools and the CLI all call ``ingest_revision``; nothing else extracts, chunks, embeds or
+upserts policy text. The steps are ordered so that a crash at any point leaves a state the audit
+detects and a re-run repairs:
+
+1. read the original from the object store (content-addressed key in the registry);
+2. extract → sections → chunks → embeddings, all in memory;
+3. upsert the chunks under deterministic ids (a re-run overwrites, never duplicates);
+4. delete the revision's chunks that the new set no longer has (a reindex never has a window
+   without chunks: new first, then old);
+5. record page and chunk counts in the registry and settle the status.
+
+A permanent failure (unreadable, encrypted or empty PDF, missing file) of a first ingestion removes
+the revision's chunks and marks it ``failed``; transient store errors propagate untouched so the
+caller can retry them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError
+from lib.kb import KnowledgeBase
+from lib.models import Chunk
+from lib.policies.lifecycle import fail_revision, sync_policy_chunks
+from lib.policies.models import IngestOutcome, Revision, RevisionStatus
+from lib.stores.chroma import chunk_id, chunk_metadata
+from lib.text.chunking import chunk_sections
+from lib.text.extraction import extract_document
+from lib.text.sections import split_sections
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[str, float], None]
+"""``progress(phase, percent)``: phases are fetch, extract, chunk, embed, store, done."""
+
+_EMBED_SLICE = 256
+
+
+def _no_progress(phase: str, percent: float) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class StoredChunks:
+    ids: list[str]
+    chunks_removed: int
+    revision: Revision
+
+
+def store_chunks(
+    kb: KnowledgeBase,
+    source: str,
+    revision_id: str,
+    chunks: Sequence[Chunk],
+    embeddings: Sequence[Sequence[float]],
+    *,
+    page_count: int,
+    file_size_bytes: int,
+    extraction_method: str,
+) -> StoredChunks:
+    """Steps 3-5: upsert, drop the revision's chunks the new set lacks, record counts, re-sync dates.
+
+    Metadata is written from the registry as read now; if the registry changed the policy's dates
+    meanwhile (or settling the status closed another revision), the final re-sync brings every
+    chunk of the policy back in step.
+    """
+    policy = kb.registry.get_policy(source)
+    revision = kb.registry.get_revision(source, revision_id)
+    ids = [chunk_id(source, revision_id, c.section_ref, c.chunk_index) for c in chunks]
+    previous = set(kb.vectors.revision_chunk_ids(source, revision_id))
+    kb.vectors.upsert(ids, [c.text for c in chunks], embeddings, [chunk_metadata(c, policy, revision) for c in chunks])
+    removed = kb.vectors.delete_ids(sorted(previous - set(ids)))
+    settled = kb.registry.mark_ingested(
+        source,
+        revision_id,
+        page_count=page_count,
+        chunk_count=len(ids),
+        file_size_bytes=file_size_bytes,
+        extraction_method=extraction_method,
+    )
+    sync_policy_chunks(kb, source)
+    return StoredChunks(ids=ids, chunks_removed=removed, revision=settled)
+
+
+def _embed_with_progress(kb: KnowledgeBase, texts: list[str], report: Progress) -> list[list[float]]:
+    """Embed in slices (for progress) ordered longest first, so each slice pads as little as one big call.
+
+    The order is a pure function of the texts, so re-ingesting the same file embeds the same batches
+    and gets bit-identical vectors.
+    """
+    order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+    vectors: list[list[float]] = [[] for _ in texts]
+    for start in range(0, len(order), _EMBED_SLICE):
+        report("embed", 35.0 + 50.0 * start / len(order))
+        batch = order[start : start + _EMBED_SLICE]
+        for i, vector in zip(batch, kb.embedder.embed_batch([texts[i] for i in batch]), strict=True):
+            vectors[i] = vector
+    return vectors
+
+
+def ingest_revision(
+    kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
+) -> IngestOutcome:
+    """Ingest (or re-ingest) one revision from its stored file; return counts, pages and method.
+
+    Progress goes to the registry (``progress_phase``/``progress_percent`` on the revision, for status
+    readers in other processes) and to ``progress`` if given.
+    """
+
+    def report(phase: str, percent: float) -> None:
+        kb.registry.set_progress(source, revision_id, phase, percent)
+        (progress or _no_progress)(phase, percent)
+
+    kb.registry.get_policy(source)
+    revision = kb.registry.get_revision(source, revision_id)
+    first_time = revision.status in (RevisionStatus.PROCESSING, RevisionStatus.FAILED)
+    seconds: dict[str, float] = {}
+    started = clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[stage] = round(now - clock, 3)
+        clock = now
+
+    try:
+        report("fetch", 0.0)
+        if not revision.file_path:
+            raise FileNotFoundInStoreError(f"Revision '{revision_id}' of '{source}' has no stored file")
+        data = kb.objects.get_bytes(revision.file_path)
+        lap("fetch")
+        report("extract", 5.0)
+        document = extract_document(
+            data,
+            file_name=PurePosixPath(revision.file_path).name,
+            enable_ocr=kb.settings.enable_ocr,
+            ocr_workers=kb.settings.ocr_workers,
+            dpi=kb.settings.ocr_dpi,
+        )
+        lap("extract")
+        report("chunk", 30.0)
+        chunks = chunk_sections(split_sections(document))
+        if not chunks:
+            raise NoChunksError(f"No text chunks could be made from revision '{revision_id}' of '{source}'")
+        lap("chunk")
+    except (ExtractionFailedError, FileNotFoundInStoreError) as exc:
+        if first_time:
+            removed = fail_revision(kb, source, revision_id, f"{exc.error_type}: {exc.message}")
+            logger.warning(
+                "ingest.failed source=%s revision_id=%s error_type=%s chunks_removed=%d",
+                source, revision_id, exc.error_type, removed,
+            )  # fmt: skip
+        raise
+
+    embeddings = _embed_with_progress(kb, [c.text for c in chunks], report)
+    lap("embed")
+
+    report("store", 85.0)
+    stored = store_chunks(
+        kb, source, revision_id, chunks, embeddings,
+        page_count=document.page_count, file_size_bytes=len(data), extraction_method=document.method,
+    )  # fmt: skip
+    removed = stored.chunks_removed
+    ids = stored.ids
+    lap("store")
+    seconds["total"] = round(time.perf_counter() - started, 3)
+    report("done", 100.0)
+
+    per_section: dict[str, int] = {}
+    for c in chunks:
+        per_section[c.section_ref] = per_section.get(c.section_ref, 0) + 1
+    logger.info(
+        "ingest.done source=%s revision_id=%s pages=%d chunks=%d removed=%d method=%s seconds=%.2f",
+        source, revision_id, document.page_count, len(ids), removed, document.method, seconds["total"],
+    )  # fmt: skip
+    return IngestOutcome(
+        source=source,
+        revision_id=revision_id,
+        chunks_created=len(ids),
+        chunks_removed=removed,
+        page_count=document.page_count,
+        extraction_method=document.method,
+        file_size_bytes=len(data),
+        seconds=seconds,
+        sections=per_section,
+    )

@@ -1,0 +1,201 @@
+"""Revision operations that span stores: register (object store + registry), date edits (registry +
+chunk metadata) and removal (registry + chunks + file).
+
+The registry is always written first: it decides what a search can see, so a crash between two
+steps leaves only orphans (unreferenced chunks or files) that the audit reports and repairs, never a
+search result from the wrong revision.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from lib.errors import (
+    FileTooLargeError,
+    InvalidArgumentError,
+    KBError,
+    RevisionAlreadyExistsError,
+    RevisionNotFoundError,
+    UnsupportedFileTypeError,
+)
+from lib.kb import KnowledgeBase
+from lib.paths import resolve_allowed
+from lib.policies.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
+from lib.policies.registry import check_revision_id, check_source
+from lib.stores.objects import policy_file_key, sha256_bytes, validate_key
+
+logger = logging.getLogger(__name__)
+
+PDF_MAGIC = b"%PDF-"
+
+
+class RemovedRevision(BaseModel):
+    source: str
+    revision_id: str
+    chunks_removed: int
+    file_removed: bool
+
+
+def read_allowed_file(kb: KnowledgeBase, file_path: str | Path) -> bytes:
+    """The bytes of a file named by a caller, only from inside ``ALLOWED_FILE_ROOTS`` and within the size limit."""
+    path = resolve_allowed(file_path, kb.settings.allowed_file_roots)
+    if path.stat().st_size > kb.settings.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+    return path.read_bytes()
+
+
+class RegistrationAction(StrEnum):
+    REGISTERED = "registered"
+    RESUMED = "resumed"
+    UNCHANGED = "unchanged"
+    REPLACED_FAILED = "replaced_failed"
+
+
+class Registration(BaseModel):
+    """What ``ensure_registered`` found or did; ``superseded`` lists revisions a new one closed."""
+
+    revision: Revision
+    action: RegistrationAction
+    superseded: list[Revision] = Field(default_factory=list)
+
+
+def read_source_file(kb: KnowledgeBase, file: str) -> bytes:
+    """The bytes an operator named: an object-store key (an earlier upload) or a path in ``ALLOWED_FILE_ROOTS``.
+
+    A relative name that is a key in the object store wins; anything else (absolute paths included) is a
+    path on disk and goes through the allowed-roots check.
+    """
+    try:
+        key = validate_key(file)
+    except InvalidArgumentError:
+        key = None
+    if key is not None and kb.objects.exists(key):
+        if kb.objects.size(key) > kb.settings.max_upload_bytes:
+            raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+        return kb.objects.get_bytes(key)
+    return read_allowed_file(kb, file)
+
+
+def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> Registration:
+    """Register a revision so that running the same ingestion again is safe (idempotent by content hash).
+
+    - not registered yet: store the file and create the revision (``registered``);
+    - registered with this very file and already ``active``/``superseded``: nothing to do (``unchanged``);
+    - registered with this file and still ``processing`` (a run that died): ingest it again (``resumed``);
+    - ``failed`` (any file): the failed attempt is removed and the revision registered afresh
+      (``replaced_failed``), so the new parameters and file apply;
+    - otherwise (a live revision with another file): ``RevisionAlreadyExistsError``; reindex or use a new id.
+    """
+    check_source(source)
+    revision_id = check_revision_id(data.resolved_revision_id(source))
+    sha = sha256_bytes(content)
+    try:
+        existing: Revision | None = kb.registry.get_revision(source, revision_id)
+    except RevisionNotFoundError:
+        existing = None
+    action = RegistrationAction.REGISTERED
+    if existing is not None:
+        if existing.file_sha256 == sha and existing.status != RevisionStatus.FAILED:
+            if existing.status == RevisionStatus.PROCESSING:
+                if existing.file_path and not kb.objects.exists(existing.file_path):
+                    kb.objects.put_bytes(existing.file_path, content, content_type="application/pdf")
+                return Registration(revision=existing, action=RegistrationAction.RESUMED)
+            return Registration(revision=existing, action=RegistrationAction.UNCHANGED)
+        if existing.status != RevisionStatus.FAILED:
+            raise RevisionAlreadyExistsError(
+                f"Revision '{revision_id}' of '{source}' already exists with another file; "
+                "reindex it, or register the new file under another revision_id",
+                source=source,
+                revision_id=revision_id,
+            )
+        remove_revision(kb, source, revision_id)
+        action = RegistrationAction.REPLACED_FAILED
+    created = register_revision(kb, source, data.model_copy(update={"revision_id": revision_id}), content)
+    return Registration(revision=created.revision, action=action, superseded=created.superseded)
+
+
+def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:
+    """Store the original (content-addressed) and create the revision as ``processing``.
+
+    Chunk metadata of revisions it auto-supersedes is brought in step with their new ``effective_to``.
+    """
+    kb.registry.get_policy(check_source(source))
+    if not content.startswith(PDF_MAGIC):
+        raise UnsupportedFileTypeError("Policy revisions must be PDF files (the content does not start with %PDF-)")
+    if len(content) > kb.settings.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+    revision_id = data.resolved_revision_id(source)
+    sha = sha256_bytes(content)
+    key = policy_file_key(source, revision_id, sha)
+    stored = kb.objects.put_bytes(key, content, content_type="application/pdf")
+    try:
+        created = create_revision(
+            kb,
+            source,
+            data.model_copy(
+                update={
+                    "revision_id": revision_id,
+                    "file_path": stored.key,
+                    "file_sha256": sha,
+                    "file_size_bytes": stored.size_bytes,
+                }
+            ),
+        )
+    except KBError as exc:
+        in_use = isinstance(exc, RevisionAlreadyExistsError) and (
+            kb.registry.get_revision(source, revision_id).file_path == key
+        )
+        if not in_use:
+            kb.objects.delete(key)
+        raise
+    return created
+
+
+def create_revision(kb: KnowledgeBase, source: str, data: RevisionCreate) -> CreatedRevision:
+    """Create a revision in the registry and carry any auto-supersession into the closed revisions' chunks."""
+    created = kb.registry.create_revision(source, data)
+    if created.superseded:
+        policy = kb.registry.get_policy(source)
+        for closed in created.superseded:
+            kb.vectors.sync_revision_metadata(policy, closed)
+    return created
+
+
+def update_revision(kb: KnowledgeBase, source: str, revision_id: str, data: RevisionUpdate) -> Revision:
+    """Edit a revision's label, notes or dates; its chunks' citation metadata follows."""
+    updated = kb.registry.update_revision(source, revision_id, data)
+    sync_policy_chunks(kb, source)
+    return updated
+
+
+def fail_revision(kb: KnowledgeBase, source: str, revision_id: str, error: str) -> int:
+    """Mark a revision ``failed``, delete whatever chunks it had, and carry the released dates to the
+    revision it had superseded. Returns the number of chunks removed."""
+    removed = kb.vectors.delete_revision(source, revision_id)
+    kb.registry.mark_failed(source, revision_id, error)
+    sync_policy_chunks(kb, source)
+    return removed
+
+
+def sync_policy_chunks(kb: KnowledgeBase, source: str) -> int:
+    """Rewrite date and label metadata on the chunks of every revision of a policy from the registry."""
+    policy = kb.registry.get_policy(source)
+    return sum(kb.vectors.sync_revision_metadata(policy, rev) for rev in kb.registry.list_revisions(source))
+
+
+def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
+    """Delete a revision everywhere: registry entry (with the sole-active guard), chunks, original file."""
+    deleted = kb.registry.delete_revision(source, revision_id)
+    chunks = kb.vectors.delete_revision(source, revision_id)
+    still_used = any(r.file_path == deleted.file_path for r in kb.registry.list_revisions(source))
+    file_removed = bool(deleted.file_path) and not still_used and kb.objects.delete(deleted.file_path)
+    sync_policy_chunks(kb, source)
+    logger.info(
+        "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",
+        source, revision_id, chunks, file_removed,
+    )  # fmt: skip
+    return RemovedRevision(source=source, revision_id=revision_id, chunks_removed=chunks, file_removed=file_removed)

@@ -1,0 +1,71 @@
+"""Reindex: run the one pipeline again over a revision's stored file, one reindex of a revision at a time.
+
+A revision still ``processing`` is refused (its first ingestion owns it), and so is a second reindex
+while the first holds ``policy_reindex_lock:{source}:{revision_id}`` in Redis: two reindexes of one
+revision would race on its stale-chunk deletion. The lock expires on its own if its holder dies.
+``ingest_revision`` writes the new chunks before deleting the old ones, so a search during a reindex
+always finds the revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from lib.errors import CannotReindexError
+from lib.kb import KnowledgeBase
+from lib.policies.ingest import Progress, ingest_revision
+from lib.policies.models import IngestOutcome, Revision, RevisionStatus
+from lib.policies.registry import PolicyRegistry
+
+MIN_LOCK_SECONDS = 60
+
+
+def reindex_lock_key(source: str, revision_id: str) -> str:
+    return f"policy_reindex_lock:{source}:{revision_id}"
+
+
+def check_reindexable(registry: PolicyRegistry, source: str, revision_id: str) -> Revision:
+    """The revision, if a reindex may start now; ``CannotReindexError`` (409) while it is ``processing``.
+
+    Takes the registry alone so a route can answer 409 before it submits anything.
+    """
+    revision = registry.get_revision(source, revision_id)
+    if revision.status == RevisionStatus.PROCESSING:
+        raise CannotReindexError(
+            f"Revision '{revision_id}' of '{source}' is still processing; wait for its ingestion to finish",
+            source=source,
+            revision_id=revision_id,
+        )
+    return revision
+
+
+@contextmanager
+def reindex_lock(kb: KnowledgeBase, source: str, revision_id: str) -> Iterator[None]:
+    """Hold the revision's reindex lock, or raise ``CannotReindexError`` if another reindex holds it.
+
+    The lock lives as long as a revision may legitimately stay in ``processing`` (the audit's timeout),
+    so a holder that crashed frees it no later than the audit would call its work stuck.
+    """
+    key = reindex_lock_key(source, revision_id)
+    ttl_ms = max(kb.settings.processing_timeout_seconds, MIN_LOCK_SECONDS) * 1000
+    token = kb.registry.try_lock(key, ttl_ms)
+    if token is None:
+        raise CannotReindexError(
+            f"Revision '{revision_id}' of '{source}' is already being reindexed",
+            source=source,
+            revision_id=revision_id,
+        )
+    try:
+        yield
+    finally:
+        kb.registry.unlock(key, token)
+
+
+def reindex_revision(
+    kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
+) -> IngestOutcome:
+    """Re-read the stored file and rebuild the revision's chunks in place (spec 001 FR-012)."""
+    with reindex_lock(kb, source, revision_id):
+        check_reindexable(kb.registry, source, revision_id)
+        return ingest_revision(kb, source, revision_id, progress=progress)

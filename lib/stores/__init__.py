@@ -1,0 +1,1 @@
+"""Shared stores: Redis, Chroma, the object store and the embedding model."""

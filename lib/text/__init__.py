@@ -1,0 +1,1 @@
+"""The text pipeline: extraction (with OCR), citable sections, chunking."""

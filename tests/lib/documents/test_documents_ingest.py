@@ -1,0 +1,455 @@
+"""Ingesting application documents (spec 003 FR-001, FR-005, FR-008, NFR-002) on real files, real Redis,
+real Chroma and a real object store: outcomes, refusals that leave nothing behind, the path rule,
+idempotency under concurrency, and deletion."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+import redis
+from PIL import Image, ImageDraw, ImageFont
+
+from lib.documents.operations import (
+    AlreadyIngested,
+    IngestSuccess,
+    SkippedDocument,
+    delete_document,
+    get_document_text,
+    ingest_document,
+    list_ingested_documents,
+    search_application_docs,
+)
+from lib.documents.registry import CLAIM_TTL_MS, DocumentRecord, application_key, claim_key, make_document_id
+from lib.errors import (
+    DocumentIdConflictError,
+    DocumentNotFoundError,
+    EncryptedPdfError,
+    ExtractionFailedError,
+    FileNotFoundInStoreError,
+    IngestionInProgressError,
+    InvalidArgumentError,
+    KBError,
+    NoContentError,
+    PathNotAllowedError,
+    UnsupportedFileTypeError,
+)
+from lib.kb import KnowledgeBase
+from lib.stores.objects import sha256_file
+from tests.fixtures_paths import (
+    EMPTY_PDF,
+    ENCRYPTED_AES256_PDF,
+    ENCRYPTED_PASSWORD_PDF,
+    IMAGE_ONLY_PDF,
+    MALFORMED_PDF,
+    SCANNED_WITH_TEXT_LAYER_PDF,
+    TABLE_PDF,
+)
+from tests.lib.documents.document_support import (
+    REF,
+    assert_nothing_stored,
+    inbox,
+    put_in_inbox,
+    scanned_pages,
+    stored_files,
+    stored_keys,
+    write_in_inbox,
+)
+
+FR_008_CHUNK_FIELDS = {
+    "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
+    "total_chunks", "extraction_method", "char_count", "word_count",
+}  # fmt: skip
+
+
+@pytest.fixture
+def docs(kb: KnowledgeBase, redis_client: redis.Redis) -> KnowledgeBase:
+    return kb
+
+
+def png_with_text(lines: list[str]) -> bytes:
+    font = ImageFont.load_default(size=64)
+    image = Image.new("L", (1600, 120 + 100 * len(lines)), 255)
+    draw = ImageDraw.Draw(image)
+    for index, line in enumerate(lines):
+        draw.text((60, 60 + 100 * index), line, font=font, fill=0)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def assert_clean(error: KBError, *forbidden: Path) -> None:
+    assert error.message
+    for path in forbidden:
+        assert str(path) not in error.message
+
+
+# --- success ---------------------------------------------------------------------------------------------
+
+
+def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_original(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    path = put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf")
+    sha = sha256_file(path)
+
+    result = ingest_document(docs, str(path), REF)
+
+    assert isinstance(result, IngestSuccess)
+    assert result.document_id == f"25_01178_REM_{sha[:6]}"
+    assert (result.extraction_method, result.contains_drawings, result.document_type) == (
+        "text_layer", False, "transport_assessment",
+    )  # fmt: skip
+    assert result.total_chars > 4000 and result.total_words > 500
+    chunks = docs.documents.chunks.document_chunks(result.document_id)
+    assert len(chunks) == result.chunks_created > 3
+    for index, chunk in enumerate(chunks):
+        assert chunk.id == f"25_01178_REM_{sha[:6]}_001_{index:03d}"
+        assert set(chunk.metadata) == FR_008_CHUNK_FIELDS
+        assert chunk.metadata == {
+            "application_ref": REF,
+            "document_id": result.document_id,
+            "source_file": "Transport_Assessment.pdf",
+            "document_type": "transport_assessment",
+            "page_numbers": "1",
+            "chunk_index": index,
+            "total_chunks": result.chunks_created,
+            "extraction_method": "text_layer",
+            "char_count": len(chunk.text),
+            "word_count": len(chunk.text.split()),
+        }
+    record = docs.documents.registry.get(result.document_id)
+    assert record is not None
+    assert (record.application_ref, record.file_hash, record.chunk_count, record.page_count) == (
+        REF, sha, result.chunks_created, 1,
+    )  # fmt: skip
+    assert record.file_path == f"applications/25_01178_REM/{sha}.pdf"
+    assert docs.objects.get_bytes(record.file_path) == TABLE_PDF.read_bytes()
+    assert redis_client.smembers(application_key(REF)) == {result.document_id}
+    assert redis_client.smembers("appdocs_all") == {result.document_id}
+    assert not redis_client.exists(claim_key(result.document_id))
+
+
+def test_second_ingestion_of_the_same_file_is_already_ingested_and_adds_no_chunks(docs: KnowledgeBase) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    first = ingest_document(docs, path, REF)
+    before = docs.documents.chunks.count()
+    renamed = put_in_inbox(docs, TABLE_PDF, "same_bytes_other_name.pdf")
+
+    again = ingest_document(docs, path, REF)
+    other_name = ingest_document(docs, renamed, REF)
+
+    assert isinstance(first, IngestSuccess)
+    assert again == other_name == AlreadyIngested(document_id=first.document_id)
+    assert again.message == "Document has already been ingested with the same content"
+    assert docs.documents.chunks.count() == before
+
+
+def test_the_same_file_for_another_application_is_a_document_of_its_own(docs: KnowledgeBase) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    first = ingest_document(docs, path, REF)
+    second = ingest_document(docs, path, "24/00042/FUL")
+    assert isinstance(first, IngestSuccess) and isinstance(second, IngestSuccess)
+    assert second.document_id.startswith("24_00042_FUL_") and second.document_id != first.document_id
+    assert docs.documents.chunks.count() == first.chunks_created + second.chunks_created
+
+
+def test_references_that_sanitise_alike_cannot_share_a_document_id(docs: KnowledgeBase) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    ingest_document(docs, path, REF)
+    with pytest.raises(DocumentIdConflictError) as raised:
+        ingest_document(docs, path, "25_01178_REM")
+    assert raised.value.error_type == "document_id_conflict"
+    assert list_ingested_documents(docs, "25_01178_REM").document_count == 0
+
+
+def test_concurrent_ingestions_of_one_file_give_one_ingestion_and_one_already_ingested(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    barrier = threading.Barrier(2)
+    results: list[object] = []
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            results.append(ingest_document(docs, path, REF))
+        except BaseException as exc:  # surfaced by the assertion below
+            results.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    statuses = sorted(getattr(r, "status", repr(r)) for r in results)
+    assert statuses == ["already_ingested", "success"]
+    success = next(r for r in results if isinstance(r, IngestSuccess))
+    assert docs.documents.chunks.count() == success.chunks_created
+    assert docs.documents.registry.all_ids() == {success.document_id}
+    assert not redis_client.exists(claim_key(success.document_id))
+
+
+def test_claim_of_a_worker_that_died_lapses_and_the_next_ingestion_proceeds(docs: KnowledgeBase) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    document_id = make_document_id(REF, sha256_file(path))
+    assert docs.documents.registry.try_claim(document_id, ttl_ms=500) is not None  # and then it "dies"
+
+    started = time.monotonic()
+    result = ingest_document(docs, path, REF)
+
+    assert isinstance(result, IngestSuccess)
+    assert time.monotonic() - started >= 0.3
+
+
+def test_claim_is_kept_alive_while_held_and_a_waiter_gives_up_with_ingestion_in_progress(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    registry = docs.documents.registry
+    with registry.claim("X_abcdef", ttl_ms=300):
+        time.sleep(0.8)  # well past the TTL: only the keeper's refreshes hold it
+        assert 0 < redis_client.pttl(claim_key("X_abcdef")) <= 300
+        with pytest.raises(IngestionInProgressError) as raised, registry.claim("X_abcdef", wait_seconds=0.3):
+            pass
+    assert raised.value.error_type == "ingestion_in_progress"
+    assert not redis_client.exists(claim_key("X_abcdef"))
+    assert CLAIM_TTL_MS >= 10_000
+
+
+def test_document_type_argument_overrides_classification_and_unknown_types_are_refused(docs: KnowledgeBase) -> None:
+    path = put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf")
+    with pytest.raises(InvalidArgumentError):
+        ingest_document(docs, path, REF, document_type="shopping_list")
+    result = ingest_document(docs, path, REF, document_type="planning_statement")
+    assert isinstance(result, IngestSuccess) and result.document_type == "planning_statement"
+    assert {c.metadata["document_type"] for c in docs.documents.chunks.document_chunks(result.document_id)} == {
+        "planning_statement"
+    }
+
+
+@pytest.mark.parametrize("ref", ["", "   ", "///", "x" * 101, "25/01\n178"])
+def test_malformed_application_refs_are_refused(docs: KnowledgeBase, ref: str) -> None:
+    path = put_in_inbox(docs, TABLE_PDF)
+    with pytest.raises(InvalidArgumentError):
+        ingest_document(docs, path, ref)
+
+
+# --- scans, drawings and OCR -------------------------------------------------------------------------------
+
+
+def test_image_only_pdf_is_skipped_as_image_based_and_nothing_is_stored(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    result = ingest_document(docs, put_in_inbox(docs, IMAGE_ONLY_PDF), REF)
+    assert result == SkippedDocument(image_ratio=1.0, total_pages=6)
+    assert result.model_dump() == {"status": "skipped", "reason": "image_based", "image_ratio": 1.0, "total_pages": 6}
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_scan_without_a_text_layer_is_skipped_as_image_based(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+    with scanned_pages(2) as scan:
+        path = write_in_inbox(docs, "Scanned_Letter.pdf", scan.tobytes(deflate=True))
+    result = ingest_document(docs, path, REF)
+    assert isinstance(result, SkippedDocument) and result.total_pages == 2 and result.image_ratio > 0.99
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_scan_that_carries_a_text_layer_is_ingested_from_it_and_flagged_as_containing_drawings(
+    docs: KnowledgeBase,
+) -> None:
+    result = ingest_document(docs, put_in_inbox(docs, SCANNED_WITH_TEXT_LAYER_PDF), REF)
+    assert isinstance(result, IngestSuccess)
+    assert (result.extraction_method, result.contains_drawings) == ("text_layer", True)
+    text = get_document_text(docs, result.document_id).text
+    assert "Johnston is coming with fifty" in text
+
+
+def test_text_document_with_a_scanned_appendix_page_is_ocrd_and_mixed(docs: KnowledgeBase) -> None:
+    with pymupdf.open(TABLE_PDF) as table, scanned_pages(1) as scan, pymupdf.open() as combined:
+        combined.insert_pdf(table)
+        combined.insert_pdf(scan)
+        path = write_in_inbox(docs, "Report_with_appendix.pdf", combined.tobytes(deflate=True))
+
+    result = ingest_document(docs, path, REF)
+
+    assert isinstance(result, IngestSuccess)
+    assert (result.extraction_method, result.contains_drawings) == ("mixed", True)
+    chunks = docs.documents.chunks.document_chunks(result.document_id)
+    ocr_chunks = [c for c in chunks if "Johnston" in c.text]
+    assert ocr_chunks and all("2" in c.metadata["page_numbers"].split(",") for c in ocr_chunks)
+    assert chunks[-1].id.split("_")[-2] == "002"
+    assert {c.metadata["extraction_method"] for c in chunks} == {"mixed"}
+
+
+def test_png_is_ocrd_whole_and_not_skipped_as_image_based(docs: KnowledgeBase) -> None:
+    path = write_in_inbox(docs, "Highways_Response.png", png_with_text(["Transport Assessment", "Trip generation"]))
+    result = ingest_document(docs, path, REF)
+    assert isinstance(result, IngestSuccess)
+    assert (result.extraction_method, result.chunks_created, result.document_type) == ("ocr", 1, "transport_assessment")
+    record = docs.documents.registry.get(result.document_id)
+    assert record is not None and record.file_path.endswith(".png") and record.contains_drawings
+    assert "Trip generation" in get_document_text(docs, result.document_id).text
+
+
+def test_png_named_as_a_rendering_is_not_ocrd_so_it_has_no_content(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    path = write_in_inbox(docs, "Birds_Eye_View_CGI.png", png_with_text(["Transport Assessment"]))
+    with pytest.raises(NoContentError) as raised:
+        ingest_document(docs, path, REF)
+    assert raised.value.error_type == "no_content"
+    assert_nothing_stored(docs, redis_client)
+
+
+# --- refusals leave nothing behind --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "error", "error_type"),
+    [
+        (ENCRYPTED_AES256_PDF, EncryptedPdfError, "encrypted"),
+        (ENCRYPTED_PASSWORD_PDF, EncryptedPdfError, "encrypted"),
+        (EMPTY_PDF, NoContentError, "no_content"),
+    ],
+)
+def test_unreadable_pdfs_are_refused_cleanly_and_nothing_is_stored(
+    docs: KnowledgeBase, redis_client: redis.Redis, source: Path, error: type[KBError], error_type: str
+) -> None:
+    path = put_in_inbox(docs, source)
+    with pytest.raises(error) as raised:
+        ingest_document(docs, path, REF)
+    assert raised.value.error_type == error_type
+    assert_clean(raised.value, path, inbox(docs))
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_malformed_pdf_whose_only_page_is_a_scan_is_skipped_and_nothing_is_stored(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    """MuPDF repairs it: one full-page scan whose text layer is a 9-character date, nothing to read."""
+    result = ingest_document(docs, put_in_inbox(docs, MALFORMED_PDF), REF)
+    assert isinstance(result, SkippedDocument) and result.total_pages == 1
+    assert_nothing_stored(docs, redis_client)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "error_type"),
+    [
+        ("truncated.pdf", TABLE_PDF.read_bytes()[:400], "extraction_failed"),
+        ("not_a_pdf.pdf", b"Meeting notes, not a PDF at all\n" * 20, "extraction_failed"),
+        ("damaged.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "extraction_failed"),
+        ("notes.txt", b"Transport assessment notes\n", "unsupported_file_type"),
+        ("Statement.docx", b"PK\x03\x04 word document", "unsupported_file_type"),
+        ("no_extension", TABLE_PDF.read_bytes(), "unsupported_file_type"),
+    ],
+)
+def test_broken_and_unsupported_files_are_refused_and_nothing_is_stored(
+    docs: KnowledgeBase, redis_client: redis.Redis, name: str, data: bytes, error_type: str
+) -> None:
+    path = write_in_inbox(docs, name, data)
+    with pytest.raises((ExtractionFailedError, UnsupportedFileTypeError)) as raised:
+        ingest_document(docs, path, REF)
+    assert raised.value.error_type == error_type
+    assert_clean(raised.value, path, inbox(docs))
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_failure_after_chunks_were_written_undoes_them_and_the_stored_file(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    """Registration fails (the application's index key holds a string, so Redis refuses SADD) after the
+    original and the chunks were written: both are removed again and no record is left."""
+    redis_client.set(application_key(REF), "not a set")
+    with pytest.raises(redis.ResponseError):
+        ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    assert stored_keys(redis_client) == [application_key(REF)]
+    assert docs.documents.chunks.count() == 0
+    assert stored_files(docs) == []
+
+
+# --- the path rule -------------------------------------------------------------------------------------------
+
+
+def test_path_escaping_the_root_with_dot_dot_is_not_allowed(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+    outside = inbox(docs).parent / "outside.pdf"
+    outside.write_bytes(TABLE_PDF.read_bytes())
+    with pytest.raises(PathNotAllowedError) as raised:
+        ingest_document(docs, f"{inbox(docs)}/../outside.pdf", REF)
+    assert raised.value.error_type == "path_not_allowed"
+    assert_clean(raised.value, outside)
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_absolute_path_elsewhere_is_not_allowed(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+    with pytest.raises(PathNotAllowedError) as raised:
+        ingest_document(docs, str(TABLE_PDF.resolve()), REF)
+    assert_clean(raised.value, TABLE_PDF.resolve())
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_symlink_inside_the_root_pointing_out_of_it_is_not_allowed(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    link = inbox(docs) / "Transport_Assessment.pdf"
+    os.symlink(TABLE_PDF.resolve(), link)
+    with pytest.raises(PathNotAllowedError) as raised:
+        ingest_document(docs, link, REF)
+    assert_clean(raised.value, TABLE_PDF.resolve())
+    assert_nothing_stored(docs, redis_client)
+
+
+def test_symlink_within_the_root_is_followed_and_the_link_name_is_the_source_file(docs: KnowledgeBase) -> None:
+    (inbox(docs) / "downloads").mkdir()
+    target = put_in_inbox(docs, TABLE_PDF, "downloads/1234.pdf")
+    link = inbox(docs) / "Flood_Risk_Assessment.pdf"
+    os.symlink(target, link)
+    result = ingest_document(docs, link, REF)
+    assert isinstance(result, IngestSuccess) and result.document_type == "flood_risk_assessment"
+
+
+def test_missing_file_inside_the_root_is_file_not_found(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+    with pytest.raises(FileNotFoundInStoreError) as raised:
+        ingest_document(docs, inbox(docs) / "missing.pdf", REF)
+    assert raised.value.error_type == "file_not_found"
+    assert_nothing_stored(docs, redis_client)
+
+
+# --- hiding, listing and deleting ----------------------------------------------------------------------------
+
+
+def test_chunks_of_an_unregistered_document_are_never_returned_by_search(docs: KnowledgeBase) -> None:
+    """A crash between writing chunks and registering leaves orphans; the registry decides what is seen."""
+    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    assert isinstance(result, IngestSuccess)
+    record = docs.documents.registry.get(result.document_id)
+    assert isinstance(record, DocumentRecord)
+    assert search_application_docs(docs, "travel card expenses").results_count > 0
+
+    docs.documents.registry.remove(record)
+
+    assert search_application_docs(docs, "travel card expenses").results == []
+
+
+def test_delete_removes_chunks_registry_entry_and_file_and_a_second_delete_is_not_found(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    assert isinstance(result, IngestSuccess)
+
+    deleted = delete_document(docs, result.document_id)
+
+    assert (deleted.chunks_removed, deleted.file_removed, deleted.application_ref) == (
+        result.chunks_created, True, REF,
+    )  # fmt: skip
+    assert_nothing_stored(docs, redis_client)
+    assert list_ingested_documents(docs, REF).document_count == 0
+    with pytest.raises(DocumentNotFoundError) as raised:
+        delete_document(docs, result.document_id)
+    assert raised.value.error_type == "document_not_found"
+    assert isinstance(ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF), IngestSuccess)

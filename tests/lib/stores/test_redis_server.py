@@ -1,0 +1,70 @@
+"""The embedded default: a private redis-server under the data directory, shared and reused."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import redis
+
+from lib.config import load_settings
+from lib.policies.models import PolicyCreate
+from lib.policies.registry import PolicyRegistry
+from lib.stores.redis_server import embedded_url, ensure_embedded_redis, redis_client, stop_embedded_redis
+
+
+def short_dir(tmp_path: Path) -> Path:
+    """Unix socket paths are limited to ~107 bytes; pytest's tmp paths can be long."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="kb-", dir="/tmp"))
+
+
+def test_without_redis_url_a_private_server_starts_with_aof_and_is_reused(tmp_path: Path) -> None:
+    data = short_dir(tmp_path)
+    settings = load_settings(data_dir=data, redis_url=None)
+    try:
+        client = redis_client(settings)
+        assert client.ping()
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        pid = client.info("server")["process_id"]
+        again = redis_client(settings)
+        assert again.info("server")["process_id"] == pid, "a second process reuses the running server"
+        assert (settings.redis_dir / "redis.sock").exists()
+    finally:
+        stop_embedded_redis(settings.redis_dir)
+
+
+def test_the_registry_survives_a_restart_of_the_embedded_server(tmp_path: Path) -> None:
+    data = short_dir(tmp_path)
+    settings = load_settings(data_dir=data, redis_url=None)
+    try:
+        PolicyRegistry(redis_client(settings)).create_policy(
+            PolicyCreate(source="NPPF", title="NPPF", category="national_policy")
+        )
+        assert stop_embedded_redis(settings.redis_dir)
+        assert PolicyRegistry(redis_client(settings)).get_policy("NPPF").title == "NPPF"
+    finally:
+        stop_embedded_redis(settings.redis_dir)
+
+
+def test_processes_starting_it_at_once_share_one_server(tmp_path: Path) -> None:
+    redis_dir = short_dir(tmp_path) / "redis"
+    urls: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def start() -> None:
+        barrier.wait()
+        urls.append(ensure_embedded_redis(redis_dir))
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert set(urls) == {embedded_url(redis_dir)}
+        pids = {redis.Redis.from_url(u).info("server")["process_id"] for u in urls}
+        assert len(pids) == 1
+    finally:
+        stop_embedded_redis(redis_dir)
