@@ -1,30 +1,23 @@
 """Text extraction from PDFs and images (spec 003 FR-005, NFR-001), for policies and application documents.
 
 PDF pages keep their text layer (PyMuPDF); a page with almost no text is rendered and OCR'd with
-Tesseract. PyMuPDF is not thread-safe, so pages are read and rendered one after another in the calling
-thread while the OCR of already-rendered pages runs in a thread pool, one single-threaded Tesseract
-process per core: Tesseract's own OpenMP threads fight over the cores and are 5x slower here.
-
-Tesseract is run directly rather than through ``pytesseract``: pytesseract hands ``os.environ`` to
-its subprocess, so the only way to give Tesseract ``OMP_THREAD_LIMIT=1`` would be to set it for the
-whole process, where it would later make torch (embeddings, same process) single-threaded too.
+Tesseract (``lib.text.ocr``). PyMuPDF is not thread-safe, so pages are read and rendered one after another
+in the calling thread while the OCR of already-rendered pages runs in a thread pool, one single-threaded
+Tesseract process per core.
 
 Every failure is a typed ``ExtractionFailedError`` whose message names no file-system path.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import logging
 import os
 import re
-import shutil
-import subprocess
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -34,15 +27,12 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from lib.errors import EncryptedPdfError, ExtractionFailedError, NoContentError, UnsupportedFileTypeError
 from lib.models import ExtractedDocument, PageText, TextLine, TextSpan
+from lib.text.ocr import LOW_CONFIDENCE, OcrText, ocr_png, ocr_pool
 
 logger = logging.getLogger(__name__)
 
 MIN_TEXT_LAYER_CHARS = 10
 """A page whose text layer has fewer non-whitespace characters than this is OCR'd (spec 003 FR-005)."""
-LOW_CONFIDENCE = 70.0
-"""OCR pages whose mean word confidence is below this are logged at WARNING (spec 003 NFR-001)."""
-OCR_LANGUAGE = "eng"
-OCR_TIMEOUT_SECONDS = 600
 SUPPORTED_EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp")
 IMAGE_EXTENSIONS = frozenset(SUPPORTED_EXTENSIONS[1:])
 
@@ -55,7 +45,6 @@ _RENDERING_RE = re.compile(  # word edges by hand: "_" is a word character to \b
     r"|artist'?s?[\s_.-]*impression|photo[\s_.-]*montage|street[\s_.-]*scene|(?<![a-z])render",
     re.IGNORECASE,
 )
-_TSV_WORD_LEVEL = "5"
 
 
 def extract_document(
@@ -152,16 +141,10 @@ def _open_pdf(data: bytes) -> pymupdf.Document:
     return doc
 
 
-@dataclass
-class _PendingOcr:
-    index: int
-    future: Future[tuple[str, float | None]]
-
-
 def _extract_pdf(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> list[PageText]:
     """Read pages in order; queue OCR for text-less pages, keeping at most two renders per worker in
     memory (a 300 DPI page is several MB)."""
-    with _open_pdf(data) as doc, _LazyPool(workers) as pool:
+    with _open_pdf(data) as doc, ocr_pool(workers) as pool:
         pages: list[PageText] = []
         pending: deque[_PendingOcr] = deque()
         for index, page in enumerate(doc):
@@ -170,7 +153,7 @@ def _extract_pdf(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> li
                 while len(pending) >= 2 * workers:
                     _finish_ocr(pages, pending.popleft())
                 png = _render(page, index + 1, dpi)
-                pending.append(_PendingOcr(index, pool.submit(_ocr_png, png, dpi)))
+                pending.append(_PendingOcr(index, pool.submit(ocr_png, png, dpi)))
         while pending:
             _finish_ocr(pages, pending.popleft())
     return pages
@@ -229,18 +212,6 @@ def _render(page: pymupdf.Page, number: int, dpi: int) -> bytes:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be rendered for OCR") from exc
 
 
-def _finish_ocr(pages: list[PageText], job: _PendingOcr) -> None:
-    text, confidence = job.future.result()
-    page = pages[job.index]
-    if text:
-        pages[job.index] = page.model_copy(
-            update={"text": text, "method": "ocr", "ocr_confidence": confidence, "lines": []}
-        )
-        _warn_if_low_confidence(page.page_number, confidence)
-    else:
-        logger.info("ocr.no_text page=%d", page.page_number)
-
-
 def _too_little_text(text: str) -> bool:
     return sum(not ch.isspace() for ch in text) < MIN_TEXT_LAYER_CHARS
 
@@ -272,8 +243,8 @@ def _extract_image(data: bytes, *, enable_ocr: bool, workers: int, dpi: int) -> 
     frames = [_png_bytes(frame) for frame in _image_frames(data)]
     if not enable_ocr:
         return [PageText(page_number=n, text="", method="none", image_ratio=1.0) for n in range(1, len(frames) + 1)]
-    with _LazyPool(workers) as pool:
-        futures = [pool.submit(_ocr_png, png, dpi) for png in frames]
+    with ocr_pool(workers) as pool:
+        futures = [pool.submit(ocr_png, png, dpi) for png in frames]
         pages = [PageText(page_number=n, text="", method="none", image_ratio=1.0) for n in range(1, len(frames) + 1)]
         for index, future in enumerate(futures):
             _finish_ocr(pages, _PendingOcr(index, future))
@@ -288,67 +259,25 @@ def _png_bytes(frame: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-# --- OCR ----------------------------------------------------------------------------------------------
+# --- OCR jobs ----------------------------------------------------------------------------------------
 
 
-class _LazyPool:
-    """A thread pool that only starts threads if something is submitted: most PDFs need no OCR."""
-
-    def __init__(self, workers: int) -> None:
-        self._workers = max(1, workers)
-        self._pool: ThreadPoolExecutor | None = None
-
-    def submit(self, fn: Any, *args: Any) -> Future[Any]:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="ocr")
-        return self._pool.submit(fn, *args)
-
-    def __enter__(self) -> _LazyPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+@dataclass
+class _PendingOcr:
+    index: int
+    future: Future[OcrText]
 
 
-def _tesseract_binary() -> str:
-    binary = shutil.which("tesseract")
-    if binary is None:
-        raise ExtractionFailedError("OCR is needed but the tesseract program is not installed")
-    return binary
-
-
-def _ocr_png(png: bytes, dpi: int) -> tuple[str, float | None]:
-    """One Tesseract call per page giving words and confidences (TSV); returns (text, mean confidence)."""
-    command = [_tesseract_binary(), "stdin", "stdout", "--dpi", str(dpi), "-l", OCR_LANGUAGE, "tsv"]
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    try:
-        done = subprocess.run(command, input=png, capture_output=True, env=env, timeout=OCR_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired as exc:
-        raise ExtractionFailedError(f"OCR of a page took longer than {OCR_TIMEOUT_SECONDS} s") from exc
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
-        raise ExtractionFailedError(f"OCR failed: {detail[0][:200]}")
-    return parse_tesseract_tsv(done.stdout.decode("utf-8", "replace"))
-
-
-def parse_tesseract_tsv(tsv: str) -> tuple[str, float | None]:
-    """Words grouped back into lines and paragraphs, and their mean confidence (None when no words)."""
-    lines: dict[tuple[str, str, str], list[str]] = {}
-    confidences: list[float] = []
-    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
-        word = (row.get("text") or "").strip()
-        if row.get("level") != _TSV_WORD_LEVEL or not word:
-            continue
-        lines.setdefault((row["block_num"], row["par_num"], row["line_num"]), []).append(word)
-        confidence = float(row.get("conf") or -1)
-        if confidence >= 0:
-            confidences.append(confidence)
-    paragraphs: dict[tuple[str, str], list[str]] = {}
-    for (block, par, _), words in lines.items():
-        paragraphs.setdefault((block, par), []).append(" ".join(words))
-    text = "\n\n".join("\n".join(paragraph) for paragraph in paragraphs.values())
-    return text, (sum(confidences) / len(confidences) if confidences else None)
+def _finish_ocr(pages: list[PageText], job: _PendingOcr) -> None:
+    text, confidence = job.future.result()
+    page = pages[job.index]
+    if text:
+        pages[job.index] = page.model_copy(
+            update={"text": text, "method": "ocr", "ocr_confidence": confidence, "lines": []}
+        )
+        _warn_if_low_confidence(page.page_number, confidence)
+    else:
+        logger.info("ocr.no_text page=%d", page.page_number)
 
 
 def _warn_if_low_confidence(page_number: int, confidence: float | None) -> None:
