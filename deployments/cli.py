@@ -343,7 +343,7 @@ def up(
         objects = open_object_store(settings, create_bucket=True).describe()
     except KBError as exc:
         _fail(exc)
-    chroma = settings.chroma_persist_dir
+    chroma = str(settings.chroma_persist_dir)
     if settings.chroma_host:
         chroma = f"http://{settings.chroma_host}:{settings.chroma_port}"
     ports = {"policy-kb": settings.policy_kb_port, "document-store": settings.document_store_port}

@@ -10,8 +10,9 @@ execute in subprocesses of this process, with its environment (the stores of ``l
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from prefect import Flow, serve
@@ -20,6 +21,11 @@ from prefect.schedules import Schedule
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PREFECT_YAML = PROJECT_ROOT / "prefect.yaml"
+
+
+def _to_deployment(flow: Flow[..., Any], **options: Any) -> RunnerDeployment:
+    """``flow.to_deployment`` from sync code, where Prefect's dispatcher returns the deployment itself."""
+    return cast(Callable[..., RunnerDeployment], flow.to_deployment)(**options)
 
 
 def load_flow(entrypoint: str) -> Flow[..., Any]:
@@ -49,7 +55,8 @@ def build_deployments(prefect_yaml: Path = PREFECT_YAML) -> list[RunnerDeploymen
         flow = load_flow(entry["entrypoint"])
         limit = entry.get("concurrency_limit")
         deployments.append(
-            flow.to_deployment(
+            _to_deployment(
+                flow,
                 name=entry["name"],
                 description=entry.get("description"),
                 tags=entry.get("tags"),

@@ -8,6 +8,7 @@ a progress bar that moves through fetch, extract, chunk, embed and store while t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 from uuid import UUID
 
 from prefect.artifacts import (
@@ -39,7 +40,7 @@ class ProgressArtifact:
         self._last = step
         description = f"{self.label}: {phase}"
         if self._id is None:
-            self._id = create_progress_artifact(percent, key=self.key, description=description)
+            self._id = cast(UUID, create_progress_artifact(percent, key=self.key, description=description))
         else:
             update_progress_artifact(self._id, percent, description=description)
 

@@ -16,8 +16,11 @@ import contextvars
 import logging
 import threading
 import uuid
+from collections.abc import Callable
+from typing import cast
 
 import httpx
+from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -32,6 +35,9 @@ from lib.policies.ingest import ingest_revision
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import check_reindexable, reindex_revision
 from lib.stores.redis_server import redis_client
+
+_run_deployment_sync = cast(Callable[..., FlowRun], run_deployment)
+"""``run_deployment`` typed for its ``_sync=True`` form (Prefect's dispatcher returns the run, not a coroutine)."""
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +71,7 @@ def _submit_to_deployment(api_url: str, deployment: str, source: str, revision_i
     """The flow run id, or None when the server is unreachable or does not have the deployment."""
     try:
         with temporary_settings({PREFECT_API_URL: api_url}):
-            run = run_deployment(
+            run = _run_deployment_sync(
                 deployment,
                 parameters={"source": source, "revision_id": revision_id},
                 timeout=0,
