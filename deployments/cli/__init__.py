@@ -1,0 +1,20 @@
+"""``policy-kb``: the command line over the same flows and ``lib`` functions the MCP service and Prefect use.
+
+Commands that change the stores (seed, ingest, reindex, remove, audit) run the Prefect flows in this
+process: against ``PREFECT_API_URL`` when set (the runs show in that server's UI), else against
+Prefect's local API (about ten seconds to start). Reads (search, revisions) call ``lib`` directly.
+"""
+
+from __future__ import annotations
+
+from deployments.cli import documents, policies, service
+from deployments.cli.app import app
+
+app.info.help = __doc__
+__all__ = ["app", "main"]
+_COMMAND_MODULES = (documents, policies, service)
+"""Imported for their ``@app.command()`` registrations."""
+
+
+def main() -> None:
+    app()

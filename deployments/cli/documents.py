@@ -1,0 +1,22 @@
+"""Application-document commands."""
+
+from __future__ import annotations
+
+import typer
+
+from deployments.cli.app import app, fail, open_kb_from_env
+from lib.documents.operations import delete_document
+from lib.errors import KBError
+
+
+@app.command("delete-document")
+def delete_application_document(document_id: str) -> None:
+    """Delete an application document everywhere: registry entry, chunks and original file."""
+    try:
+        removed = delete_document(open_kb_from_env(), document_id)
+    except KBError as exc:
+        fail(exc)
+    typer.echo(
+        f"deleted {removed.document_id} of {removed.application_ref}: {removed.chunks_removed} chunks, "
+        f"file {'removed' if removed.file_removed else 'not found'}"
+    )

@@ -1,0 +1,30 @@
+"""How the CLI prints search results and seed steps."""
+
+from __future__ import annotations
+
+import textwrap
+
+import typer
+
+from lib.policies.search import SearchResult
+from lib.policies.seeding import SeedStep
+
+
+def print_result(result: SearchResult, *, width: int = 100) -> None:
+    when = f"as of {result.effective_date}" if result.effective_date else "across all revisions"
+    typer.secho(f"\nQ: {result.query}  ({when})", bold=True)
+    if not result.results:
+        typer.echo("  no policy text was in force on that date")
+    for rank, hit in enumerate(result.results, start=1):
+        typer.echo(
+            f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref} · page {hit.page_number}"
+            f"  (relevance {hit.relevance_score:.2f})"
+        )
+        snippet = " ".join(hit.text.split())
+        typer.echo(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), width), "     "))
+
+
+def print_step(step: SeedStep) -> None:
+    target = f"{step.source} {step.revision_id or ''}".strip()
+    extra = f" ({step.chunks} chunks)" if step.chunks else (f" ({step.detail})" if step.detail else "")
+    typer.echo(f"  {step.action.value:<15} {target}{extra}")

@@ -1,0 +1,195 @@
+"""Policy commands: seed, ingest, reindex, remove, audit (through the flows), search and revisions (``lib``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from deployments.cli.app import app, fail, open_kb_from_env, run_with_progress, verbose
+from deployments.cli.output import print_result, print_step
+from lib.errors import KBError
+from lib.kb import KnowledgeBase
+from lib.policies.search import search_policy
+
+if TYPE_CHECKING:
+    from flows.seed import SeedResult
+
+SEED_FILE = "deployments/seed/seed.yaml"
+
+
+def run_seed(kb: KnowledgeBase, config: str) -> SeedResult:
+    """The seed flow with a progress bar per configured revision."""
+    from deployments.progress import RevisionProgress, quiet_prefect_console
+    from flows.common import bound_kb
+    from flows.seed import resolve_seed_config, seed_policies
+    from lib.policies.seeding import load_seed_config
+
+    seed_file = load_seed_config(resolve_seed_config(kb, config))
+    targets = [(p.source, r.resolved_revision_id(p.source)) for p in seed_file.policies for r in p.revisions]
+    quiet_prefect_console(verbose())
+    with bound_kb(kb), RevisionProgress(kb, targets, title=f"Seeding {len(targets)} revisions through the seed flow"):
+        result = seed_policies(config=config)
+    for step in result.steps:
+        print_step(step)
+    typer.secho(result.message, bold=True)
+    return result
+
+
+@app.command()
+def seed(
+    config: Annotated[
+        str, typer.Option(help="Seed YAML: the bundled one, or a file inside ALLOWED_FILE_ROOTS")
+    ] = SEED_FILE,
+) -> None:
+    """Register and ingest the policies of a seed file through the seed flow (idempotent)."""
+    try:
+        run_seed(open_kb_from_env(), config)
+    except KBError as exc:
+        fail(exc)
+
+
+@app.command()
+def ingest(
+    source: Annotated[str, typer.Argument(help="Policy slug, e.g. NPPF")],
+    file: Annotated[Path, typer.Argument(help="The revision's PDF", exists=True, dir_okay=False)],
+    version_label: Annotated[str, typer.Option("--label", help="Version label, e.g. 'December 2024'")],
+    effective_from: Annotated[str, typer.Option("--from", help="First day in force, YYYY-MM-DD")],
+    effective_to: Annotated[str | None, typer.Option("--to", help="Last day in force, YYYY-MM-DD")] = None,
+    revision_id: Annotated[str | None, typer.Option(help="Default rev_{SOURCE}_{YYYY}_{MM}")] = None,
+    notes: Annotated[str, typer.Option(help="Notes on this revision")] = "",
+    title: Annotated[str | None, typer.Option(help="Register the policy with this title if it is new")] = None,
+    category: Annotated[str, typer.Option(help="Category of a new policy")] = "national_policy",
+) -> None:
+    """Ingest a policy revision from a PDF on this machine (the ingest flow, in this process)."""
+    from flows.ingest import ingest_policy_revision
+    from lib.policies.models import PolicyCreate, RevisionCreate
+
+    kb = open_kb_from_env()
+    # The operator named this file on their own machine: allow exactly it, whatever ALLOWED_FILE_ROOTS says.
+    kb.settings.allowed_file_roots = [*kb.settings.allowed_file_roots, file.resolve()]
+    try:
+        if title and not kb.registry.policy_exists(source):
+            kb.registry.create_policy(PolicyCreate(source=source, title=title, category=category))
+        target = RevisionCreate(revision_id=revision_id, version_label=version_label, effective_from=effective_from)
+        result = run_with_progress(
+            kb,
+            [(source, target.resolved_revision_id(source))],
+            ingest_policy_revision,
+            source=source,
+            version_label=version_label,
+            effective_from=effective_from,
+            effective_to=effective_to,
+            notes=notes,
+            file=str(file.resolve()),
+            revision_id=revision_id,
+        )
+    except KBError as exc:
+        fail(exc)
+    chunks = result.outcome.chunks_created if result.outcome else "no new"
+    closed = f"; superseded {', '.join(result.superseded)}" if result.superseded else ""
+    typer.echo(
+        f"{result.source} {result.revision_id}: {result.action.value}, {result.status.value}, {chunks} chunks{closed}"
+    )
+
+
+@app.command()
+def reindex(source: str, revision_id: str) -> None:
+    """Rebuild a revision's chunks from its stored file (the reindex flow, in this process)."""
+    from flows.reindex import reindex_policy_revision
+
+    kb = open_kb_from_env()
+    try:
+        result = run_with_progress(kb, [(source, revision_id)], reindex_policy_revision, source=source,
+                                    revision_id=revision_id)  # fmt: skip
+    except KBError as exc:
+        fail(exc)
+    typer.echo(
+        f"{source} {revision_id}: {result.outcome.chunks_created} chunks "
+        f"({result.chunks_before} before, {result.outcome.chunks_removed} stale removed)"
+    )
+
+
+@app.command()
+def remove(source: str, revision_id: str) -> None:
+    """Remove a revision: registry entry, chunks and (unless shared) its file (the remove flow)."""
+    from flows.remove import remove_policy_revision
+
+    kb = open_kb_from_env()
+    try:
+        removed = run_with_progress(kb, [], remove_policy_revision, source=source, revision_id=revision_id)
+    except KBError as exc:
+        fail(exc)
+    typer.echo(
+        f"removed {source} {revision_id}: {removed.chunks_removed} chunks, "
+        f"file {'deleted' if removed.file_removed else 'kept (shared or absent)'}"
+    )
+
+
+@app.command()
+def audit(
+    repair: Annotated[bool, typer.Option("--repair", help="Fix what is safe to fix, then audit again")] = False,
+) -> None:
+    """Compare registry, Chroma and object store (the audit flow); exit 1 if findings remain."""
+    from flows.audit import consistency_audit
+
+    kb = open_kb_from_env()
+    try:
+        result = run_with_progress(kb, [], consistency_audit, repair=repair)
+    except KBError as exc:
+        fail(exc)
+    before = result.before
+    typer.echo(f"checked {before.revisions} revisions, {before.chunks} chunks, {before.files} files")
+    for finding in before.findings:
+        where = " ".join(part for part in (finding.source, finding.revision_id, finding.key) if part)
+        typer.echo(f"  {finding.kind.value:<22} {where}: {finding.detail}")
+    for action in result.repairs:
+        mark = "repaired" if action.ok else "NOT repaired"
+        where = " ".join(part for part in (action.source, action.revision_id, action.key) if part)
+        typer.echo(f"  {mark:<12} {action.kind.value} {where}: {action.outcome}")
+    documents = result.documents_before
+    if documents is not None:
+        typer.echo(f"checked {documents.documents} application documents, {documents.chunks} chunks")
+        for doc_finding in documents.findings:
+            where = " ".join(part for part in (doc_finding.document_id, doc_finding.key) if part)
+            typer.echo(f"  {doc_finding.kind.value:<22} {where}: {doc_finding.detail}")
+    if not result.remaining:
+        typer.secho("consistent", fg=typer.colors.GREEN, bold=True)
+        return
+    typer.secho(f"{result.remaining} findings remain", fg=typer.colors.RED, bold=True)
+    raise typer.Exit(code=1)
+
+
+@app.command()
+def search(
+    query: str,
+    date: Annotated[str | None, typer.Option("--date", help="Answer as of this YYYY-MM-DD")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", help="Policy slug; repeatable")] = None,
+    n: Annotated[int, typer.Option("-n", help="Number of results")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tool's JSON")] = False,
+) -> None:
+    """Search policy text, optionally as of a date."""
+    try:
+        result = search_policy(open_kb_from_env(), query, sources=source, effective_date=date, n_results=n)
+    except KBError as exc:
+        fail(exc)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(), indent=2))
+    else:
+        print_result(result)
+
+
+@app.command()
+def revisions(source: str) -> None:
+    """List a policy's revisions, newest first."""
+    try:
+        for rev in open_kb_from_env().registry.list_revisions(source):
+            end = rev.effective_to.isoformat() if rev.effective_to else "in force"
+            typer.echo(
+                f"{rev.revision_id:<28} {rev.effective_from} → {end:<10} {rev.status.value:<10} "
+                f"{rev.chunk_count:>5} chunks  {rev.version_label}"
+            )
+    except KBError as exc:
+        fail(exc)

@@ -1,0 +1,91 @@
+"""Running things: the demo, the MCP service, and the embedded stack in the foreground."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from deployments.cli.app import app, fail, open_kb_from_env
+from deployments.cli.output import print_result
+from deployments.cli.policies import SEED_FILE, run_seed
+from lib.config import load_settings
+from lib.errors import KBError
+from lib.policies.search import search_policy
+
+DEMO_QUESTION = "When should development be refused on highways grounds?"
+DEMO_DATES = ("2025-06-01", "2099-06-01")
+
+
+@app.command()
+def demo() -> None:
+    """Seed the bundled NPPF revisions through the seed flow and answer one question as of two dates."""
+    typer.secho("Seeding the bundled policies (first run: a minute or two; Prefect's local API starts first)…",
+                bold=True)  # fmt: skip
+    kb = open_kb_from_env()
+    try:
+        run_seed(kb, SEED_FILE)
+        for day in DEMO_DATES:
+            print_result(search_policy(kb, DEMO_QUESTION, sources=["NPPF"], effective_date=day, n_results=3))
+    except KBError as exc:
+        fail(exc)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address (default POLICY_KB_HOST)")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default POLICY_KB_PORT, 3003)")] = None,
+    servers: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated: policy-kb (POLICY_KB_PORT, 3003), document-store (DOCUMENT_STORE_PORT, 3002)"
+        ),
+    ] = "policy-kb",
+) -> None:
+    """Serve the MCP server (/mcp, /sse), the REST API (/api/v1) and /health until interrupted.
+
+    With several --servers, each has its own port with its own /mcp, /sse, /messages/ and /health."""
+    from mcp_service.__main__ import serve as run_service
+
+    try:
+        run_service(load_settings(), host=host, port=port, servers=[s.strip() for s in servers.split(",") if s.strip()])
+    except KBError as exc:
+        fail(exc)
+
+
+@app.command()
+def up(
+    servers: Annotated[
+        str, typer.Option(help="Comma-separated MCP servers: policy-kb (3003), document-store (3002)")
+    ] = "policy-kb,document-store",
+) -> None:
+    """The embedded stack in the foreground: Redis (started if needed) and the MCP service; prints the URLs."""
+    from lib.stores.objects import open_object_store
+    from lib.stores.redis_server import ensure_embedded_redis
+    from mcp_service.__main__ import check_servers
+    from mcp_service.__main__ import serve as run_service
+
+    settings = load_settings()
+    try:
+        names = check_servers([s.strip() for s in servers.split(",") if s.strip()])
+        redis_url = settings.redis_url or ensure_embedded_redis(settings.redis_dir, settings.redis_server_binary)
+        objects = open_object_store(settings, create_bucket=True).describe()
+    except KBError as exc:
+        fail(exc)
+    chroma = str(settings.chroma_persist_dir)
+    if settings.chroma_host:
+        chroma = f"http://{settings.chroma_host}:{settings.chroma_port}"
+    ports = {"policy-kb": settings.policy_kb_port, "document-store": settings.document_store_port}
+    typer.secho("policy-kb embedded stack", bold=True)
+    typer.echo(f"  redis         {redis_url}")
+    typer.echo(f"  chroma        {chroma}")
+    typer.echo(f"  object store  {objects}")
+    for name in names:
+        base = f"http://{settings.host}:{ports[name]}"
+        typer.echo(f"  {name:<13} {base}/mcp  (SSE {base}/sse, health {base}/health, REST {base}/api/v1)")
+    prefect = settings.prefect_api_url or "none: ingestions run in this process (set PREFECT_API_URL for a server)"
+    typer.echo(f"  prefect       {prefect}")
+    try:
+        run_service(settings, servers=names)
+    except KBError as exc:
+        fail(exc)
