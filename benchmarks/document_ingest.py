@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lib.config import load_settings  # noqa: E402
-from lib.documents.operations import ingest_document  # noqa: E402
+from lib.documents.ingest import ingest_document  # noqa: E402
 from lib.errors import KBError  # noqa: E402
 from lib.kb import open_kb  # noqa: E402
 from lib.stores.embeddings import load_model  # noqa: E402

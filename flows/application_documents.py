@@ -1,7 +1,7 @@
 """Application documents through Prefect (spec 003): a whole application's files in, one document out.
 
 ``ingest_application_documents`` takes a folder (every file directly in it) or a list of paths, all
-inside ``ALLOWED_FILE_ROOTS``, and ingests them one after another through ``lib.documents.operations``. Documents
+inside ``ALLOWED_FILE_ROOTS``, and ingests them one after another through ``lib.documents.ingest``. Documents
 run in sequence on purpose: each already uses every core (one single-threaded Tesseract per core for
 its scanned pages, all cores for its embeddings), so running two at once would only make them fight.
 
@@ -24,15 +24,9 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
 from flows.common import IO_TASK_OPTIONS, artifact_key, flow_kb, is_transient, log_event
-from lib.documents.operations import (
-    DeletedDocument,
-    IngestResult,
-    IngestSuccess,
-    SkippedDocument,
-    delete_document,
-    ingest_document,
-    list_application_files,
-)
+from lib.documents.deletion import delete_document
+from lib.documents.ingest import ingest_document, list_application_files
+from lib.documents.models import DeletedDocument, IngestResult, IngestSuccess, SkippedDocument
 from lib.documents.registry import check_application_ref
 from lib.errors import KBError
 from lib.kb import KnowledgeBase
@@ -65,13 +59,13 @@ class ApplicationIngestResult(BaseModel):
 
 @task(name="ingest-application-document", **IO_TASK_OPTIONS)
 def ingest_file(kb: KnowledgeBase, path: str, application_ref: str) -> IngestResult:
-    """One file through ``lib.documents.operations.ingest_document``; store outages are retried, bad files are not."""
+    """One file through ``lib.documents.ingest.ingest_document``; store outages are retried, bad files are not."""
     return ingest_document(kb, path, application_ref)
 
 
 @task(name="remove-application-document", **IO_TASK_OPTIONS)
 def remove_document(kb: KnowledgeBase, document_id: str) -> DeletedDocument:
-    return delete_document(kb, document_id)
+    return delete_document(kb.documents, kb.objects, document_id)
 
 
 def _outcome(file: str, result: IngestResult, seconds: float) -> DocumentOutcome:
@@ -132,7 +126,7 @@ def ingest_application_documents(
     kb = flow_kb()
     ref = check_application_ref(application_ref)
     if isinstance(folder_or_paths, str):
-        paths = [str(path) for path in list_application_files(kb, folder_or_paths)]
+        paths = [str(path) for path in list_application_files(kb.settings.allowed_file_roots, folder_or_paths)]
     else:
         paths = list(folder_or_paths)
     log_event("application_documents.started", application_ref=ref, files=len(paths))
@@ -143,13 +137,13 @@ def ingest_application_documents(
         name = PurePath(path).name
         started = time.perf_counter()
         try:
-            result = ingest_file(kb, path, ref)
+            ingested = ingest_file(kb, path, ref)
         except Exception as exc:  # one file's failure is its row; the others still run
             row = _failure(name, exc, time.perf_counter() - started)
             if is_transient(exc) or not isinstance(exc, KBError):
                 unfinished.append(exc)
         else:
-            row = _outcome(name, result, time.perf_counter() - started)
+            row = _outcome(name, ingested, time.perf_counter() - started)
         rows.append(row)
         log_event(
             "application_documents.file",

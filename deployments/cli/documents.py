@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from deployments.cli.app import app, fail, open_kb_from_env
-from lib.documents.operations import delete_document
+from lib.documents.deletion import delete_document
 from lib.errors import KBError
 
 
@@ -13,7 +13,8 @@ from lib.errors import KBError
 def delete_application_document(document_id: str) -> None:
     """Delete an application document everywhere: registry entry, chunks and original file."""
     try:
-        removed = delete_document(open_kb_from_env(), document_id)
+        kb = open_kb_from_env()
+        removed = delete_document(kb.documents, kb.objects, document_id)
     except KBError as exc:
         fail(exc)
     typer.echo(

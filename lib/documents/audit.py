@@ -27,10 +27,12 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
-from lib.documents.operations import IngestSuccess, ingest_document_bytes
-from lib.documents.registry import DocumentRecord
+from lib.documents.ingest import ingest_document_bytes
+from lib.documents.models import IngestSuccess
+from lib.documents.registry import DocumentRecord, DocumentRegistry
 from lib.errors import KBError
-from lib.kb import KnowledgeBase
+from lib.kb import DocumentStores, KnowledgeBase
+from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -89,12 +91,13 @@ def _file_owner(key: str) -> str:
     return f"{path.parent.name}_{path.stem[:6]}"
 
 
-def audit_documents(kb: KnowledgeBase, *, now: datetime | None = None) -> DocumentAuditReport:
+def audit_documents(
+    stores: DocumentStores, objects: ObjectStore, *, now: datetime | None = None
+) -> DocumentAuditReport:
     """Compare the three stores for application documents and list every inconsistency (read-only)."""
-    stores = kb.documents
     records = {r.document_id: r for r in stores.registry.get_many(sorted(stores.registry.all_ids()))}
     stored = Counter(str(meta.get("document_id", "")) for _, meta in stores.chunks.iter_metadata())
-    files = set(kb.objects.list(DOCUMENT_FILES_PREFIX))
+    files = set(objects.list(DOCUMENT_FILES_PREFIX))
     findings: list[DocumentFinding] = []
 
     for document_id, record in sorted(records.items()):
@@ -179,9 +182,8 @@ def repair_document_findings(kb: KnowledgeBase, findings: Iterable[DocumentFindi
     return actions
 
 
-def _busy(kb: KnowledgeBase, document_id: str) -> bool:
+def _busy(registry: DocumentRegistry, document_id: str) -> bool:
     """Registered now, or being ingested: never delete on a guess."""
-    registry = kb.documents.registry
     return registry.get(document_id) is not None or registry.claim_held(document_id)
 
 
@@ -189,7 +191,7 @@ def _repair(kb: KnowledgeBase, finding: DocumentFinding) -> str:
     stores = kb.documents
     match finding.kind:
         case DocumentFindingKind.ORPHAN_CHUNKS:
-            if _busy(kb, finding.document_id):
+            if _busy(stores.registry, finding.document_id):
                 return "left alone: the document is registered or being ingested now"
             return f"{stores.chunks.delete_document(finding.document_id)} chunks deleted"
         case DocumentFindingKind.CHUNK_COUNT_MISMATCH:
@@ -198,7 +200,7 @@ def _repair(kb: KnowledgeBase, finding: DocumentFinding) -> str:
                 return "left alone: the document is gone now"
             return _rebuild(kb, record)
         case DocumentFindingKind.UNREFERENCED_FILE:
-            if _busy(kb, _file_owner(finding.key)):
+            if _busy(stores.registry, _file_owner(finding.key)):
                 return "left alone: a document refers to it or is being ingested now"
             return "deleted" if kb.objects.delete(finding.key) else "already gone"
         case _:
@@ -224,6 +226,6 @@ def audit_and_repair_documents(
     kb: KnowledgeBase,
 ) -> tuple[DocumentAuditReport, list[DocumentRepairAction], DocumentAuditReport]:
     """Audit, repair what is repairable, and audit again to show what is left."""
-    before = audit_documents(kb)
+    before = audit_documents(kb.documents, kb.objects)
     actions = repair_document_findings(kb, before.findings)
-    return before, actions, audit_documents(kb)
+    return before, actions, audit_documents(kb.documents, kb.objects)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
+from lib.errors import InvalidArgumentError
+
 OTHER = "other"
 
 _FILE_NAME_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -194,3 +196,9 @@ def classify_document(file_name: str, text: str = "") -> Classification:
         or (classify_by_content(text) if text else None)
         or Classification(OTHER, "fallback", "low")
     )
+
+
+def check_document_type(document_type: str) -> str:
+    if document_type not in DOCUMENT_TYPES:
+        raise InvalidArgumentError(f"document_type must be one of {', '.join(DOCUMENT_TYPES)}, got {document_type!r}")
+    return document_type

@@ -12,9 +12,13 @@ placeholder embeddings)::
 application always maps to the same id. A registration is written only if the hash does not exist yet
 (one Lua script: hash and both sets, or nothing), so a second writer can never overwrite the first.
 
-A *claim* serialises ingestions of one document across threads, processes and machines: ``SET NX PX``
-with a random token; the holder refreshes the expiry while it works, and a worker that dies stops
-refreshing, so its claim lapses after ``CLAIM_TTL_MS`` instead of blocking the document forever.
+A *claim* serialises ingestions of one document across threads, processes and machines: a lease lock
+(``lib.stores.locks``) on ``appdoc_claim:{document_id}``, renewed while its holder works; a worker that
+dies stops renewing, so its claim lapses after ``CLAIM_LEASE_SECONDS`` instead of blocking the document
+forever.
+
+The client must be built with ``decode_responses=True`` (``lib.stores.redis_server.redis_client``):
+replies are read as ``str``.
 """
 
 from __future__ import annotations
@@ -22,27 +26,30 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import threading
-import time
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis
 from pydantic import BaseModel, Field
 
-from lib.errors import IngestionInProgressError, InvalidArgumentError, RegistryUnavailableError
+from lib.errors import (
+    DocumentNotFoundError,
+    IngestionInProgressError,
+    InvalidArgumentError,
+    RegistryUnavailableError,
+)
+from lib.stores.locks import LEASE_SECONDS, LeaseLock
 
 logger = logging.getLogger(__name__)
 
 DOCUMENTS_ALL = "appdocs_all"
-CLAIM_TTL_MS = 30_000
-"""A claim lapses this long after its holder last refreshed it (it refreshes every third of it)."""
-CLAIM_POLL_SECONDS = 0.1
+CLAIM_LEASE_SECONDS = LEASE_SECONDS
+"""A claim lapses this long after its holder last renewed it (it renews every third of it)."""
 CLAIM_WAIT_SECONDS = 3600.0
 """How long a second ingestion of the same document waits for the first before giving up."""
 MAX_APPLICATION_REF_CHARS = 100
+MAX_DOCUMENT_ID_CHARS = 200
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9]+")
 _T = TypeVar("_T")
@@ -56,8 +63,6 @@ return 1
 """
 """Redis does not roll a script back when a command in it fails, so the writes that could fail on a damaged
 key (the index sets) come first and the record, which makes the document exist, comes last."""
-_REFRESH = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
-_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 def document_key(document_id: str) -> str:
@@ -90,6 +95,12 @@ def sanitize_ref(application_ref: str) -> str:
 def make_document_id(application_ref: str, file_hash: str) -> str:
     """``{sanitized_ref}_{file_hash_6}`` (spec 003 FR-008)."""
     return f"{sanitize_ref(application_ref)}_{file_hash[:6]}"
+
+
+def check_document_id(document_id: str) -> str:
+    if not isinstance(document_id, str) or not document_id.strip() or len(document_id) > MAX_DOCUMENT_ID_CHARS:
+        raise InvalidArgumentError("document_id must be an id such as '25_01178_REM_a1b2c3'")
+    return document_id.strip()
 
 
 class DocumentRecord(BaseModel):
@@ -126,22 +137,27 @@ class DocumentRegistry:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._register = client.register_script(_REGISTER)
-        self._refresh = client.register_script(_REFRESH)
-        self._release = client.register_script(_RELEASE)
 
     # -- reads ------------------------------------------------------------------------------------
 
     def get(self, document_id: str) -> DocumentRecord | None:
-        data = _call(self._r.hgetall, document_key(document_id))
+        data = cast(dict[str, str], _call(self._r.hgetall, document_key(document_id)))
         return DocumentRecord.from_hash(data) if data else None
+
+    def require(self, document_id: str) -> DocumentRecord:
+        """The record of ``document_id`` (checked first); ``DocumentNotFoundError`` when it is not registered."""
+        record = self.get(check_document_id(document_id))
+        if record is None:
+            raise DocumentNotFoundError(f"Document not found: {document_id}")
+        return record
 
     def list_application(self, application_ref: str) -> list[DocumentRecord]:
         """One application's documents, oldest first (then by id, for a stable order)."""
-        ids = sorted(_call(self._r.smembers, application_key(application_ref)))
+        ids = sorted(cast(set[str], _call(self._r.smembers, application_key(application_ref))))
         return sorted(self.get_many(ids), key=lambda r: (r.ingested_at, r.document_id))
 
     def all_ids(self) -> set[str]:
-        return set(_call(self._r.smembers, DOCUMENTS_ALL))
+        return cast(set[str], _call(self._r.smembers, DOCUMENTS_ALL))
 
     def registered(self, document_ids: list[str]) -> list[bool]:
         """Which of ``document_ids`` are registered, in one round trip (search hides unregistered chunks)."""
@@ -177,19 +193,7 @@ class DocumentRegistry:
         deleted, _, _ = _call(pipe.execute)
         return bool(deleted)
 
-    # -- claims -----------------------------------------------------------------------------------
-
-    def try_claim(self, document_id: str, ttl_ms: int = CLAIM_TTL_MS) -> str | None:
-        """Take the ingestion claim on ``document_id``; its token, or None when another worker holds it."""
-        token = uuid.uuid4().hex
-        taken = _call(self._r.set, claim_key(document_id), token, nx=True, px=ttl_ms)
-        return token if taken else None
-
-    def refresh_claim(self, document_id: str, token: str, ttl_ms: int = CLAIM_TTL_MS) -> bool:
-        return bool(_call(self._refresh, [claim_key(document_id)], [token, ttl_ms]))
-
-    def release_claim(self, document_id: str, token: str) -> bool:
-        return bool(_call(self._release, [claim_key(document_id)], [token]))
+    # -- claims ---------------------------------------------------------------------------------
 
     def claim_held(self, document_id: str) -> bool:
         return bool(_call(self._r.exists, claim_key(document_id)))
@@ -199,47 +203,26 @@ class DocumentRegistry:
         self,
         document_id: str,
         *,
-        ttl_ms: int = CLAIM_TTL_MS,
+        lease_seconds: float = CLAIM_LEASE_SECONDS,
         wait_seconds: float = CLAIM_WAIT_SECONDS,
-        poll_seconds: float = CLAIM_POLL_SECONDS,
     ) -> Iterator[None]:
         """Hold the claim on ``document_id`` for the ``with`` block, waiting while another worker holds it.
 
-        A background thread keeps the claim alive; leaving the block releases it, whatever happened.
-        The caller re-reads the registry inside the block: the worker it waited for may have finished.
+        The lease is renewed while the block runs and released when it ends, whatever happened;
+        ``IngestionInProgressError`` if the other worker still holds it after ``wait_seconds``. The
+        caller re-reads the registry inside the block: the worker it waited for may have finished.
         """
-        deadline = time.monotonic() + wait_seconds
-        token = self.try_claim(document_id, ttl_ms)
-        if token is None:
+        lock = LeaseLock(self._r, claim_key(document_id), lease_seconds=lease_seconds)
+        if not lock.acquire():
             logger.info("documents.claim_wait document_id=%s", document_id)
-        while token is None:
-            if time.monotonic() >= deadline:
+            if not lock.acquire(wait_seconds=wait_seconds):
                 raise IngestionInProgressError(
                     f"Document {document_id} is still being ingested by another worker after {wait_seconds:g} s"
                 )
-            time.sleep(poll_seconds)
-            token = self.try_claim(document_id, ttl_ms)
-        stop = threading.Event()
-        keeper = threading.Thread(
-            target=self._keep_alive, args=(document_id, token, ttl_ms, stop), name="claim-keeper", daemon=True
-        )
-        keeper.start()
         try:
             yield
         finally:
-            stop.set()
-            keeper.join()
-            with contextlib.suppress(RegistryUnavailableError):  # it lapses by itself
-                self.release_claim(document_id, token)
-
-    def _keep_alive(self, document_id: str, token: str, ttl_ms: int, stop: threading.Event) -> None:
-        while not stop.wait(ttl_ms / 3000):
-            try:
-                if not self.refresh_claim(document_id, token, ttl_ms):
-                    logger.warning("documents.claim_lost document_id=%s", document_id)
-                    return
-            except RegistryUnavailableError:
-                logger.warning("documents.claim_refresh_failed document_id=%s", document_id)
+            lock.release()
 
 
 def _call(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

@@ -8,6 +8,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pymupdf
 import pytest
@@ -17,7 +18,7 @@ from prefect.artifacts import Artifact
 from flows.application_documents import FLOW, ingest_application_documents, remove_application_document
 from flows.common import artifact_key, bound_kb
 from lib.config import Settings
-from lib.documents.operations import get_document_text, list_ingested_documents
+from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.registry import application_key
 from lib.errors import PathNotAllowedError
 from lib.kb import KnowledgeBase, open_kb
@@ -25,6 +26,11 @@ from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, SCANNED
 from tests.lib.documents.document_support import scanned_pages
 
 REF = "25/01178/REM"
+
+
+def stored_artifact(key: str) -> Artifact | None:
+    """``Artifact.get`` as called from sync code, which returns the artifact rather than a coroutine."""
+    return cast("Artifact | None", Artifact.get(key))
 
 
 @pytest.fixture
@@ -92,7 +98,7 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
                                                           transport.document_id}  # fmt: skip
     assert docs_kb.documents.chunks.count() == heritage.chunks + planning.chunks + transport.chunks
 
-    table = Artifact.get(artifact_key(FLOW, REF))
+    table = stored_artifact(artifact_key(FLOW, REF))
     assert table is not None and table.type == "table"
     assert "Ecology_Report.pdf" in str(table.data) and "encrypted" in str(table.data)
     assert table.description == f"Documents of application {REF}: 3 success, 0 already_ingested, 1 skipped, 2 error"
@@ -161,7 +167,7 @@ def test_a_failure_that_is_not_the_files_fault_fails_the_run_after_the_other_fil
     )  # fmt: skip
 
     assert state.is_failed()
-    table = Artifact.get(artifact_key(FLOW, REF))
+    table = stored_artifact(artifact_key(FLOW, REF))
     assert table is not None and '"internal"' in str(table.data) and '"encrypted"' in str(table.data)
     assert docs_kb.documents.chunks.count() == 0
     assert list(docs_kb.objects.list("applications/")) == []
@@ -183,5 +189,5 @@ def test_remove_flow_deletes_a_document_everywhere(docs_kb: KnowledgeBase) -> No
     assert list_ingested_documents(docs_kb, REF).document_count == 0
     assert docs_kb.documents.chunks.count() == 0
     assert list(docs_kb.objects.list("applications/")) == []
-    summary = Artifact.get(artifact_key(FLOW, "removed", document_id))
+    summary = stored_artifact(artifact_key(FLOW, "removed", document_id))
     assert summary is not None and "chunks removed" in str(summary.data)

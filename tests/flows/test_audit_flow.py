@@ -132,7 +132,8 @@ def test_a_revision_failed_behind_the_pipelines_back_is_cleaned_and_the_reopened
 
 
 def test_the_nightly_audit_covers_application_documents_and_repairs_their_orphans(flow_kb: KnowledgeBase) -> None:
-    from lib.documents.operations import IngestSuccess, ingest_document
+    from lib.documents.ingest import ingest_document
+    from lib.documents.models import IngestSuccess
     from tests.fixtures_paths import TABLE_PDF
 
     inbox = flow_kb.settings.allowed_file_roots[0]

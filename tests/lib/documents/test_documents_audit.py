@@ -11,7 +11,9 @@ from lib.documents.audit import (
     audit_and_repair_documents,
     audit_documents,
 )
-from lib.documents.operations import IngestSuccess, get_document_text, ingest_document
+from lib.documents.ingest import ingest_document
+from lib.documents.models import IngestSuccess
+from lib.documents.reads import get_document_text
 from lib.documents.registry import DocumentRecord
 from lib.kb import KnowledgeBase
 from tests.fixtures_paths import TABLE_PDF
@@ -33,7 +35,7 @@ def ingested(kb: KnowledgeBase) -> tuple[IngestSuccess, DocumentRecord]:
 
 def test_consistent_stores_have_no_findings(docs: KnowledgeBase) -> None:
     result, _ = ingested(docs)
-    report = audit_documents(docs)
+    report = audit_documents(docs.documents, docs.objects)
     assert report.ok and (report.documents, report.chunks, report.files) == (1, result.chunks_created, 1)
     assert report.counts() == {kind.value: 0 for kind in DocumentFindingKind}
 
@@ -58,13 +60,9 @@ def test_chunks_and_file_left_by_a_crash_before_registration_are_found_and_delet
 def test_an_ingestion_in_flight_is_not_reported(docs: KnowledgeBase) -> None:
     result, record = ingested(docs)
     docs.documents.registry.remove(record)
-    token = docs.documents.registry.try_claim(result.document_id)
-    assert token is not None
-    try:
-        assert audit_documents(docs).ok
-    finally:
-        docs.documents.registry.release_claim(result.document_id, token)
-    assert not audit_documents(docs).ok
+    with docs.documents.registry.claim(result.document_id):
+        assert audit_documents(docs.documents, docs.objects).ok
+    assert not audit_documents(docs.documents, docs.objects).ok
 
 
 def test_a_document_missing_chunks_is_rebuilt_from_its_stored_original(docs: KnowledgeBase) -> None:

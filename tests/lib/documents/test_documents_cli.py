@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 
 from deployments.cli import app
 from lib.config import Settings
-from lib.documents.operations import IngestSuccess, ingest_document, list_ingested_documents
+from lib.documents.ingest import ingest_document
+from lib.documents.models import IngestSuccess
+from lib.documents.reads import list_ingested_documents
 from lib.kb import KnowledgeBase, open_kb
 from tests.fixtures_paths import TABLE_PDF
 from tests.lib.documents.document_support import REF, assert_nothing_stored, put_in_inbox

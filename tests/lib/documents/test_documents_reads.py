@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from lib.documents.operations import (
-    IngestSuccess,
-    get_document_text,
-    ingest_document,
-    list_ingested_documents,
-    search_application_docs,
-)
+from lib.documents.ingest import ingest_document
+from lib.documents.models import IngestSuccess
+from lib.documents.reads import get_document_text, list_ingested_documents, search_application_docs
 from lib.documents.registry import DocumentRegistry
 from lib.errors import DocumentNotFoundError, InvalidArgumentError, NoChunksError
 from lib.kb import KnowledgeBase
