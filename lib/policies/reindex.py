@@ -2,7 +2,8 @@
 
 A revision still ``processing`` is refused (its first ingestion owns it), and so is a second reindex
 while the first holds ``policy_reindex_lock:{source}:{revision_id}`` in Redis: two reindexes of one
-revision would race on its stale-chunk deletion. The lock expires on its own if its holder dies.
+revision would race on its stale-chunk deletion. The lock is a lease lock (``lib.stores.locks``): renewed
+while the reindex runs, so it holds however long that takes, and is free one lease after its holder died.
 ``ingest_revision`` writes the new chunks before deleting the old ones, so a search during a reindex
 always finds the revision.
 """
@@ -12,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import redis
+
 from lib.errors import CannotReindexError
 from lib.kb import KnowledgeBase
 from lib.policies.ingest import Progress, ingest_revision
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
 from lib.policies.registry import PolicyRegistry
-
-MIN_LOCK_SECONDS = 60
+from lib.stores.locks import LeaseLock
 
 
 def reindex_lock_key(source: str, revision_id: str) -> str:
@@ -41,16 +43,10 @@ def check_reindexable(registry: PolicyRegistry, source: str, revision_id: str) -
 
 
 @contextmanager
-def reindex_lock(kb: KnowledgeBase, source: str, revision_id: str) -> Iterator[None]:
-    """Hold the revision's reindex lock, or raise ``CannotReindexError`` if another reindex holds it.
-
-    The lock lives as long as a revision may legitimately stay in ``processing`` (the audit's timeout),
-    so a holder that crashed frees it no later than the audit would call its work stuck.
-    """
-    key = reindex_lock_key(source, revision_id)
-    ttl_ms = max(kb.settings.processing_timeout_seconds, MIN_LOCK_SECONDS) * 1000
-    token = kb.registry.try_lock(key, ttl_ms)
-    if token is None:
+def reindex_lock(client: redis.Redis, source: str, revision_id: str) -> Iterator[None]:
+    """Hold the revision's reindex lock for the block, or raise ``CannotReindexError`` if another reindex holds it."""
+    lock = LeaseLock(client, reindex_lock_key(source, revision_id))
+    if not lock.acquire():
         raise CannotReindexError(
             f"Revision '{revision_id}' of '{source}' is already being reindexed",
             source=source,
@@ -59,13 +55,13 @@ def reindex_lock(kb: KnowledgeBase, source: str, revision_id: str) -> Iterator[N
     try:
         yield
     finally:
-        kb.registry.unlock(key, token)
+        lock.release()
 
 
 def reindex_revision(
     kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
 ) -> IngestOutcome:
     """Re-read the stored file and rebuild the revision's chunks in place (spec 001 FR-012)."""
-    with reindex_lock(kb, source, revision_id):
+    with reindex_lock(kb.registry.client, source, revision_id):
         check_reindexable(kb.registry, source, revision_id)
         return ingest_revision(kb, source, revision_id, progress=progress)

@@ -17,7 +17,7 @@ from lib.errors import CannotDeleteSoleRevisionError, CannotReindexError
 from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import RevisionCreate, RevisionStatus
-from lib.policies.reindex import reindex_lock_key
+from lib.policies.reindex import reindex_lock, reindex_lock_key
 from lib.policies.search import search_policy
 from tests.flows.policy_pdfs import policy_pdf_bytes
 
@@ -115,13 +115,11 @@ def test_a_second_reindex_of_the_same_revision_is_refused_while_the_first_holds_
     two_revisions: KnowledgeBase,
 ) -> None:
     kb = two_revisions
-    key = reindex_lock_key("NPPF", "rev_NPPF_2024_12")
-    token = kb.registry.try_lock(key, 60_000)
-    assert token is not None
-    try:
-        with pytest.raises(CannotReindexError, match="already being reindexed"):
-            reindex_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
-    finally:
-        assert kb.registry.unlock(key, token)
+    with (
+        reindex_lock(kb.registry.client, "NPPF", "rev_NPPF_2024_12"),
+        pytest.raises(CannotReindexError, match="already being reindexed"),
+    ):
+        reindex_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
     assert reindex_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12").status == RevisionStatus.ACTIVE
-    assert kb.registry.try_lock(key, 1000) is not None, "the finished reindex released its lock"
+    key = reindex_lock_key("NPPF", "rev_NPPF_2024_12")
+    assert not kb.registry.client.exists(key), "the finished reindex released its lock"
