@@ -46,7 +46,7 @@ class IngestResult(BaseModel):
 @task(name="store-and-register", **IO_TASK_OPTIONS)
 def store_and_register(kb: KnowledgeBase, source: str, data: RevisionCreate, file: str) -> Registration:
     """Read the file, store it content-addressed and register the revision (or find it already there)."""
-    return ensure_registered(kb, source, data, read_source_file(kb, file))
+    return ensure_registered(kb, source, data, read_source_file(kb.objects, kb.settings, file))
 
 
 @task(name="load-registered-revision", **IO_TASK_OPTIONS)
@@ -81,7 +81,7 @@ def settle_failure(kb: KnowledgeBase, source: str, revision_id: str, exc: BaseEx
         if current.status == RevisionStatus.PROCESSING or (
             current.status == RevisionStatus.FAILED and kb.vectors.count_revision(source, revision_id)
         ):
-            fail_revision(kb, source, revision_id, error)
+            fail_revision(kb.registry, kb.vectors, source, revision_id, error)
     except Exception as cleanup:  # the original error matters more; the audit catches what is left
         log_event("ingest.cleanup_failed", source=source, revision_id=revision_id, error=repr(cleanup))
     return error

@@ -45,7 +45,7 @@ class SeedResult(BaseModel):
 
 @task(name="ensure-policy", **IO_TASK_OPTIONS)
 def ensure_policy_task(kb: KnowledgeBase, policy: SeedPolicy) -> SeedStep:
-    return ensure_policy(kb, policy)
+    return ensure_policy(kb.registry, policy)
 
 
 @task(name="seed-revision", **IO_TASK_OPTIONS)

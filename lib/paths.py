@@ -1,4 +1,4 @@
-"""``file_path`` arguments: read only inside ``ALLOWED_FILE_ROOTS``.
+"""``file_path`` arguments: read only inside ``ALLOWED_FILE_ROOTS``, and only up to ``MAX_UPLOAD_BYTES``.
 
 Paths are resolved (symlinks and ``..`` followed) before the containment check, so a link inside a
 root that points outside it is refused too. Error messages never echo the resolved path.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lib.errors import FileNotFoundInStoreError, PathNotAllowedError
+from lib.config import Settings
+from lib.errors import FileNotFoundInStoreError, FileTooLargeError, PathNotAllowedError
 
 
 def resolve_allowed(path: str | Path, roots: list[Path]) -> Path:
@@ -28,3 +29,11 @@ def resolve_allowed(path: str | Path, roots: list[Path]) -> Path:
     if not real.is_file():
         raise FileNotFoundInStoreError(f"No file at {raw!r} inside the allowed roots")
     return real
+
+
+def read_allowed_file(settings: Settings, file_path: str | Path) -> bytes:
+    """The bytes of a file named by a caller, only from inside ``ALLOWED_FILE_ROOTS`` and within the size limit."""
+    path = resolve_allowed(file_path, settings.allowed_file_roots)
+    if path.stat().st_size > settings.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {settings.max_upload_bytes} byte limit")
+    return path.read_bytes()

@@ -1,6 +1,6 @@
 """The consistency audit (spec 000 NFR-003, spec 001 ITS-08): registry, Chroma and object store compared.
 
-What it reports, and what ``repair_findings`` does about each:
+What it reports, and what ``repair_findings`` (``lib.policies.audit_repair``) does about each:
 
 - ``stuck_processing``: a revision ``processing`` for longer than ``PROCESSING_TIMEOUT_SECONDS``
   (its ingestion died). Repair marks it ``failed`` and drops its chunks; re-running the ingestion
@@ -20,15 +20,15 @@ unreferenced file may be an upload a millisecond from registration; repair re-re
 before deleting anything, which leaves only that millisecond. Revisions in ``processing`` are in flight
 and only judged by their age.
 
-This module is plain functions over a ``KnowledgeBase`` so the nightly flow, the CLI and the service's
-deep health check share it.
+The audit reads and never writes, so the nightly flow, the CLI and the service's deep health check can
+all run it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -36,11 +36,10 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from lib.dates import to_int
-from lib.errors import InvalidArgumentError, KBError, PolicyNotFoundError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
-from lib.policies.lifecycle import fail_revision, sync_policy_chunks
+from lib.policies.chunks import PolicyVectorStore
 from lib.policies.models import Policy, Revision, RevisionStatus
-from lib.policies.reindex import reindex_revision
+from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +47,8 @@ POLICY_FILES_PREFIX = "policies/"
 
 
 class FindingKind(StrEnum):
+    """In the order repairs are applied (``repair_findings`` sorts by it)."""
+
     STUCK_PROCESSING = "stuck_processing"
     ORPHAN_CHUNKS = "orphan_chunks"
     CHUNK_COUNT_MISMATCH = "chunk_count_mismatch"
@@ -87,38 +88,29 @@ class AuditReport(BaseModel):
         return {kind.value: counted.get(kind.value, 0) for kind in FindingKind}
 
 
-class RepairAction(BaseModel):
-    kind: FindingKind
-    source: str = ""
-    revision_id: str = ""
-    key: str = ""
-    ok: bool
-    outcome: str
-
-
 @dataclass
 class _RevisionChunks:
     ids: list[str] = field(default_factory=list)
     metadata: Counter[tuple[int, int, str, str]] = field(default_factory=Counter)
 
 
-def _split_revision_ref(value: str) -> tuple[str, str]:
-    source, _, revision_id = value.partition(":")
-    return source, revision_id
-
-
 def _expected_metadata(policy: Policy, revision: Revision) -> tuple[int, int, str, str]:
     return to_int(revision.effective_from), to_int(revision.effective_to), revision.version_label, policy.title
 
 
-def _read_chunks(kb: KnowledgeBase) -> dict[tuple[str, str], _RevisionChunks]:
+def chunk_owner(meta: Mapping[str, object]) -> tuple[str, str]:
+    """The ``(source, revision_id)`` a chunk belongs to, from its ``revision_ref`` (or, on chunks written
+    before that field existed, from ``source`` and ``revision_id``)."""
+    if meta.get("revision_ref"):
+        source, _, revision_id = str(meta["revision_ref"]).partition(":")
+        return source, revision_id
+    return str(meta.get("source", "")), str(meta.get("revision_id", ""))
+
+
+def _read_chunks(vectors: PolicyVectorStore) -> dict[tuple[str, str], _RevisionChunks]:
     groups: dict[tuple[str, str], _RevisionChunks] = {}
-    for chunk_id, meta in kb.vectors.iter_metadata():
-        if meta.get("revision_ref"):
-            owner = _split_revision_ref(str(meta["revision_ref"]))
-        else:
-            owner = (str(meta.get("source", "")), str(meta.get("revision_id", "")))
-        group = groups.setdefault(owner, _RevisionChunks())
+    for chunk_id, meta in vectors.iter_metadata():
+        group = groups.setdefault(chunk_owner(meta), _RevisionChunks())
         group.ids.append(chunk_id)
         group.metadata[
             (
@@ -135,7 +127,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
     """Compare the three stores and list every inconsistency found (read-only)."""
     now = now or datetime.now(UTC)
     stuck_before = now - timedelta(seconds=kb.settings.processing_timeout_seconds)
-    chunks = _read_chunks(kb)
+    chunks = _read_chunks(kb.vectors)
     total_chunks = sum(len(group.ids) for group in chunks.values())
     files = set(kb.objects.list(POLICY_FILES_PREFIX))
     policies = {p.source: p for p in kb.registry.list_policies()}
@@ -148,7 +140,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
             if rev.file_path:
                 referenced.add(rev.file_path)
             stored = chunks.pop((source, rev.revision_id), _RevisionChunks())
-            findings.extend(_revision_findings(kb, policy, rev, stored, files, stuck_before))
+            findings.extend(_revision_findings(kb.objects, policy, rev, stored, files, stuck_before))
 
     for (source, revision_id), stored in sorted(chunks.items()):
         findings.append(
@@ -185,7 +177,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
 
 
 def _revision_findings(
-    kb: KnowledgeBase,
+    objects: ObjectStore,
     policy: Policy,
     rev: Revision,
     stored: _RevisionChunks,
@@ -206,7 +198,7 @@ def _revision_findings(
             )
         return
     expected = rev.chunk_count if rev.resolvable else 0
-    file_present = bool(rev.file_path) and (rev.file_path in files or kb.objects.exists(rev.file_path))
+    file_present = bool(rev.file_path) and (rev.file_path in files or objects.exists(rev.file_path))
     if len(stored.ids) != expected:
         if not rev.resolvable:
             repair = "delete the chunks of the failed revision"
@@ -242,101 +234,3 @@ def _revision_findings(
                 key=rev.file_path,
                 detail="the original file is not in the object store; reindex is impossible",
             )
-
-
-def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[RepairAction]:
-    """Fix what is safe to fix, in an order where one fix never undoes another; report each attempt.
-
-    Stuck revisions are failed first (which drops their chunks), orphans go next, then counts are
-    rebuilt by re-ingesting, then metadata is rewritten once per policy, and files are deleted last.
-    A fix that fails is reported and the rest continue.
-    """
-    order = list(FindingKind)
-    pending = sorted((f for f in findings if f.repairable), key=lambda f: order.index(f.kind))
-    actions: list[RepairAction] = []
-    synced: set[str] = set()
-    for finding in pending:
-        if finding.kind == FindingKind.STALE_METADATA:
-            if finding.source in synced:
-                continue
-            synced.add(finding.source)
-        try:
-            outcome = _repair(kb, finding)
-            ok = True
-        except KBError as exc:
-            outcome, ok = f"{exc.error_type}: {exc.message}", False
-        actions.append(
-            RepairAction(
-                kind=finding.kind,
-                source=finding.source,
-                revision_id=finding.revision_id,
-                key=finding.key,
-                ok=ok,
-                outcome=outcome,
-            )
-        )
-        log = logger.info if ok else logger.warning
-        log(
-            "audit.repair kind=%s source=%s revision_id=%s key=%s ok=%s outcome=%s",
-            finding.kind.value, finding.source or "-", finding.revision_id or "-", finding.key or "-", ok, outcome,
-        )  # fmt: skip
-    return actions
-
-
-def _repair(kb: KnowledgeBase, finding: Finding) -> str:
-    source, revision_id = finding.source, finding.revision_id
-    match finding.kind:
-        case FindingKind.STUCK_PROCESSING:
-            current = kb.registry.get_revision(source, revision_id)
-            if current.status != RevisionStatus.PROCESSING:
-                return f"left alone: it is {current.status.value} now"
-            removed = fail_revision(kb, source, revision_id, "stuck_processing: marked failed by the consistency audit")
-            return f"marked failed, {removed} chunks deleted"
-        case FindingKind.ORPHAN_CHUNKS:
-            if _registered(kb, source, revision_id):
-                return "left alone: the revision is registered now"
-            ids = [cid for cid, meta in kb.vectors.iter_metadata() if _owner(meta) == (source, revision_id)]
-            return f"{kb.vectors.delete_ids(ids)} chunks deleted"
-        case FindingKind.CHUNK_COUNT_MISMATCH:
-            current = kb.registry.get_revision(source, revision_id)
-            if current.status == RevisionStatus.FAILED:
-                return f"{kb.vectors.delete_revision(source, revision_id)} chunks of the failed revision deleted"
-            outcome = reindex_revision(kb, source, revision_id)
-            return f"re-ingested: {outcome.chunks_created} chunks, {outcome.chunks_removed} stale removed"
-        case FindingKind.STALE_METADATA:
-            return f"metadata rewritten on {sync_policy_chunks(kb, source)} chunks of {source}"
-        case FindingKind.UNREFERENCED_FILE:
-            if _file_referenced(kb, finding.key):
-                return "left alone: a revision refers to it now"
-            return "deleted" if kb.objects.delete(finding.key) else "already gone"
-        case _:
-            return "no automatic repair"
-
-
-def _owner(meta: dict[str, object]) -> tuple[str, str]:
-    if meta.get("revision_ref"):
-        return _split_revision_ref(str(meta["revision_ref"]))
-    return str(meta.get("source", "")), str(meta.get("revision_id", ""))
-
-
-def _registered(kb: KnowledgeBase, source: str, revision_id: str) -> bool:
-    """Whether the registry has the revision now. An unreachable registry raises: never delete on a guess."""
-    if not source or not revision_id:
-        return False
-    try:
-        kb.registry.get_revision(source, revision_id)
-    except (RevisionNotFoundError, PolicyNotFoundError, InvalidArgumentError):
-        return False
-    return True
-
-
-def _file_referenced(kb: KnowledgeBase, key: str) -> bool:
-    revisions = kb.registry.revisions_by_source(kb.registry.list_sources())
-    return any(r.file_path == key for revs in revisions.values() for r in revs)
-
-
-def audit_and_repair(kb: KnowledgeBase) -> tuple[AuditReport, list[RepairAction], AuditReport]:
-    """Audit, repair what is repairable, and audit again to show what is left (ideally nothing)."""
-    before = audit_store(kb)
-    actions = repair_findings(kb, before.findings)
-    return before, actions, audit_store(kb)

@@ -27,9 +27,11 @@ from pathlib import PurePosixPath
 from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError
 from lib.kb import KnowledgeBase
 from lib.models import Chunk
+from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
-from lib.stores.chroma import chunk_id, chunk_metadata
+from lib.policies.registry import PolicyRegistry
+from lib.stores.embeddings import Embedder
 from lib.text.chunking import chunk_sections
 from lib.text.extraction import extract_document
 from lib.text.sections import split_sections
@@ -54,7 +56,8 @@ class StoredChunks:
 
 
 def store_chunks(
-    kb: KnowledgeBase,
+    registry: PolicyRegistry,
+    vectors: PolicyVectorStore,
     source: str,
     revision_id: str,
     chunks: Sequence[Chunk],
@@ -70,13 +73,13 @@ def store_chunks(
     meanwhile (or settling the status closed another revision), the final re-sync brings every
     chunk of the policy back in step.
     """
-    policy = kb.registry.get_policy(source)
-    revision = kb.registry.get_revision(source, revision_id)
+    policy = registry.get_policy(source)
+    revision = registry.get_revision(source, revision_id)
     ids = [chunk_id(source, revision_id, c.section_ref, c.chunk_index) for c in chunks]
-    previous = set(kb.vectors.revision_chunk_ids(source, revision_id))
-    kb.vectors.upsert(ids, [c.text for c in chunks], embeddings, [chunk_metadata(c, policy, revision) for c in chunks])
-    removed = kb.vectors.delete_ids(sorted(previous - set(ids)))
-    settled = kb.registry.mark_ingested(
+    previous = set(vectors.revision_chunk_ids(source, revision_id))
+    vectors.upsert(ids, [c.text for c in chunks], embeddings, [chunk_metadata(c, policy, revision) for c in chunks])
+    removed = vectors.delete_ids(sorted(previous - set(ids)))
+    settled = registry.mark_ingested(
         source,
         revision_id,
         page_count=page_count,
@@ -84,11 +87,11 @@ def store_chunks(
         file_size_bytes=file_size_bytes,
         extraction_method=extraction_method,
     )
-    sync_policy_chunks(kb, source)
+    sync_policy_chunks(registry, vectors, source)
     return StoredChunks(ids=ids, chunks_removed=removed, revision=settled)
 
 
-def _embed_with_progress(kb: KnowledgeBase, texts: list[str], report: Progress) -> list[list[float]]:
+def _embed_with_progress(embedder: Embedder, texts: list[str], report: Progress) -> list[list[float]]:
     """Embed in slices (for progress) ordered longest first, so each slice pads as little as one big call.
 
     The order is a pure function of the texts, so re-ingesting the same file embeds the same batches
@@ -99,7 +102,7 @@ def _embed_with_progress(kb: KnowledgeBase, texts: list[str], report: Progress) 
     for start in range(0, len(order), _EMBED_SLICE):
         report("embed", 35.0 + 50.0 * start / len(order))
         batch = order[start : start + _EMBED_SLICE]
-        for i, vector in zip(batch, kb.embedder.embed_batch([texts[i] for i in batch]), strict=True):
+        for i, vector in zip(batch, embedder.embed_batch([texts[i] for i in batch]), strict=True):
             vectors[i] = vector
     return vectors
 
@@ -151,19 +154,19 @@ def ingest_revision(
         lap("chunk")
     except (ExtractionFailedError, FileNotFoundInStoreError) as exc:
         if first_time:
-            removed = fail_revision(kb, source, revision_id, f"{exc.error_type}: {exc.message}")
+            removed = fail_revision(kb.registry, kb.vectors, source, revision_id, f"{exc.error_type}: {exc.message}")
             logger.warning(
                 "ingest.failed source=%s revision_id=%s error_type=%s chunks_removed=%d",
                 source, revision_id, exc.error_type, removed,
             )  # fmt: skip
         raise
 
-    embeddings = _embed_with_progress(kb, [c.text for c in chunks], report)
+    embeddings = _embed_with_progress(kb.embedder, [c.text for c in chunks], report)
     lap("embed")
 
     report("store", 85.0)
     stored = store_chunks(
-        kb, source, revision_id, chunks, embeddings,
+        kb.registry, kb.vectors, source, revision_id, chunks, embeddings,
         page_count=document.page_count, file_size_bytes=len(data), extraction_method=document.method,
     )  # fmt: skip
     removed = stored.chunks_removed

@@ -4,16 +4,19 @@ chunk metadata) and removal (registry + chunks + file).
 The registry is always written first: it decides what a search can see, so a crash between two
 steps leaves only orphans (unreferenced chunks or files) that the audit reports and repairs, never a
 search result from the wrong revision.
+
+Operations that touch only the registry and the chunks take those two; the ones that also store or
+delete the original file take the ``KnowledgeBase``.
 """
 
 from __future__ import annotations
 
 import logging
 from enum import StrEnum
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from lib.config import Settings
 from lib.errors import (
     FileTooLargeError,
     InvalidArgumentError,
@@ -23,10 +26,11 @@ from lib.errors import (
     UnsupportedFileTypeError,
 )
 from lib.kb import KnowledgeBase
-from lib.paths import resolve_allowed
+from lib.paths import read_allowed_file
+from lib.policies.chunks import PolicyVectorStore
 from lib.policies.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
-from lib.policies.registry import check_revision_id, check_source
-from lib.stores.objects import policy_file_key, sha256_bytes, validate_key
+from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
+from lib.stores.objects import ObjectStore, policy_file_key, sha256_bytes, validate_key
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +42,6 @@ class RemovedRevision(BaseModel):
     revision_id: str
     chunks_removed: int
     file_removed: bool
-
-
-def read_allowed_file(kb: KnowledgeBase, file_path: str | Path) -> bytes:
-    """The bytes of a file named by a caller, only from inside ``ALLOWED_FILE_ROOTS`` and within the size limit."""
-    path = resolve_allowed(file_path, kb.settings.allowed_file_roots)
-    if path.stat().st_size > kb.settings.max_upload_bytes:
-        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
-    return path.read_bytes()
 
 
 class RegistrationAction(StrEnum):
@@ -63,7 +59,7 @@ class Registration(BaseModel):
     superseded: list[Revision] = Field(default_factory=list)
 
 
-def read_source_file(kb: KnowledgeBase, file: str) -> bytes:
+def read_source_file(objects: ObjectStore, settings: Settings, file: str) -> bytes:
     """The bytes an operator named: an object-store key (an earlier upload) or a path in ``ALLOWED_FILE_ROOTS``.
 
     A relative name that is a key in the object store wins; anything else (absolute paths included) is a
@@ -73,11 +69,11 @@ def read_source_file(kb: KnowledgeBase, file: str) -> bytes:
         key = validate_key(file)
     except InvalidArgumentError:
         key = None
-    if key is not None and kb.objects.exists(key):
-        if kb.objects.size(key) > kb.settings.max_upload_bytes:
-            raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
-        return kb.objects.get_bytes(key)
-    return read_allowed_file(kb, file)
+    if key is not None and objects.exists(key):
+        if objects.size(key) > settings.max_upload_bytes:
+            raise FileTooLargeError(f"File is larger than the {settings.max_upload_bytes} byte limit")
+        return objects.get_bytes(key)
+    return read_allowed_file(settings, file)
 
 
 def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> Registration:
@@ -134,7 +130,8 @@ def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
     stored = kb.objects.put_bytes(key, content, content_type="application/pdf")
     try:
         created = create_revision(
-            kb,
+            kb.registry,
+            kb.vectors,
             source,
             data.model_copy(
                 update={
@@ -155,36 +152,42 @@ def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
     return created
 
 
-def create_revision(kb: KnowledgeBase, source: str, data: RevisionCreate) -> CreatedRevision:
+def create_revision(
+    registry: PolicyRegistry, vectors: PolicyVectorStore, source: str, data: RevisionCreate
+) -> CreatedRevision:
     """Create a revision in the registry and carry any auto-supersession into the closed revisions' chunks."""
-    created = kb.registry.create_revision(source, data)
+    created = registry.create_revision(source, data)
     if created.superseded:
-        policy = kb.registry.get_policy(source)
+        policy = registry.get_policy(source)
         for closed in created.superseded:
-            kb.vectors.sync_revision_metadata(policy, closed)
+            vectors.sync_revision_metadata(policy, closed)
     return created
 
 
-def update_revision(kb: KnowledgeBase, source: str, revision_id: str, data: RevisionUpdate) -> Revision:
+def update_revision(
+    registry: PolicyRegistry, vectors: PolicyVectorStore, source: str, revision_id: str, data: RevisionUpdate
+) -> Revision:
     """Edit a revision's label, notes or dates; its chunks' citation metadata follows."""
-    updated = kb.registry.update_revision(source, revision_id, data)
-    sync_policy_chunks(kb, source)
+    updated = registry.update_revision(source, revision_id, data)
+    sync_policy_chunks(registry, vectors, source)
     return updated
 
 
-def fail_revision(kb: KnowledgeBase, source: str, revision_id: str, error: str) -> int:
+def fail_revision(
+    registry: PolicyRegistry, vectors: PolicyVectorStore, source: str, revision_id: str, error: str
+) -> int:
     """Mark a revision ``failed``, delete whatever chunks it had, and carry the released dates to the
     revision it had superseded. Returns the number of chunks removed."""
-    removed = kb.vectors.delete_revision(source, revision_id)
-    kb.registry.mark_failed(source, revision_id, error)
-    sync_policy_chunks(kb, source)
+    removed = vectors.delete_revision(source, revision_id)
+    registry.mark_failed(source, revision_id, error)
+    sync_policy_chunks(registry, vectors, source)
     return removed
 
 
-def sync_policy_chunks(kb: KnowledgeBase, source: str) -> int:
+def sync_policy_chunks(registry: PolicyRegistry, vectors: PolicyVectorStore, source: str) -> int:
     """Rewrite date and label metadata on the chunks of every revision of a policy from the registry."""
-    policy = kb.registry.get_policy(source)
-    return sum(kb.vectors.sync_revision_metadata(policy, rev) for rev in kb.registry.list_revisions(source))
+    policy = registry.get_policy(source)
+    return sum(vectors.sync_revision_metadata(policy, rev) for rev in registry.list_revisions(source))
 
 
 def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
@@ -193,7 +196,7 @@ def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> Removed
     chunks = kb.vectors.delete_revision(source, revision_id)
     still_used = any(r.file_path == deleted.file_path for r in kb.registry.list_revisions(source))
     file_removed = bool(deleted.file_path) and not still_used and kb.objects.delete(deleted.file_path)
-    sync_policy_chunks(kb, source)
+    sync_policy_chunks(kb.registry, kb.vectors, source)
     logger.info(
         "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",
         source, revision_id, chunks, file_removed,

@@ -22,6 +22,7 @@ from lib.kb import KnowledgeBase
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.policies.registry import PolicyRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -67,11 +68,11 @@ def load_seed_config(path: Path) -> SeedConfig:
         return SeedConfig.model_validate(yaml.safe_load(handle))
 
 
-def ensure_policy(kb: KnowledgeBase, policy: SeedPolicy) -> SeedStep:
+def ensure_policy(registry: PolicyRegistry, policy: SeedPolicy) -> SeedStep:
     """Create the policy unless it is registered; an existing policy's metadata is left as the operator set it."""
-    if kb.registry.policy_exists(policy.source):
+    if registry.policy_exists(policy.source):
         return SeedStep(source=policy.source, action=SeedAction.KEPT_POLICY)
-    kb.registry.create_policy(PolicyCreate(**policy.model_dump(exclude={"revisions"})))
+    registry.create_policy(PolicyCreate(**policy.model_dump(exclude={"revisions"})))
     return SeedStep(source=policy.source, action=SeedAction.CREATED_POLICY)
 
 
@@ -127,7 +128,7 @@ def seed_policies(
             on_step(step)
 
     for policy in config.policies:
-        record(ensure_policy(kb, policy))
+        record(ensure_policy(kb.registry, policy))
         for revision in policy.revisions:
             record(seed_revision(kb, policy.source, revision, config_path.parent))
     return steps

@@ -1,4 +1,5 @@
-"""file_path arguments are read only inside ALLOWED_FILE_ROOTS, after resolving links and '..'."""
+"""file_path arguments are read only inside ALLOWED_FILE_ROOTS, after resolving links and '..', and only up to
+MAX_UPLOAD_BYTES."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lib.errors import FileNotFoundInStoreError, PathNotAllowedError
-from lib.paths import resolve_allowed
+from lib.config import load_settings
+from lib.errors import FileNotFoundInStoreError, FileTooLargeError, PathNotAllowedError
+from lib.paths import read_allowed_file, resolve_allowed
 
 
 @pytest.fixture
@@ -63,3 +65,18 @@ def test_nul_bytes_are_refused(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     with pytest.raises(PathNotAllowedError):
         resolve_allowed(f"{root}/app/plan.pdf\x00.txt", [root])
+
+
+def test_a_file_inside_the_root_is_read_up_to_the_upload_limit(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    plan = root / "app" / "plan.pdf"
+    exact = load_settings(allowed_file_roots=[root], max_upload_bytes=plan.stat().st_size)
+    assert read_allowed_file(exact, plan) == b"%PDF-1.4"
+    with pytest.raises(FileTooLargeError):
+        read_allowed_file(load_settings(allowed_file_roots=[root], max_upload_bytes=plan.stat().st_size - 1), plan)
+
+
+def test_reading_applies_the_path_rule_before_the_size_limit(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    with pytest.raises(PathNotAllowedError):
+        read_allowed_file(load_settings(allowed_file_roots=[root], max_upload_bytes=1), outside / "secret.pdf")

@@ -105,10 +105,11 @@ def test_ts07_list_policies_with_filters(fresh_service: Service, api: httpx.Clie
 
 def test_ts08_policy_detail_lists_every_revision_newest_first(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
+    kb = fresh_service.kb
     for rid, start in [("rev_NPPF_2021_07", "2021-07-20"), ("rev_NPPF_2023_09", "2023-09-05"),
                        ("rev_NPPF_2024_12", "2024-12-12")]:  # fmt: skip
-        create_revision(fresh_service.kb, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
-                                                                 effective_from=start))  # fmt: skip
+        create_revision(kb.registry, kb.vectors, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
+                                                                        effective_from=start))  # fmt: skip
     body = api.get("/policies/NPPF").json()
     assert [r["revision_id"] for r in body["revisions"]] == ["rev_NPPF_2024_12", "rev_NPPF_2023_09", "rev_NPPF_2021_07"]
     assert body["revisions"][1]["effective_to"] == "2024-12-11"
@@ -209,7 +210,7 @@ def test_ts06_overlapping_dates_are_refused(fresh_service: Service, api: httpx.C
     with_policy(fresh_service)
     year = RevisionCreate(revision_id="rev_2024", version_label="2024", effective_from="2024-01-01",
                           effective_to="2024-12-31")  # fmt: skip
-    create_revision(fresh_service.kb, "NPPF", year)
+    create_revision(fresh_service.kb.registry, fresh_service.kb.vectors, "NPPF", year)
     response = upload(api, "NPPF", b"%PDF-1.7 overlap", effective_from="2024-06-01", effective_to="2024-08-01")
     assert error_of(response) == (409, "revision_overlap")
     assert response.json()["error"]["details"]["conflicting_revision_id"] == "rev_2024"

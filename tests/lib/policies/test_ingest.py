@@ -139,11 +139,13 @@ def test_a_bad_pdf_fails_its_revision_cleanly_and_the_edition_in_force_stays_in_
     kb: KnowledgeBase, load, error: type, error_type: str
 ) -> None:
     kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-    create_revision(kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"))
+    create_revision(
+        kb.registry, kb.vectors, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12")
+    )
     para = Chunk(text="116. " + HIGHWAYS, section_ref="Para 116", chapter="9.", page_number=33, page_numbers=[33],
                  chunk_index=0)  # fmt: skip
-    store_chunks(kb, "NPPF", "rev_NPPF_2024_12", [para], [kb.embedder.embed(para.text)], page_count=1,
-                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_NPPF_2024_12", [para], [kb.embedder.embed(para.text)],
+                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
     data = load()
     register_revision(kb, "NPPF", RevisionCreate(version_label="bad", effective_from="2026-01-01"), data)
     with pytest.raises(error) as err:

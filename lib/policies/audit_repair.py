@@ -1,0 +1,126 @@
+"""Repairs for the consistency audit's findings (``lib.policies.audit`` lists them and what each repair does).
+
+The audit's view is seconds old and writers do not stop for it, so every repair re-reads the registry
+right before it writes and acts on what it finds then: a stuck revision that has finished, an orphan
+whose revision is registered now, or a file a revision names now is left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from lib.errors import InvalidArgumentError, KBError, PolicyNotFoundError, RevisionNotFoundError
+from lib.kb import KnowledgeBase
+from lib.policies.audit import AuditReport, Finding, FindingKind, audit_store, chunk_owner
+from lib.policies.lifecycle import fail_revision, sync_policy_chunks
+from lib.policies.models import RevisionStatus
+from lib.policies.registry import PolicyRegistry
+from lib.policies.reindex import reindex_revision
+
+logger = logging.getLogger(__name__)
+
+
+class RepairAction(BaseModel):
+    kind: FindingKind
+    source: str = ""
+    revision_id: str = ""
+    key: str = ""
+    ok: bool
+    outcome: str
+
+
+def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[RepairAction]:
+    """Fix what is safe to fix, in an order where one fix never undoes another; report each attempt.
+
+    Stuck revisions are failed first (which drops their chunks), orphans go next, then counts are
+    rebuilt by re-ingesting, then metadata is rewritten once per policy, and files are deleted last.
+    A fix that fails is reported and the rest continue.
+    """
+    order = list(FindingKind)
+    pending = sorted((f for f in findings if f.repairable), key=lambda f: order.index(f.kind))
+    actions: list[RepairAction] = []
+    synced: set[str] = set()
+    for finding in pending:
+        if finding.kind == FindingKind.STALE_METADATA:
+            if finding.source in synced:
+                continue
+            synced.add(finding.source)
+        try:
+            outcome = _repair(kb, finding)
+            ok = True
+        except KBError as exc:
+            outcome, ok = f"{exc.error_type}: {exc.message}", False
+        actions.append(
+            RepairAction(
+                kind=finding.kind,
+                source=finding.source,
+                revision_id=finding.revision_id,
+                key=finding.key,
+                ok=ok,
+                outcome=outcome,
+            )
+        )
+        log = logger.info if ok else logger.warning
+        log(
+            "audit.repair kind=%s source=%s revision_id=%s key=%s ok=%s outcome=%s",
+            finding.kind.value, finding.source or "-", finding.revision_id or "-", finding.key or "-", ok, outcome,
+        )  # fmt: skip
+    return actions
+
+
+def _repair(kb: KnowledgeBase, finding: Finding) -> str:
+    source, revision_id = finding.source, finding.revision_id
+    match finding.kind:
+        case FindingKind.STUCK_PROCESSING:
+            current = kb.registry.get_revision(source, revision_id)
+            if current.status != RevisionStatus.PROCESSING:
+                return f"left alone: it is {current.status.value} now"
+            removed = fail_revision(
+                kb.registry, kb.vectors, source, revision_id, "stuck_processing: marked failed by the consistency audit"
+            )
+            return f"marked failed, {removed} chunks deleted"
+        case FindingKind.ORPHAN_CHUNKS:
+            if _registered(kb.registry, source, revision_id):
+                return "left alone: the revision is registered now"
+            ids = [cid for cid, meta in kb.vectors.iter_metadata() if chunk_owner(meta) == (source, revision_id)]
+            return f"{kb.vectors.delete_ids(ids)} chunks deleted"
+        case FindingKind.CHUNK_COUNT_MISMATCH:
+            current = kb.registry.get_revision(source, revision_id)
+            if current.status == RevisionStatus.FAILED:
+                return f"{kb.vectors.delete_revision(source, revision_id)} chunks of the failed revision deleted"
+            outcome = reindex_revision(kb, source, revision_id)
+            return f"re-ingested: {outcome.chunks_created} chunks, {outcome.chunks_removed} stale removed"
+        case FindingKind.STALE_METADATA:
+            return f"metadata rewritten on {sync_policy_chunks(kb.registry, kb.vectors, source)} chunks of {source}"
+        case FindingKind.UNREFERENCED_FILE:
+            if _file_referenced(kb.registry, finding.key):
+                return "left alone: a revision refers to it now"
+            return "deleted" if kb.objects.delete(finding.key) else "already gone"
+        case _:
+            return "no automatic repair"
+
+
+def _registered(registry: PolicyRegistry, source: str, revision_id: str) -> bool:
+    """Whether the registry has the revision now. An unreachable registry raises: never delete on a guess."""
+    if not source or not revision_id:
+        return False
+    try:
+        registry.get_revision(source, revision_id)
+    except (RevisionNotFoundError, PolicyNotFoundError, InvalidArgumentError):
+        return False
+    return True
+
+
+def _file_referenced(registry: PolicyRegistry, key: str) -> bool:
+    revisions = registry.revisions_by_source(registry.list_sources())
+    return any(r.file_path == key for revs in revisions.values() for r in revs)
+
+
+def audit_and_repair(kb: KnowledgeBase) -> tuple[AuditReport, list[RepairAction], AuditReport]:
+    """Audit, repair what is repairable, and audit again to show what is left (ideally nothing)."""
+    before = audit_store(kb)
+    actions = repair_findings(kb, before.findings)
+    return before, actions, audit_store(kb)
