@@ -1,0 +1,79 @@
+"""The section parser's states and transitions, on hand-made rows (body text 10 pt, headings 14 pt).
+
+The real NPPF PDFs pin the parser's output in ``test_sections.py``; these tests name the rules one by one.
+"""
+
+from __future__ import annotations
+
+from lib.text.layout_rows import Row
+from lib.text.section_parser import Block, SectionParser
+
+BODY, HEADING = 10.0, 14.0
+
+
+def heading(text: str, page: int = 1) -> Row:
+    return Row(text=text, page=page, size=HEADING, gap_before=True)
+
+
+def para(text: str, page: int = 1, bold_lead: str = "") -> Row:
+    return Row(text=text, page=page, size=BODY, bold_lead=bold_lead, gap_before=True)
+
+
+def parse(*rows: Row) -> SectionParser:
+    parser = SectionParser(BODY)
+    for row in rows:
+        parser.feed(row)
+    return parser
+
+
+def refs(parser: SectionParser) -> list[str]:
+    return [unit.ref for unit in parser.units]
+
+
+def test_front_matter_sees_only_chapter_headings_and_is_cited_by_page() -> None:
+    parser = parse(
+        para("1. Not a paragraph yet.", page=1),
+        para("TR1: Not a policy either", page=2, bold_lead="TR1:"),
+        heading("1. Introduction", page=3),
+    )
+    assert refs(parser) == ["Page 1", "Page 2", "Chapter 1"]
+    assert parser.block is Block.CHAPTER
+
+
+def test_numbered_lines_inside_a_policy_are_its_own_and_a_caption_returns_to_the_chapter() -> None:
+    parser = parse(
+        heading("1. Transport"),
+        para("1. The first paragraph."),
+        para("TR1: Assessing transport impacts", bold_lead="TR1: Assessing transport impacts"),
+        para("2. A sub-paragraph of the policy."),
+        para("Table 1: Trip rates", bold_lead="Table 1: Trip rates"),
+        para("2. The second paragraph."),
+    )
+    assert refs(parser) == ["Chapter 1", "Para 1", "Policy TR1", "Table 1", "Para 2"]
+    assert parser.units[2].text.endswith("2. A sub-paragraph of the policy.")
+
+
+def test_numbering_restarting_after_an_annex_heading_is_qualified_by_the_annex() -> None:
+    parser = parse(
+        heading("1. Plans"),
+        para("1. One."),
+        para("2. Two."),
+        heading("Annex A: Viability"),
+        para("1. Again one."),
+        para("2. Again two."),
+        para("5. Out of sequence, so plain text."),
+    )
+    assert refs(parser) == ["Chapter 1", "Para 1", "Para 2", "Annex A", "Annex A Para 1", "Annex A Para 2"]
+    assert parser.units[-1].text.endswith("5. Out of sequence, so plain text.")
+
+
+def test_a_chapter_title_wrapped_onto_a_second_line_is_one_title() -> None:
+    parser = parse(heading("2. Achieving sustainable"), Row(text="development", page=1, size=HEADING))
+    assert (parser.units[0].ref, parser.units[0].title) == ("Chapter 2", "Achieving sustainable development")
+    assert parser.chapter.heading == "2. Achieving sustainable development"
+
+
+def test_glossary_terms_open_entries_only_in_a_glossary_annex() -> None:
+    term = para("Grey belt: land in the Green Belt.", bold_lead="Grey belt:")
+    parser = parse(heading("1. Green Belt"), term, heading("Annex 2: Glossary"), term)
+    assert refs(parser) == ["Chapter 1", "Annex 2", "Glossary: Grey belt"]
