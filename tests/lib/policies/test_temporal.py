@@ -9,7 +9,8 @@ import pytest
 from lib.errors import InvalidDateError
 from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.policies.registry import PolicyRegistry
-from lib.policies.temporal import REASON_BEFORE_FIRST, REASON_IN_GAP, REASON_NO_REVISIONS, EffectiveDateResolver
+from lib.policies.resolver import EffectiveDateResolver
+from lib.policies.temporal import REASON_BEFORE_FIRST, REASON_IN_GAP, REASON_NO_REVISIONS
 
 
 def policy(registry: PolicyRegistry, source: str) -> None:
