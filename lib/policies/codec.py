@@ -1,0 +1,82 @@
+"""Policy and revision records as the flat string hashes Redis stores (spec 000 FR-008 field names).
+
+Empty strings stand for ``None`` (an open ``effective_to``, no ``ingested_at``) because a hash field
+cannot hold a null; a field missing from an older hash reads as its default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from redis.typing import EncodableT, FieldT
+
+from lib.dates import iso, parse_date
+from lib.policies.models import Policy, Revision, RevisionStatus
+from lib.policies.temporal import RevisionRecord
+
+Hash = dict[FieldT, EncodableT]
+"""A hash to write, typed as redis-py's ``hset(mapping=...)`` takes it; every value written here is a str."""
+
+
+def policy_to_hash(policy: Policy) -> Hash:
+    return {
+        "source": policy.source,
+        "title": policy.title,
+        "description": policy.description,
+        "category": policy.category.value,
+        "created_at": policy.created_at.isoformat(),
+        "updated_at": policy.updated_at.isoformat(),
+    }
+
+
+def record_to_hash(record: RevisionRecord) -> Hash:
+    rev = record.revision
+    return {
+        "revision_id": rev.revision_id,
+        "source": rev.source,
+        "version_label": rev.version_label,
+        "effective_from": rev.effective_from.isoformat(),
+        "effective_to": iso(rev.effective_to) or "",
+        "status": rev.status.value,
+        "file_path": rev.file_path,
+        "file_sha256": rev.file_sha256,
+        "file_size_bytes": str(rev.file_size_bytes),
+        "page_count": str(rev.page_count),
+        "chunk_count": str(rev.chunk_count),
+        "extraction_method": rev.extraction_method,
+        "notes": rev.notes,
+        "created_at": rev.created_at.isoformat(),
+        "ingested_at": rev.ingested_at.isoformat() if rev.ingested_at else "",
+        "error": rev.error,
+        "superseded_by": record.superseded_by,
+        "progress_phase": rev.progress_phase,
+        "progress_percent": f"{rev.progress_percent:g}",
+    }
+
+
+def record_from_hash(data: Mapping[str, str]) -> RevisionRecord:
+    return RevisionRecord(revision_from_hash(data), data.get("superseded_by", ""))
+
+
+def revision_from_hash(data: Mapping[str, str]) -> Revision:
+    return Revision(
+        revision_id=data["revision_id"],
+        source=data["source"],
+        version_label=data.get("version_label", ""),
+        effective_from=parse_date(data["effective_from"]),
+        effective_to=parse_date(data["effective_to"]) if data.get("effective_to") else None,
+        status=RevisionStatus(data["status"]),
+        file_path=data.get("file_path", ""),
+        file_sha256=data.get("file_sha256", ""),
+        file_size_bytes=int(data.get("file_size_bytes") or 0),
+        page_count=int(data.get("page_count") or 0),
+        chunk_count=int(data.get("chunk_count") or 0),
+        extraction_method=data.get("extraction_method", ""),
+        notes=data.get("notes", ""),
+        created_at=datetime.fromisoformat(data["created_at"]),
+        ingested_at=datetime.fromisoformat(data["ingested_at"]) if data.get("ingested_at") else None,
+        error=data.get("error", ""),
+        progress_phase=data.get("progress_phase", ""),
+        progress_percent=float(data.get("progress_percent") or 0.0),
+    )
