@@ -24,7 +24,7 @@ from lib.kb import open_kb  # noqa: E402
 from lib.policies.ingest import ingest_revision  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
-from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.embedding_model import load_model  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 from lib.text.chunking import chunk_sections  # noqa: E402
 from lib.text.extraction import extract_document  # noqa: E402

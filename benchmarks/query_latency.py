@@ -56,13 +56,15 @@ import psutil  # noqa: E402
 from lib.config import Settings, load_settings  # noqa: E402
 from lib.kb import KnowledgeBase, open_kb  # noqa: E402
 from lib.models import Chunk  # noqa: E402
+from lib.policies.chunks import revision_filter  # noqa: E402
 from lib.policies.ingest import store_chunks  # noqa: E402
 from lib.policies.lifecycle import create_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
 from lib.policies.seeding import seed_policies  # noqa: E402
-from lib.stores.chroma import AnswerMemo, revision_filter  # noqa: E402
-from lib.stores.embeddings import Embedder, load_onnx_encoder  # noqa: E402
+from lib.stores.block_cache import AnswerMemo  # noqa: E402
+from lib.stores.embeddings import Embedder  # noqa: E402
+from lib.stores.onnx_encoder import load_onnx_encoder  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 SEED_FILE = ROOT / "deployments" / "seed" / "seed.yaml"
@@ -131,7 +133,12 @@ def build_store(kb: KnowledgeBase) -> None:
         for year in REVISION_YEARS:
             rid = f"rev_{source}_{year}"
             start = date(year, 1 + p, 1)
-            create_revision(kb, source, RevisionCreate(revision_id=rid, version_label=str(year), effective_from=start))
+            create_revision(
+                kb.registry,
+                kb.vectors,
+                source,
+                RevisionCreate(revision_id=rid, version_label=str(year), effective_from=start),
+            )
             picks = rng.choice(len(vectors), size=CHUNKS_PER_REVISION, replace=False)
             noisy = vectors[picks] + rng.normal(0, NOISE, (CHUNKS_PER_REVISION, vectors.shape[1])).astype(np.float32)
             noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
@@ -141,7 +148,7 @@ def build_store(kb: KnowledgeBase) -> None:
                       page_numbers=[1 + n // 10], chunk_index=n)
                 for n, i in enumerate(picks)
             ]  # fmt: skip
-            store_chunks(kb, source, rid, chunks, noisy.tolist(), page_count=50, file_size_bytes=0,
+            store_chunks(kb.registry, kb.vectors, source, rid, chunks, noisy.tolist(), page_count=50, file_size_bytes=0,
                          extraction_method="synthetic")  # fmt: skip
     print(f"synthetic policies in place in {time.perf_counter() - started:.1f} s; chunks stored: {kb.vectors.count()}")
 
@@ -176,14 +183,14 @@ def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
         samples[key].append((time.perf_counter() - started) * 1000)
         return out
 
-    all_revisions = searchable_revisions(kb, None, None)
+    all_revisions = searchable_revisions(kb.registry, None, None)
     memo, kb.vectors.answers = kb.vectors.answers, AnswerMemo(0)  # time the search itself, not remembered answers
     for i in range(200):
         question = QUESTIONS[i % len(QUESTIONS)]
         timed("torch", lambda q=question: torch_embedder.embed_batch([q]))
         vector = timed("onnx", lambda q=question: onnx.encode([q]))[0]  # type: ignore[index]
         day = date.fromisoformat(random_day(rng))
-        dated = timed("resolve", lambda d=day: searchable_revisions(kb, None, d))
+        dated = timed("resolve", lambda d=day: searchable_revisions(kb.registry, None, d))
         timed("chroma_dated", lambda v=vector, r=dated: kb.vectors.query(v, 10, revision_filter(sorted(r))))
         timed("chroma_all", lambda v=vector: kb.vectors.query(v, 10, revision_filter(sorted(all_revisions))))
         timed("fast_dated", lambda v=vector, r=dated: kb.vectors.search(v, 10, r))
@@ -422,8 +429,8 @@ def main() -> None:
         chunks = kb.vectors.count()
         assert chunks >= 20_000, chunks
         kb.embedder.warm_up()
-        kb.vectors.warm(searchable_revisions(kb, None, None))
-        print(f"\n{chunks} chunks in {len(searchable_revisions(kb, None, None))} revisions; "
+        kb.vectors.warm(searchable_revisions(kb.registry, None, None))
+        print(f"\n{chunks} chunks in {len(searchable_revisions(kb.registry, None, None))} revisions; "
               f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients")  # fmt: skip
         time_parts(kb, rng)
 

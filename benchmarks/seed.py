@@ -34,7 +34,7 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 from lib.config import load_settings  # noqa: E402
 from lib.kb import KnowledgeBase, open_kb  # noqa: E402
 from lib.policies.seeding import SeedAction, SeedStep, seed_policies  # noqa: E402
-from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.embedding_model import load_model  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 
 DEFAULT_CONFIG = "deployments/seed/seed.yaml"

@@ -14,9 +14,10 @@ from redis import Redis
 from lib.config import Settings, load_settings
 from lib.documents.chunks import DocumentChunkStore
 from lib.documents.registry import DocumentRegistry
+from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
-from lib.policies.temporal import EffectiveDateResolver
-from lib.stores.chroma import PolicyVectorStore, open_chroma
+from lib.policies.resolver import EffectiveDateResolver
+from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.objects import ObjectStore, open_object_store
 from lib.stores.redis_server import redis_client

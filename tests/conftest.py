@@ -24,9 +24,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from lib.config import Settings, load_settings
 from lib.kb import KnowledgeBase, open_document_stores
+from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
-from lib.policies.temporal import EffectiveDateResolver
-from lib.stores.chroma import PolicyVectorStore, open_chroma
+from lib.policies.resolver import EffectiveDateResolver
+from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.objects import LocalObjectStore
 

@@ -5,9 +5,9 @@ Which chunks a search may see is decided by the registry, not by chunk metadata:
 ``active`` or ``superseded`` revision counts. Chunks of revisions still ``processing`` (half written)
 or ``failed`` are never returned. Citations (version label, dates) are read from the registry too.
 
-The vector part is ``PolicyVectorStore.search``: exact nearest neighbours over those revisions'
-embeddings (cached per process, checked against the registry and Chroma on every query), the same
-answer as Chroma's where-filtered query at a fraction of its cost; queries are embedded with
+The vector part is ``PolicyVectorStore.search`` (``lib.policies.chunks``): exact nearest neighbours over
+those revisions' embeddings (cached per process, checked against the registry on every query), the
+answer Chroma's where-filtered query approximates, at a fraction of its cost; queries are embedded with
 ``Embedder.embed_queries`` (ONNX when the service has exported it).
 """
 
@@ -23,10 +23,11 @@ from pydantic import BaseModel
 from lib.dates import iso, parse_date
 from lib.errors import InvalidArgumentError, PolicyNotFoundError, RevisionNotFoundError, SectionNotFoundError
 from lib.kb import KnowledgeBase
+from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision, SearchHit
-from lib.policies.registry import check_revision_id, check_source
+from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.policies.temporal import resolve_revision
-from lib.stores.chroma import StoredChunk, relevance, revision_ref
+from lib.stores.chroma import StoredChunk, relevance
 
 MAX_QUERY_CHARS = 2000
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
@@ -76,11 +77,11 @@ def _check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> 
 
 
 def searchable_revisions(
-    kb: KnowledgeBase, sources: Sequence[str] | None, effective_date: date | None
+    registry: PolicyRegistry, sources: Sequence[str] | None, effective_date: date | None
 ) -> dict[str, Revision]:
     """``{revision_ref: Revision}`` of every revision a search may return chunks from, from one registry
     snapshot (one Redis read when the registry has not changed)."""
-    snapshot = kb.registry.snapshot()
+    snapshot = registry.snapshot()
     wanted = _check_sources(snapshot.sources, sources)
     if effective_date is not None:
         resolved = (resolve_revision(s, snapshot.revisions[s], effective_date) for s in wanted)
@@ -135,7 +136,7 @@ def search_policy_batch(
     queries = [_check_query(q) for q in queries]
     check_n_results(n_results, kb.settings.max_results)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
-    revisions = searchable_revisions(kb, sources, day)
+    revisions = searchable_revisions(kb.registry, sources, day)
     results = []
     if revisions:
         embeddings = kb.embedder.embed_queries(queries)

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
-from lib.stores.chroma import PolicyVectorStore
 from lib.stores.objects import LocalObjectStore, S3ObjectStore
 
 EXIT_NOT_CRASHED = 3

@@ -12,14 +12,17 @@ import pytest
 
 from lib.kb import KnowledgeBase
 from lib.models import Chunk
+from lib.policies.chunks import PolicyVectorStore, revision_filter
 from lib.policies.ingest import ingest_revision, store_chunks
 from lib.policies.lifecycle import register_revision, remove_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.policies.registry import PolicyRegistry
+from lib.policies.resolver import EffectiveDateResolver
 from lib.policies.search import SearchResult, search_policy, searchable_revisions
-from lib.policies.temporal import EffectiveDateResolver
-from lib.stores.chroma import ROW_BYTES, PolicyVectorStore, open_chroma, revision_filter
-from lib.stores.embeddings import ONNX_TOLERANCE, Embedder, load_onnx_encoder, onnx_file_name
+from lib.stores.block_cache import ROW_BYTES
+from lib.stores.chroma import open_chroma
+from lib.stores.embeddings import Embedder
+from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name
 from lib.stores.redis_server import redis_client
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
@@ -76,7 +79,7 @@ def test_fast_search_equals_chromas_filtered_query_on_the_real_nppf(
     nppf_service: Service, query_vectors: np.ndarray, day: date | None, n_results: int
 ) -> None:
     kb = nppf_service.kb
-    revisions = searchable_revisions(kb, None, day)
+    revisions = searchable_revisions(kb.registry, None, day)
     exact_before = kb.vectors.exact_searches
     for vector in query_vectors:
         fast = kb.vectors.search(vector, n_results, revisions)
@@ -96,7 +99,7 @@ def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
     matrix = np.asarray(stored["embeddings"], dtype=np.float32)
     keys = np.array([m["revision_ref"] for m in stored["metadatas"]])
     for day in DAYS:
-        revisions = searchable_revisions(kb, None, day)
+        revisions = searchable_revisions(kb.registry, None, day)
         allowed = np.isin(keys, list(revisions))
         for vector in query_vectors:
             distances = ((matrix - vector) ** 2).sum(axis=1)
@@ -152,15 +155,15 @@ def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(
     texts = ["Cycle lanes on busy roads must be segregated from motor traffic.", "Heritage assets are irreplaceable."]
     chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
               for i, t in enumerate(texts)]  # fmt: skip
-    store_chunks(kb, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1, file_size_bytes=1,
-                 extraction_method="text_layer")  # fmt: skip
+    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1,
+                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
     again = search_policy(replica, question, n_results=20)  # the very question asked before the rewrite
     assert again != first and {h.text for h in again.results if h.revision_id == "rev_b"} <= set(texts)
     assert_same_result(again, search_policy(kb, question, n_results=20))
     after = search_policy(replica, question, effective_date="2025-01-01", n_results=5)
     assert [h.text for h in after.results] == texts
     assert_same_result(after, search_policy(kb, question, effective_date="2025-01-01", n_results=5))
-    revisions = searchable_revisions(replica, None, None)
+    revisions = searchable_revisions(replica.registry, None, None)
     vector = replica.embedder.embed_queries([question])[0]
     chroma = replica.vectors.query(vector, 20, revision_filter(sorted(revisions)))
     assert_same_ranking(ranked(replica.vectors.search(vector, 20, revisions)), ranked(chroma))

@@ -16,11 +16,12 @@ from lib.errors import (
 )
 from lib.kb import KnowledgeBase
 from lib.models import Section
+from lib.policies.chunks import chunk_id, chunk_metadata
 from lib.policies.ingest import store_chunks
 from lib.policies.lifecycle import create_revision, remove_revision, update_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionUpdate
 from lib.policies.search import get_policy_section, merge_chunk_texts, search_policy, search_policy_batch
-from lib.stores.chroma import chunk_id, chunk_metadata, relevance
+from lib.stores.chroma import relevance
 from lib.text.chunking import chunk_sections
 
 HIGHWAYS = "Development should only be prevented or refused on highways grounds if there would be an unacceptable impact on highway safety."  # noqa: E501
@@ -30,11 +31,11 @@ LONG_PARA = " ".join(f"Sentence {i} of a long paragraph about design codes and l
 
 def ingest_sections(kb: KnowledgeBase, source: str, rid: str, frm: str, to: str | None, label: str,
                     sections: list[Section]) -> None:  # fmt: skip
-    create_revision(kb, source, RevisionCreate(revision_id=rid, version_label=label, effective_from=frm,
-                                               effective_to=to))  # fmt: skip
+    create_revision(kb.registry, kb.vectors, source, RevisionCreate(revision_id=rid, version_label=label,
+                                                                    effective_from=frm, effective_to=to))  # fmt: skip
     chunks = chunk_sections(sections)
-    store_chunks(kb, source, rid, chunks, kb.embedder.embed_batch([c.text for c in chunks]), page_count=2,
-                 file_size_bytes=10, extraction_method="text_layer")  # fmt: skip
+    store_chunks(kb.registry, kb.vectors, source, rid, chunks, kb.embedder.embed_batch([c.text for c in chunks]),
+                 page_count=2, file_size_bytes=10, extraction_method="text_layer")  # fmt: skip
 
 
 def para(ref: str, text: str, page: int) -> Section:
@@ -102,10 +103,14 @@ def test_relevance_is_one_minus_half_the_distance_floored_at_zero() -> None:
 def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf: KnowledgeBase) -> None:
     """Chunks were written with the 2024 revision starting 2024-12-12. Move its start to 2025-02-01:
     searches on the days in between must now cite the 2023 revision, and never the 2024 one."""
-    update_revision(nppf, "NPPF", "rev_NPPF_2024_12", RevisionUpdate(effective_from="2025-02-01"))
-    update_revision(nppf, "NPPF", "rev_NPPF_2023_09", RevisionUpdate(effective_to="2025-01-31"))
+    update_revision(
+        nppf.registry, nppf.vectors, "NPPF", "rev_NPPF_2024_12", RevisionUpdate(effective_from="2025-02-01")
+    )
+    update_revision(nppf.registry, nppf.vectors, "NPPF", "rev_NPPF_2023_09", RevisionUpdate(effective_to="2025-01-31"))
     with pytest.raises(RevisionOverlapError):
-        update_revision(nppf, "NPPF", "rev_NPPF_2024_12", RevisionUpdate(effective_from="2025-01-15"))
+        update_revision(
+            nppf.registry, nppf.vectors, "NPPF", "rev_NPPF_2024_12", RevisionUpdate(effective_from="2025-01-15")
+        )
     for day, expected in [("2024-12-12", "rev_NPPF_2023_09"), ("2025-01-31", "rev_NPPF_2023_09"),
                           ("2025-02-01", "rev_NPPF_2024_12")]:  # fmt: skip
         assert revisions_of(search_policy(nppf, "highways", effective_date=day, sources=["NPPF"])) == {expected}
@@ -114,7 +119,7 @@ def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf:
 
 
 def test_the_trap_a_processing_revision_is_never_searched_even_with_chunks_stored(nppf: KnowledgeBase) -> None:
-    create_revision(nppf, "NPPF", RevisionCreate(revision_id="rev_draft", version_label="Draft",
+    create_revision(nppf.registry, nppf.vectors, "NPPF", RevisionCreate(revision_id="rev_draft", version_label="Draft",
                                                  effective_from="2030-01-01"))  # fmt: skip
     chunk = chunk_sections([para("Policy TR6", "draft: " + HIGHWAYS, 50)])[0]
 

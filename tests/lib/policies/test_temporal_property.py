@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from lib.errors import CannotDeleteSoleRevisionError, RevisionAlreadyExistsError, RevisionOverlapError
 from lib.kb import KnowledgeBase
 from lib.models import Chunk
+from lib.policies.chunks import chunk_metadata, revision_filter
 from lib.policies.ingest import store_chunks
 from lib.policies.lifecycle import create_revision, fail_revision, remove_revision, update_revision
 from lib.policies.models import PolicyCreate, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
 from lib.policies.search import searchable_revisions
-from lib.stores.chroma import chunk_metadata, revision_filter
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_kb
 
@@ -88,7 +88,10 @@ def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
                 to = None if length is None else frm + timedelta(days=length)
                 rid = f"r{len(created)}"
                 create_revision(
-                    kb, source, RevisionCreate(revision_id=rid, version_label=rid, effective_from=frm, effective_to=to)
+                    kb.registry,
+                    kb.vectors,
+                    source,
+                    RevisionCreate(revision_id=rid, version_label=rid, effective_from=frm, effective_to=to),
                 )
                 created.append((source, rid))
                 continue
@@ -101,23 +104,23 @@ def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
                 continue  # deleted earlier
             if kind == "ingest" and rev.status == RevisionStatus.PROCESSING:
                 chunks = chunks_for(rev)
-                store_chunks(kb, source, rid, chunks, [vector] * len(chunks), page_count=1, file_size_bytes=1,
-                             extraction_method="text_layer")  # fmt: skip
+                store_chunks(kb.registry, kb.vectors, source, rid, chunks, [vector] * len(chunks), page_count=1,
+                             file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
             elif kind == "half_ingest" and rev.status == RevisionStatus.PROCESSING:
                 chunk = chunks_for(rev, 1)[0]
                 policy = kb.registry.get_policy(source)
                 kb.vectors.upsert([f"{source}__{rid}__half"], [chunk.text], [vector],
                                   [chunk_metadata(chunk, policy, rev)])  # fmt: skip
             elif kind == "fail" and rev.status == RevisionStatus.PROCESSING:
-                fail_revision(kb, source, rid, "extraction_failed")
+                fail_revision(kb.registry, kb.vectors, source, rid, "extraction_failed")
             elif kind == "edit_to":
                 to = None if op[2] is None else BASE + timedelta(days=op[2])
                 if to is None or to >= rev.effective_from:
-                    update_revision(kb, source, rid, RevisionUpdate(effective_to=to))
+                    update_revision(kb.registry, kb.vectors, source, rid, RevisionUpdate(effective_to=to))
             elif kind == "edit_from":
                 frm = BASE + timedelta(days=op[2])
                 if rev.effective_to is None or frm <= rev.effective_to:
-                    update_revision(kb, source, rid, RevisionUpdate(effective_from=frm))
+                    update_revision(kb.registry, kb.vectors, source, rid, RevisionUpdate(effective_from=frm))
             elif kind == "delete":
                 remove_revision(kb, source, rid)
         except EXPECTED:
@@ -151,7 +154,7 @@ def test_resolver_search_filter_and_oracle_agree_on_every_day(world, ops: list[t
             resolved = kb.resolver.resolve_for_policy(source, day).revision
             assert ({resolved.revision_id} if resolved else set()) == expected, (source, day)
 
-            allowed = searchable_revisions(kb, [source], day)
+            allowed = searchable_revisions(kb.registry, [source], day)
             found: set[str] = set()
             if allowed:
                 stored = kb.vectors.collection.get(where=revision_filter(sorted(allowed)), include=["metadatas"])

@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 
 from lib.kb import KnowledgeBase
 from lib.models import Chunk
+from lib.policies.chunks import chunk_id, chunk_metadata, revision_filter
 from lib.policies.models import Policy, PolicyCategory, Revision, RevisionStatus
-from lib.stores.chroma import chunk_id, chunk_metadata, revision_filter
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 POLICY = Policy(source="LTN_1_20", title="Cycle Infrastructure Design (LTN 1/20)",

@@ -1,0 +1,206 @@
+"""ChromaDB: the ``policy_docs`` collection of policy chunks, their citation metadata and the fast search.
+
+Chunk metadata follows spec 000's appendix (dates as YYYYMMDD integers, ``99991231`` = in force) plus
+``chapter``, ``page_numbers`` and ``revision_ref`` (``{source}:{revision_id}``). Searches filter on
+``revision_ref`` values resolved from the registry (``lib.policies.temporal``), never on the date metadata
+alone: that metadata is kept in step with the registry for readers and audits, but a registry date edit
+can never make a search return a chunk of the wrong revision.
+
+Searching (``PolicyVectorStore.search``) answers from process memory: the chunks of each allowed revision
+are held as one block (``lib.stores.block_cache``, where the cases in which its answer can differ from
+Chroma's are listed) and searched exactly. A revision's block is used only while the registry shows the
+``chunk_count`` and ``ingested_at`` it was loaded under, and only if that load returned exactly
+``chunk_count`` chunks (a revision mid-write is never cached). Every write of a revision's chunks goes
+through ``lib.policies.ingest`` (ingestion, reindex, the audit's re-ingest repair), which ends by recording
+a new ``ingested_at``; removal takes the revision out of the registry first. So the registry stamp, read
+on every search (``PolicyRegistry.snapshot``), says when a block is out of date, in every replica, without
+asking Chroma. Where the blocks cannot serve (over budget, counts that disagree) the search runs as
+Chroma's filtered query instead. Answers are remembered per query vector and searched blocks
+(``AnswerMemo``). ``tests/mcp_service/test_search_fast_path.py`` checks both against each
+other on the real NPPF.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.types import Metadata
+
+from lib.dates import to_int
+from lib.models import Chunk
+from lib.policies.models import Policy, Revision
+from lib.stores.block_cache import (
+    DEFAULT_CACHE_BYTES,
+    AnswerMemo,
+    RevisionBlock,
+    RevisionChunkCache,
+    Stamp,
+    exact_search,
+)
+from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
+
+logger = logging.getLogger(__name__)
+
+POLICY_COLLECTION = "policy_docs"
+_UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9.\-]+")
+
+
+def section_id_part(section_ref: str) -> str:
+    return _UNSAFE_ID_CHARS.sub("_", section_ref).strip("_") or "section"
+
+
+def chunk_id(source: str, revision_id: str, section_ref: str, chunk_index: int) -> str:
+    """``{source}__{revision_id}__{section_ref}__{chunk_index:03d}`` (spec 000 FR-005), deterministic."""
+    return f"{source}__{revision_id}__{section_id_part(section_ref)}__{chunk_index:03d}"
+
+
+def revision_ref(source: str, revision_id: str) -> str:
+    """The ``revision_ref`` metadata value of a revision's chunks (not a Redis key)."""
+    return f"{source}:{revision_id}"
+
+
+def revision_filter(revision_refs: Sequence[str]) -> dict[str, Any]:
+    """The where-clause that restricts a query to chunks of the given revisions."""
+    return where_in("revision_ref", revision_refs)
+
+
+def chunk_metadata(chunk: Chunk, policy: Policy, revision: Revision) -> dict[str, str | int]:
+    return {
+        "source": policy.source,
+        "source_title": policy.title,
+        "revision_id": revision.revision_id,
+        "revision_ref": revision_ref(policy.source, revision.revision_id),
+        "version_label": revision.version_label,
+        "effective_from": to_int(revision.effective_from),
+        "effective_to": to_int(revision.effective_to),
+        "section_ref": chunk.section_ref,
+        "chapter": chunk.chapter,
+        "page_number": chunk.page_number,
+        "page_numbers": ",".join(str(p) for p in chunk.page_numbers),
+        "chunk_index": chunk.chunk_index,
+        "char_count": len(chunk.text),
+    }
+
+
+def revision_stamp(revision: Revision) -> Stamp:
+    """What must be unchanged for a cached block to still be the revision's chunks."""
+    return revision.chunk_count, revision.ingested_at.isoformat() if revision.ingested_at else ""
+
+
+class PolicyVectorStore(ChunkCollection):
+    """The ``policy_docs`` collection, with the revision-block cache of the fast search."""
+
+    def __init__(
+        self,
+        client: ClientAPI,
+        collection_name: str = POLICY_COLLECTION,
+        *,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        super().__init__(client, collection_name)
+        self.cache = RevisionChunkCache(cache_bytes)
+        self.answers = AnswerMemo(1024 if cache_bytes else 0)
+        self.exact_searches = 0
+        self.fallback_searches = 0
+        """How many searches the cache answered and how many went to Chroma's filtered query (approximate
+        under concurrency; for health reports and tests)."""
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    def delete_revision(self, source: str, revision_id: str) -> int:
+        """Delete every chunk of a revision; 0 when it has none (spec 000 FR-006)."""
+        removed = self.delete_ids(self.revision_chunk_ids(source, revision_id))
+        logger.info("vectorstore.revision_deleted source=%s revision_id=%s chunks=%d", source, revision_id, removed)
+        return removed
+
+    def sync_revision_metadata(self, policy: Policy, revision: Revision) -> int:
+        """Rewrite the dates, label and title carried by a revision's chunks after a registry change."""
+        ids = self.revision_chunk_ids(policy.source, revision.revision_id)
+        patch: Metadata = {
+            "effective_from": to_int(revision.effective_from),
+            "effective_to": to_int(revision.effective_to),
+            "version_label": revision.version_label,
+            "source_title": policy.title,
+        }
+        for start in range(0, len(ids), self.max_batch):
+            batch = ids[start : start + self.max_batch]
+            self.collection.update(ids=batch, metadatas=[patch] * len(batch))
+        return len(ids)
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def revision_chunk_ids(self, source: str, revision_id: str) -> list[str]:
+        return self.ids({"revision_ref": revision_ref(source, revision_id)})
+
+    def count_revision(self, source: str, revision_id: str) -> int:
+        return len(self.revision_chunk_ids(source, revision_id))
+
+    def section_chunks(self, source: str, revision_id: str, section_ref: str) -> list[StoredChunk]:
+        """Every chunk of one section of one revision, in document order (exact metadata lookup)."""
+        return self._revision_chunks(source, revision_id, "section_ref", section_ref)
+
+    def chapter_chunks(self, source: str, revision_id: str, chapter: str) -> list[StoredChunk]:
+        """Every chunk whose ``chapter`` is ``chapter`` (its intro, paragraphs, footnotes), in document order."""
+        return self._revision_chunks(source, revision_id, "chapter", chapter)
+
+    def _revision_chunks(self, source: str, revision_id: str, field: str, value: str) -> list[StoredChunk]:
+        return self.chunks(where_all({"revision_ref": revision_ref(source, revision_id)}, {field: value}))
+
+    # -- search -----------------------------------------------------------------------------------
+
+    def search(
+        self, embedding: Sequence[float] | np.ndarray, n_results: int, revisions: Mapping[str, Revision]
+    ) -> list[StoredChunk]:
+        """The ``n_results`` chunks nearest to ``embedding`` among the chunks of ``revisions``
+        (``{revision_ref: Revision}``): what ``query(..., revision_filter(revisions))`` returns, faster."""
+        if not revisions:
+            return []
+        query = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        blocks = self._cached_blocks(revisions)
+        if blocks is not None:
+            self.exact_searches += 1
+            key = (query.tobytes(), n_results, *((b.key, b.stamp) for b in blocks))
+            answer = self.answers.get(key)
+            if answer is None:
+                answer = exact_search(query, n_results, blocks)
+                self.answers.put(key, answer)
+            return answer
+        self.fallback_searches += 1
+        return self.query(query, n_results, revision_filter(sorted(revisions)))
+
+    def warm(self, revisions: Mapping[str, Revision]) -> int:
+        """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""
+        return len(self._cached_blocks(revisions) or [])
+
+    def _cached_blocks(self, revisions: Mapping[str, Revision]) -> list[RevisionBlock] | None:
+        """Every revision's block, loading what is missing; ``None`` if they cannot all be cached at once
+        (over budget, or a revision whose stored chunks do not match its ``chunk_count``)."""
+        if not self.cache.fits(sum(r.chunk_count for r in revisions.values())):
+            return None
+        blocks = []
+        for key, revision in revisions.items():
+            stamp = revision_stamp(revision)
+            block = self.cache.get(key, stamp)
+            if block is None:
+                block = self._load_block(key, stamp)
+                if block is None or not self.cache.put(block):
+                    return None
+            blocks.append(block)
+        return blocks
+
+    def _load_block(self, key: str, stamp: Stamp) -> RevisionBlock | None:
+        result = self.collection.get(where={"revision_ref": key}, include=["embeddings", "documents", "metadatas"])
+        ids = list(result["ids"])
+        if len(ids) != stamp[0]:
+            logger.info("vectorstore.block_not_cached revision_ref=%s stored=%d registry=%d", key, len(ids), stamp[0])
+            return None
+        return RevisionBlock.from_embeddings(
+            key, stamp, ids, np.asarray(result["embeddings"] if ids else np.zeros((0, 0)), dtype=np.float32),
+            texts=[t or "" for t in result["documents"] or []],
+            metadatas=[dict(m or {}) for m in result["metadatas"] or []],
+        )  # fmt: skip
