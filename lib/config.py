@@ -8,7 +8,7 @@ here so every consumer sees the same absolute paths.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -124,6 +124,6 @@ class Settings(BaseSettings):
         return self.data_dir / "redis"
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Build the settings from the environment; keyword overrides win (tests, CLI flags)."""
     return Settings(**overrides)
