@@ -15,8 +15,9 @@ through ``lib.policies.ingest`` (ingestion, reindex, the audit's re-ingest repai
 a new ``ingested_at``; removal takes the revision out of the registry first. So the registry stamp, read
 on every search (``PolicyRegistry.snapshot``), says when a block is out of date, in every replica, without
 asking Chroma. Where the blocks cannot serve (over budget, counts that disagree) the search runs as
-Chroma's filtered query instead. Answers are remembered per query vector and searched blocks
-(``AnswerMemo``). ``tests/mcp_service/test_search_fast_path.py`` checks both against each
+Chroma's filtered query instead. A block is also reloaded once it is 30 s old, which bounds how late a
+change made behind the pipeline's back is seen. Answers are remembered per query vector and searched
+blocks (``AnswerMemo``). ``tests/mcp_service/test_search_fast_path.py`` checks both against each
 other on the real NPPF.
 """
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,9 +38,10 @@ from lib.models import Chunk
 from lib.policies.models import Policy, Revision
 from lib.stores.block_cache import (
     DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_AGE_S,
     AnswerMemo,
     RevisionBlock,
-    RevisionChunkCache,
+    RevisionBlockCache,
     Stamp,
     exact_search,
 )
@@ -101,9 +104,12 @@ class PolicyVectorStore(ChunkCollection):
         collection_name: str = POLICY_COLLECTION,
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cache_max_age_s: float = DEFAULT_MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
         super().__init__(client, collection_name)
-        self.cache = RevisionChunkCache(cache_bytes)
+        self.cache = RevisionBlockCache(cache_bytes, max_age_s=cache_max_age_s, clock=clock)
         self.answers = AnswerMemo(1024 if cache_bytes else 0)
         self.exact_searches = 0
         self.fallback_searches = 0
@@ -164,7 +170,7 @@ class PolicyVectorStore(ChunkCollection):
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
-            key = (query.tobytes(), n_results, *((b.key, b.stamp) for b in blocks))
+            key = (query.tobytes(), n_results, *(b.serial for b in blocks))
             answer = self.answers.get(key)
             if answer is None:
                 answer = exact_search(query, n_results, blocks)

@@ -19,34 +19,42 @@ When ``exact_search`` can answer differently from Chroma's own query over the sa
   ``|m|^2 - 2 m.q`` and only the best ``n_results + 8`` re-ranked by direct L2, so a chunk more than eight
   places beyond the cut could only enter by a rounding error of that size.
 - Staleness: a block is what Chroma held when it was loaded. It is served while the caller's stamp for the
-  revision is unchanged (every write through ``lib.policies.ingest`` records a new one). A change made
-  behind the pipeline's back (a chunk deleted or rewritten directly in Chroma) is not seen by
-  ``exact_search`` until the block is reloaded. A block's metadata is likewise as loaded: the policy search
-  reads citations (label, dates) from the registry, not from it.
+  revision is unchanged (every write through ``lib.policies.ingest`` records a new one) and never more
+  than ``max_age_s`` (30 s, like the registry snapshot) after loading. A change made behind the
+  pipeline's back (a chunk deleted or rewritten directly in Chroma) is therefore seen by Chroma's query at
+  once and by ``exact_search`` up to 30 s later. A block's metadata is likewise as loaded: the policy
+  search reads citations (label, dates) from the registry, not from it.
 
-Answers are remembered too (``AnswerMemo``), keyed by the query vector and the key and stamp of every
-block searched, so an answer is only ever reused for the very blocks that produced it.
+Answers are remembered too (``AnswerMemo``), keyed by the query vector and the ``serial`` of every block
+searched, so an answer is only ever reused for the very blocks that produced it: a block reloaded for a
+new stamp or for its age has a new serial.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from cachetools import TTLCache
 
 from lib.stores.chroma import StoredChunk
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_AGE_S = 30.0
 ROW_BYTES = 384 * 4 + 4 + 64 + 2048
 """What one cached chunk costs, about: its float32 embedding, squared norm, id, text and metadata."""
 _META_BYTES = 1024
 """About what one chunk's metadata dict costs in memory."""
 _RERANK_SLACK = 8
 """Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
+
+_SERIALS = itertools.count()
 
 Stamp = tuple[int, str]
 """What the caller's source of truth said about a revision when its block was loaded (``chunk_count``,
@@ -66,17 +74,19 @@ class RevisionBlock:
     ``-scoring[:, :384] / 2``, exactly (scaling by a power of two loses nothing)."""
     texts: list[str]
     metadatas: list[dict[str, Any]]
+    serial: int
+    """Unique to this load in this process: what an answer computed from the block is remembered under."""
 
     @classmethod
     def from_embeddings(
         cls, key: str, stamp: Stamp, ids: list[str], embeddings: np.ndarray, texts: list[str],
         metadatas: list[dict[str, Any]],
     ) -> RevisionBlock:  # fmt: skip
-        matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1)
+        matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
         scoring = np.empty((len(ids), matrix.shape[1] + 1), dtype=np.float32)
         scoring[:, :-1] = -2.0 * matrix
         scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
-        return cls(key, stamp, ids, scoring, texts, metadatas)
+        return cls(key, stamp, ids, scoring, texts, metadatas, next(_SERIALS))
 
     def embedding(self, row: int) -> np.ndarray:
         return self.scoring[row, :-1] * np.float32(-0.5)
@@ -89,13 +99,28 @@ class RevisionBlock:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
 
 
-class RevisionChunkCache:
-    """Least-recently-used revision blocks within a byte budget. Thread-safe; loads run outside the lock."""
+def _block_bytes(block: RevisionBlock) -> int:
+    return block.nbytes
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+
+class RevisionBlockCache:
+    """Revision blocks within a byte budget: least recently used evicted first, none kept past ``max_age_s``.
+
+    A ``cachetools.TTLCache`` (LRU order, per-item expiry from the time of loading, sized by each block's
+    bytes) behind a lock, since cachetools caches are not thread-safe. Loads run outside the lock.
+    ``clock`` is injectable for tests.
+    """
+
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        *,
+        max_age_s: float = DEFAULT_MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_bytes = max_bytes
-        self._blocks: OrderedDict[str, RevisionBlock] = OrderedDict()
-        self._bytes = 0
+        self.max_age_s = max_age_s
+        self._blocks: TTLCache[str, RevisionBlock, float] = TTLCache(max_bytes, max_age_s, clock, _block_bytes)
         self._lock = threading.Lock()
 
     def fits(self, rows: int) -> bool:
@@ -103,43 +128,34 @@ class RevisionChunkCache:
         return rows * ROW_BYTES <= self.max_bytes
 
     def get(self, key: str, stamp: Stamp) -> RevisionBlock | None:
+        """The block of ``key`` if it was loaded under ``stamp`` and is younger than ``max_age_s``."""
         with self._lock:
             block = self._blocks.get(key)
-            if block is None or block.stamp != stamp:
-                return None
-            self._blocks.move_to_end(key)
-            return block
+        return block if block is not None and block.stamp == stamp else None
 
     def put(self, block: RevisionBlock) -> bool:
-        """Keep ``block`` unless it alone is over budget; evict the least recently used to make room."""
+        """Keep ``block`` unless it alone is over budget; the least recently used make room."""
         if block.nbytes > self.max_bytes:
             return False
         with self._lock:
-            self._drop(block.key)
-            while self._blocks and self._bytes + block.nbytes > self.max_bytes:
-                self._drop(next(iter(self._blocks)))
             self._blocks[block.key] = block
-            self._bytes += block.nbytes
         return True
 
     @property
     def nbytes(self) -> int:
-        return self._bytes
+        with self._lock:
+            return int(self._blocks.currsize)
 
     def __len__(self) -> int:
-        return len(self._blocks)
-
-    def _drop(self, key: str) -> None:
-        block = self._blocks.pop(key, None)
-        if block is not None:
-            self._bytes -= block.nbytes
+        with self._lock:
+            return len(self._blocks)
 
 
 class AnswerMemo:
-    """The last ``size`` exact-search answers, keyed by the query vector, ``n_results`` and the revision key and
-    stamp of every block searched. An answer is reused only for the very same blocks, so it is the answer the
-    search would compute again (a review agent asks the same checklist of every application, and every date
-    in a revision's range resolves to the same blocks). Thread-safe."""
+    """The last ``size`` exact-search answers, keyed by the query vector, ``n_results`` and the ``serial`` of every
+    block searched. An answer is reused only for the very same blocks, so it is the answer the search would
+    compute again (a review agent asks the same checklist of every application, and every date in a revision's
+    range resolves to the same blocks). Thread-safe."""
 
     def __init__(self, size: int = 1024) -> None:
         self.size = size

@@ -15,7 +15,7 @@ from lib.models import Chunk
 from lib.policies.chunks import PolicyVectorStore, revision_filter
 from lib.policies.ingest import ingest_revision, store_chunks
 from lib.policies.lifecycle import register_revision, remove_revision
-from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
 from lib.policies.search import SearchResult, search_policy, searchable_revisions
@@ -177,6 +177,38 @@ def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: 
     remove_revision(kb, "NPPF", "rev_a")
     assert {h.revision_id for h in search_policy(replica, question, n_results=20).results} == {"rev_b"}
     assert search_policy(replica, question, effective_date="2021-01-01").results == []
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age_old(
+    two_revisions: KnowledgeBase,
+) -> None:
+    """A chunk's metadata edited directly in Chroma (not through ingest, so the registry stamp stays): the cached
+    block serves what it loaded until it is 30 s old, then the reloaded block serves what Chroma holds."""
+    kb = two_revisions
+    clock = Clock()
+    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, clock=clock)
+    aged = KnowledgeBase(**{**vars(kb), "vectors": store})
+
+    def top() -> SearchHit:
+        return search_policy(aged, "design vision", effective_date="2025-01-01", n_results=1).results[0]
+
+    before = top()
+    kb.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
+    clock.now += 29.0
+    assert top() == before
+    clock.now += 1.0
+    assert top() == before.model_copy(update={"section_ref": "Para 999"})
+    assert (store.exact_searches, store.fallback_searches) == (3, 0)
 
 
 def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(two_revisions: KnowledgeBase) -> None:

@@ -1,0 +1,93 @@
+"""The revision-block cache (byte budget, maximum age, stamps) and the exact search over its blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lib.stores.block_cache import RevisionBlock, RevisionBlockCache, exact_search
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def block(key: str, rows: int, stamp: tuple[int, str] = (0, ""), seed: int = 0) -> RevisionBlock:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(rows, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"{key}__{i:03d}" for i in range(rows)]
+    return RevisionBlock.from_embeddings(key, stamp, ids, vectors, [f"text {i}" for i in range(rows)],
+                                         [{"chunk_index": i} for i in range(rows)])  # fmt: skip
+
+
+def test_the_least_recently_used_block_makes_room_within_the_byte_budget() -> None:
+    a, b, c = block("a", 10), block("b", 10), block("c", 10)
+    cache = RevisionBlockCache(a.nbytes + b.nbytes + c.nbytes // 2)
+    assert cache.put(a) and cache.put(b)
+    assert cache.get("a", a.stamp) is a  # now "b" is the least recently used
+    assert cache.put(c)
+    assert cache.get("b", b.stamp) is None and cache.get("a", a.stamp) is a and cache.get("c", c.stamp) is c
+    assert len(cache) == 2 and cache.nbytes == a.nbytes + c.nbytes
+
+
+def test_a_block_larger_than_the_whole_budget_is_refused_and_evicts_nothing() -> None:
+    small, big = block("small", 2), block("big", 50)
+    cache = RevisionBlockCache(big.nbytes - 1)
+    assert cache.put(small) and not cache.put(big)
+    assert cache.get("small", small.stamp) is small and len(cache) == 1
+
+
+def test_a_block_is_served_only_under_the_stamp_it_was_loaded_with() -> None:
+    cache = RevisionBlockCache()
+    loaded = block("NPPF:rev", 3, stamp=(3, "2026-01-01T00:00:00+00:00"))
+    cache.put(loaded)
+    assert cache.get("NPPF:rev", (3, "2026-01-01T00:00:00+00:00")) is loaded
+    assert cache.get("NPPF:rev", (3, "2026-02-01T00:00:00+00:00")) is None
+    assert cache.get("NPPF:rev", (4, "2026-01-01T00:00:00+00:00")) is None
+    replaced = block("NPPF:rev", 4, stamp=(4, "2026-02-01T00:00:00+00:00"))
+    cache.put(replaced)
+    assert cache.get("NPPF:rev", replaced.stamp) is replaced and len(cache) == 1
+
+
+def test_a_block_is_dropped_once_it_is_max_age_old_however_often_it_is_used() -> None:
+    clock = Clock()
+    cache = RevisionBlockCache(max_age_s=30.0, clock=clock)
+    loaded = block("a", 3)
+    cache.put(loaded)
+    for _ in range(29):
+        clock.now += 1.0
+        assert cache.get("a", loaded.stamp) is loaded
+    clock.now += 1.0
+    assert cache.get("a", loaded.stamp) is None
+    assert len(cache) == 0 and cache.nbytes == 0
+
+
+def test_exact_search_returns_the_true_nearest_rows_in_order_over_every_block() -> None:
+    blocks = [block(f"rev{i}", rows, seed=i) for i, rows in enumerate([40, 0, 7, 300])]
+    rows = np.vstack([b.embedding(r) for b in blocks for r in range(len(b.ids))])
+    ids = [i for b in blocks for i in b.ids]
+    rng = np.random.default_rng(99)
+    for _ in range(20):
+        query = rng.normal(size=384).astype(np.float32)
+        query /= np.linalg.norm(query)
+        distances = ((rows - query) ** 2).sum(axis=1)
+        truth = [ids[i] for i in np.argsort(distances, kind="stable")[:10]]
+        found = exact_search(query, 10, blocks)
+        assert [c.id for c in found] == truth
+        assert np.allclose([c.distance for c in found], np.sort(distances)[:10], atol=1e-6)
+    assert len(exact_search(query, 500, blocks)) == len(ids)
+
+
+def test_exact_search_orders_chunks_at_the_same_distance_by_id() -> None:
+    twin = block("b", 5, seed=3)
+    original = block("a", 5, seed=3)  # the same vectors: every row has a twin at the same distance
+    found = exact_search(original.embedding(2), 4, [twin, original])
+    assert [c.id for c in found] == ["a__002", "b__002", *sorted(c.id for c in found[2:])]
+    assert found[0].distance == found[1].distance == 0.0
+    assert exact_search(original.embedding(0), 3, []) == []
