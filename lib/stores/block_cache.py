@@ -25,9 +25,9 @@ When ``exact_search`` can answer differently from Chroma's own query over the sa
   once and by ``exact_search`` up to 30 s later. A block's metadata is likewise as loaded: the policy
   search reads citations (label, dates) from the registry, not from it.
 
-Answers are remembered too (``AnswerMemo``), keyed by the query vector and the ``serial`` of every block
-searched, so an answer is only ever reused for the very blocks that produced it: a block reloaded for a
-new stamp or for its age has a new serial.
+Answers can be remembered (``answer_key``): keyed by the query vector and the ``serial`` of every block
+searched, an answer is only ever reused for the very blocks that produced it; a block reloaded for a new
+stamp or for its age has a new serial.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -151,34 +150,10 @@ class RevisionBlockCache:
             return len(self._blocks)
 
 
-class AnswerMemo:
-    """The last ``size`` exact-search answers, keyed by the query vector, ``n_results`` and the ``serial`` of every
-    block searched. An answer is reused only for the very same blocks, so it is the answer the search would
-    compute again (a review agent asks the same checklist of every application, and every date in a revision's
-    range resolves to the same blocks). Thread-safe."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self.size = size
-        self._answers: OrderedDict[tuple[object, ...], tuple[StoredChunk, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[object, ...]) -> list[StoredChunk] | None:
-        with self._lock:
-            answer = self._answers.get(key)
-            if answer is None:
-                return None
-            self._answers.move_to_end(key)
-            return list(answer)
-
-    def put(self, key: tuple[object, ...], answer: Sequence[StoredChunk]) -> None:
-        with self._lock:
-            self._answers[key] = tuple(answer)
-            self._answers.move_to_end(key)
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._answers)
+def answer_key(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlock]) -> tuple[object, ...]:
+    """What a remembered ``exact_search`` answer is filed under: the query vector, ``n_results`` and the
+    ``serial`` of every block searched, so it is only ever reused for the very blocks that produced it."""
+    return (query.tobytes(), n_results, *(b.serial for b in blocks))
 
 
 def exact_search(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlock]) -> list[StoredChunk]:

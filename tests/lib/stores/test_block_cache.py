@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.stores.block_cache import RevisionBlock, RevisionBlockCache, exact_search
+from lib.stores.block_cache import RevisionBlock, RevisionBlockCache, answer_key, exact_search
 
 
 class Clock:
@@ -91,3 +91,11 @@ def test_exact_search_orders_chunks_at_the_same_distance_by_id() -> None:
     assert [c.id for c in found] == ["a__002", "b__002", *sorted(c.id for c in found[2:])]
     assert found[0].distance == found[1].distance == 0.0
     assert exact_search(original.embedding(0), 3, []) == []
+
+
+def test_answers_are_filed_under_the_very_blocks_searched_so_a_reloaded_block_gets_new_ones() -> None:
+    query = block("q", 1).embedding(0)
+    first, again = block("a", 3, stamp=(3, "t")), block("a", 3, stamp=(3, "t"))  # the same revision loaded twice
+    assert answer_key(query, 10, [first]) == answer_key(query.copy(), 10, [first])
+    assert answer_key(query, 10, [first]) != answer_key(query, 10, [again])
+    assert answer_key(query, 10, [first]) != answer_key(query, 5, [first])
