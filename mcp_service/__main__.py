@@ -21,8 +21,8 @@ from starlette.applications import Starlette
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.kb import KnowledgeBase, open_kb
-from mcp_service.app import create_app
-from mcp_service.document_tools import create_document_store_app
+from mcp_service.document_store import create_document_store_app
+from mcp_service.policy_kb import create_app
 
 SERVERS: dict[str, tuple[Callable[..., Starlette], Callable[[Settings], int]]] = {
     "policy-kb": (create_app, lambda settings: settings.policy_kb_port),
@@ -86,7 +86,7 @@ def serve(
             )
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
-        uvicorn.run("mcp_service.app:create_app", factory=True, workers=settings.policy_kb_workers,
+        uvicorn.run("mcp_service.policy_kb:create_app", factory=True, workers=settings.policy_kb_workers,
                     host=host or settings.host, port=port or settings.policy_kb_port, proxy_headers=True,
                     log_level="info")  # fmt: skip
         return

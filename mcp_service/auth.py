@@ -24,7 +24,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.bodies import BodyTooLarge, read_body, replaying
+from mcp_service.transports.bodies import BodyTooLarge, read_body, replaying
 
 logger = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp
 from lib.config import Settings, load_settings
 from lib.kb import KnowledgeBase, open_kb
 from lib.policies.seeding import seed_policies
-from mcp_service.app import create_app
+from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.fixtures_paths import SEED_FILE
 

@@ -143,7 +143,7 @@ def test_read_key_may_search_over_mcp_but_not_ingest(nppf_service: Service) -> N
 
 
 def test_without_a_configured_key_every_route_is_open(fresh_service: Service) -> None:
-    from mcp_service.app import create_app
+    from mcp_service.policy_kb import create_app
     from tests.mcp_service.conftest import running
 
     open_settings = fresh_service.settings.model_copy(update={"mcp_api_key": None, "mcp_read_api_key": None})

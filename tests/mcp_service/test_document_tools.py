@@ -17,7 +17,8 @@ import pytest
 import redis
 
 from lib.kb import open_kb
-from mcp_service.document_tools import READ_TOOLS, WRITE_TOOLS, create_document_store_app
+from mcp_service.document_store import create_document_store_app
+from mcp_service.tools.documents import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, TABLE_PDF
 from tests.mcp_service.conftest import (

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from lib.errors import SectionNotFoundError
-from mcp_service.envelope import INTERNAL_MESSAGE, run_tool
+from mcp_service.tools.envelope import INTERNAL_MESSAGE, run_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -33,9 +33,9 @@ async def test_a_crash_is_internal_logged_with_its_traceback_and_never_shown(cap
     def crash() -> dict:
         raise RuntimeError("connection string postgres://user:hunter2@db")
 
-    with caplog.at_level(logging.ERROR, logger="mcp_service.envelope"):
+    with caplog.at_level(logging.ERROR, logger="mcp_service.tools.envelope"):
         result = await run_tool("search_policy", crash)
     assert result.structured_content == {"status": "error", "error_type": "internal", "message": INTERNAL_MESSAGE}
     assert "hunter2" not in result.content[0].text
-    record = next(r for r in caplog.records if r.name == "mcp_service.envelope")
+    record = next(r for r in caplog.records if r.name == "mcp_service.tools.envelope")
     assert record.levelno == logging.ERROR and record.exc_info is not None and "search_policy" in record.getMessage()

@@ -14,9 +14,10 @@ import httpx
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.app import build_mcp_server, create_mcp_app
-from mcp_service.policy_tools import WRITE_TOOLS
-from mcp_service.single_exchange import SingleExchangeLane
+from mcp_service.app import create_mcp_app
+from mcp_service.policy_kb import build_policy_server
+from mcp_service.tools.policies import WRITE_TOOLS
+from mcp_service.transports.single_exchange import SingleExchangeLane
 from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, mcp_session, running
 
 
@@ -42,7 +43,7 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair(nppf_service: Service) -> Iterator[Pair]:
     def app(single_exchange: bool) -> Any:
-        return create_mcp_app(nppf_service.settings, build_mcp_server(nppf_service.kb), port=0,
+        return create_mcp_app(nppf_service.settings, build_policy_server(nppf_service.kb), port=0,
                               write_tools=WRITE_TOOLS, single_exchange=single_exchange)  # fmt: skip
 
     with_lane = app(True)

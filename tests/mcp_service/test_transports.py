@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcp_service.app import create_app
-from mcp_service.policy_tools import READ_TOOLS, WRITE_TOOLS
+from mcp_service.policy_kb import create_app
+from mcp_service.tools.policies import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
 from tests.mcp_service.conftest import (
     FULL_KEY,

@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.bodies import read_body, replaying
+from mcp_service.transports.bodies import read_body, replaying
 
 logger = logging.getLogger(__name__)
 

@@ -1,13 +1,13 @@
 """The ``policy-kb-mcp`` tools: spec 000 FR-001..FR-006, plus a dated section lookup, a snapshot and a
 batch search. Each handler validates through its typed signature, makes one call into ``lib`` on a
-worker thread and returns the spec's JSON (``envelope``).
+worker thread and returns the spec's JSON (``envelope``) in the shape ``policy_outputs`` declares. The
+server they are registered on is built in ``mcp_service.policy_kb``.
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
 annotations at registration, and the bounds come from the settings in ``register_policy_tools``.
 """
 
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from datetime import date
 from functools import partial
@@ -15,22 +15,31 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lib.dates import parse_date
 from lib.errors import UnsupportedFileTypeError
 from lib.kb import KnowledgeBase
+from lib.paths import read_allowed_file
 from lib.policies import search as lib_search
 from lib.policies.ingest import ingest_revision
-from lib.policies.lifecycle import PDF_MAGIC, RegistrationAction, ensure_registered, read_allowed_file, remove_revision
-from lib.policies.models import RevisionCreate, SearchHit
+from lib.policies.lifecycle import PDF_MAGIC, RegistrationAction, ensure_registered, remove_revision
+from lib.policies.models import RevisionCreate
 from lib.policies.registry import check_revision_id, check_source
 from lib.policies.reindex import reindex_revision
-from lib.policies.search import PolicySection
-from mcp_service.envelope import run_tool
-from mcp_service.views import PolicyInfo, RevisionInfo, Snapshot, policy_info, revision_info, snapshot
-
-logger = logging.getLogger(__name__)
+from mcp_service.tools.envelope import run_tool
+from mcp_service.tools.policy_outputs import (
+    BatchQueryResult,
+    BatchSearchOutput,
+    DocumentsOutput,
+    IngestOutput,
+    RemoveOutput,
+    RevisionsOutput,
+    SearchOutput,
+    SectionOutput,
+    SnapshotOutput,
+)
+from mcp_service.views import policy_info, revision_info, snapshot
 
 ToolFn = Callable[..., Awaitable[CallToolResult]]
 
@@ -77,73 +86,6 @@ Sources = Annotated[
 ]
 
 
-# -- outputs (the tools' output schemas) ----------------------------------------------------------
-
-
-class SearchOutput(BaseModel):
-    status: str = "success"
-    query: str
-    effective_date: str | None
-    results_count: int
-    results: list[SearchHit] = Field(description="Best first; relevance_score = max(0, 1 - L2 distance / 2)")
-
-
-class BatchQueryResult(BaseModel):
-    query: str
-    results_count: int
-    results: list[SearchHit]
-
-
-class BatchSearchOutput(BaseModel):
-    status: str = "success"
-    effective_date: str | None
-    query_count: int
-    results: list[BatchQueryResult] = Field(description="One entry per query, in the order given")
-
-
-class SectionOutput(PolicySection):
-    status: str = "success"
-
-
-class SnapshotOutput(Snapshot):
-    status: str = "success"
-
-
-class DocumentsOutput(BaseModel):
-    status: str = "success"
-    policy_count: int
-    policies: list[PolicyInfo]
-
-
-class RevisionsOutput(BaseModel):
-    status: str = "success"
-    source: str
-    revision_count: int
-    revisions: list[RevisionInfo] = Field(description="Newest effective_from first")
-
-
-class IngestOutput(BaseModel):
-    status: str = "success"
-    source: str
-    revision_id: str
-    chunks_created: int
-    chunks_removed: int = Field(description="Chunks of an earlier ingestion that the new set no longer has")
-    page_count: int
-    extraction_method: str = Field(description="text_layer | ocr | mixed")
-    action: str = Field(description="ingested | reindexed | unchanged (this file was already ingested)")
-
-
-class RemoveOutput(BaseModel):
-    status: str = "success"
-    source: str
-    revision_id: str
-    chunks_removed: int
-    registry_entry_removed: bool = Field(
-        description="True when the revision was registered: it is removed with its chunks and file"
-    )
-    file_removed: bool
-
-
 # -- the work, one lib call each ------------------------------------------------------------------
 
 
@@ -152,7 +94,7 @@ def _ingest_file(kb: KnowledgeBase, source: str, revision_id: str, file_path: st
     ``lib`` functions as the ingestion and reindex flows: ``ensure_registered`` (idempotent by content
     hash), then ``ingest_revision`` or ``reindex_revision``."""
     revision = kb.registry.get_revision(check_source(source), check_revision_id(revision_id))
-    content = read_allowed_file(kb, file_path)
+    content = read_allowed_file(kb.settings, file_path)
     if not content.startswith(PDF_MAGIC):
         raise UnsupportedFileTypeError("file_path is not a PDF (its content does not start with %PDF-)")
     registration = ensure_registered(

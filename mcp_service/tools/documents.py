@@ -1,9 +1,7 @@
-"""The ``document-store-mcp`` server: spec 003 FR-001..FR-004 over planning-application documents.
+"""The ``document-store-mcp`` tools: spec 003 FR-001..FR-004 over planning-application documents.
 
 Four tools, each a typed signature, one call into ``lib.documents.operations`` on a worker thread and the spec's
-JSON out (``envelope``). The server runs as an app of its own (``create_document_store_app``) on
-``DOCUMENT_STORE_PORT`` (3002), with the same transports, auth and error envelope as ``policy-kb``
-(``app.create_mcp_app``); ``policy-kb serve --servers policy-kb,document-store`` runs both at once.
+JSON out (``envelope``). The server they are registered on is built in ``mcp_service.document_store``.
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
 annotations at registration, and the bounds come from the settings in ``register_document_tools``.
@@ -15,14 +13,11 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
-from starlette.applications import Starlette
 
-from lib.config import Settings, load_settings
-from lib.documents import operations as documents
+from lib.documents import api as documents
 from lib.documents.classification import DOCUMENT_TYPES
-from lib.kb import KnowledgeBase, open_kb
-from mcp_service.app import VERSION, create_mcp_app
-from mcp_service.envelope import envelope_sdk_errors, run_tool
+from lib.kb import KnowledgeBase
+from mcp_service.tools.envelope import run_tool
 
 SERVER_NAME = "document-store-mcp"
 READ_TOOLS = frozenset({"search_application_docs", "get_document_text", "list_ingested_documents"})
@@ -133,26 +128,3 @@ def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         return await run_tool(
             "list_ingested_documents", partial(documents.list_ingested_documents, kb, application_ref)
         )
-
-
-def build_document_server(kb: KnowledgeBase) -> MCPServer:
-    server: MCPServer = MCPServer(
-        SERVER_NAME, instructions=INSTRUCTIONS, version=VERSION, middleware=[envelope_sdk_errors]
-    )
-    register_document_tools(server, kb)
-    return server
-
-
-def create_document_store_app(
-    settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True
-) -> Starlette:
-    """The ``document-store-mcp`` app: ``/mcp``, ``/sse``, ``/messages/`` and ``/health`` on its own port."""
-    settings = settings or load_settings()
-    kb = kb or open_kb(settings)
-    return create_mcp_app(
-        settings,
-        build_document_server(kb),
-        port=settings.document_store_port,
-        write_tools=WRITE_TOOLS,
-        warm_up=kb.embedder.warm_up if warm else None,
-    )

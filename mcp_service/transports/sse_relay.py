@@ -27,7 +27,7 @@ import redis.asyncio as aioredis
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_service.bodies import BodyTooLarge, read_body
+from mcp_service.transports.bodies import BodyTooLarge, read_body
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class SseRelay:
         if self._redis is None:
             return None
         value = await self._redis.get(session_key(session_id))
-        return value.decode() if value else None
+        return value.decode() if isinstance(value, bytes) else value
 
     async def forward(self, owner: str, session_id: str, body: bytes, headers: dict[str, str]) -> None:
         assert self._redis is not None

@@ -1,0 +1,31 @@
+"""The ``/api/v1`` sub-application (mounted by ``mcp_service.policy_kb``), with its OpenAPI document at
+``/openapi.json``.
+
+FastAPI, because the OpenAPI document is then generated from the very pydantic models that validate
+requests (``lib.policies.models``) and shape responses (``schemas``), so it cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from lib.kb import KnowledgeBase
+from mcp_service.rest.errors import install_error_handlers
+from mcp_service.rest.routes import API_PREFIX, router
+
+__all__ = ["API_PREFIX", "create_rest_app"]
+
+
+def create_rest_app(kb: KnowledgeBase) -> FastAPI:
+    app = FastAPI(
+        title="policy-kb REST API",
+        version="1.0",
+        description="Policies and their revisions in time (spec 001). Errors: {'error': {code, message, details}}.",
+        openapi_url="/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.kb = kb
+    install_error_handlers(app)
+    app.include_router(router)
+    return app

@@ -1,0 +1,95 @@
+"""The REST API's one error mapping: every refusal and crash has the body
+``{"error": {"code", "message", "details"}}``, installed once on the app by ``install_error_handlers``.
+
+A ``KBError`` carries its own HTTP status and code; ``ApiError`` is an HTTP-level refusal with no ``lib``
+error type; a request that fails its schema is 422 ``validation_error`` (a bad ``source`` in a body is the
+spec's 400 ``invalid_source``); anything else is logged with its traceback and answered 500 ``internal``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from lib.errors import KBError
+
+logger = logging.getLogger(__name__)
+
+INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Machine-readable, e.g. policy_not_found, revision_overlap")
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """An HTTP-level refusal that has no ``lib`` error type (a malformed query, a missing form field)."""
+
+    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.details = status, code, message, details
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses=`` of a route that may answer these statuses, for the OpenAPI document."""
+    return {status: {"model": ErrorResponse} for status in statuses}
+
+
+def validation_details(errors: Any) -> Any:
+    """Pydantic's errors without the rejected input (it may be a whole upload) or internals."""
+    return jsonable_encoder(errors, exclude={"input", "ctx", "url"})
+
+
+def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "details": jsonable_encoder(details or {})}}
+    return JSONResponse(body, status_code=status)
+
+
+async def _kb_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, KBError)
+    return _error(exc.http_status, exc.error_type, exc.message, exc.details)
+
+
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return _error(exc.status, exc.code, exc.message, exc.details)
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    if any(err["loc"][-1] == "source" and err["loc"][0] == "body" for err in exc.errors()):
+        return _error(400, "invalid_source", "source must be an UPPER_SNAKE_CASE slug such as NPPF or LTN_1_20")
+    errors = validation_details(exc.errors())
+    return _error(422, "validation_error", "The request does not match the schema", {"errors": errors})
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return _error(exc.status_code, code, str(exc.detail))
+
+
+async def _crash(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("rest.crashed method=%s path=%s", request.method, request.url.path)
+    return _error(500, "internal", INTERNAL_MESSAGE)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(KBError, _kb_error)
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _crash)
