@@ -15,9 +15,10 @@ When ``exact_search`` can answer differently from Chroma's own query over the sa
 - Ties: chunks at exactly the same distance (the same text in two revisions) are ordered by id here and
   in Chroma's index order there; when ``n_results`` cuts through a tie each may keep a different member.
 - Rounding: distances are float32 sums in another order than hnswlib's, so they agree to about 1e-6, and
-  two chunks whose distances differ by less than that may come in either order. Candidates are picked by
-  ``|m|^2 - 2 m.q`` and only the best ``n_results + 8`` re-ranked by direct L2, so a chunk more than eight
-  places beyond the cut could only enter by a rounding error of that size.
+  two chunks whose distances differ by less than that may come in either order. Candidates are first
+  ranked by ``|m|^2 - 2 m.q`` (one product, slightly less precise) and only the best ``n_results + 8``
+  re-ranked by direct L2, so that shortcut could only drop a true neighbour if its float32 error moved it
+  more than eight places, which takes nine distances equal to within ~1e-6.
 - Staleness: a block is what Chroma held when it was loaded. It is served while the caller's stamp for the
   revision is unchanged (every write through ``lib.policies.ingest`` records a new one) and never more
   than ``max_age_s`` (30 s, like the registry snapshot) after loading. A change made behind the
@@ -26,8 +27,8 @@ When ``exact_search`` can answer differently from Chroma's own query over the sa
   search reads citations (label, dates) from the registry, not from it.
 
 Answers can be remembered (``answer_key``): keyed by the query vector and the ``serial`` of every block
-searched, an answer is only ever reused for the very blocks that produced it; a block reloaded for a new
-stamp or for its age has a new serial.
+searched, an answer is only ever reused for the very blocks that produced it (a block reloaded for a new
+stamp or for its age has a new serial), so remembering adds no difference of its own.
 """
 
 from __future__ import annotations
