@@ -40,7 +40,7 @@ from lib.config import load_settings  # noqa: E402
 from lib.documents.ingest import ingest_document  # noqa: E402
 from lib.errors import KBError  # noqa: E402
 from lib.kb import open_kb  # noqa: E402
-from lib.stores.embeddings import load_model  # noqa: E402
+from lib.stores.embedding_model import load_model  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 from lib.text.extraction import extract_document  # noqa: E402
 
