@@ -18,7 +18,8 @@ from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.documents.audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
 from lib.errors import InconsistentStoreError
 from lib.kb import KnowledgeBase
-from lib.policies.audit import AuditReport, RepairAction, audit_store, repair_findings
+from lib.policies.audit import AuditReport, audit_store
+from lib.policies.audit_repair import RepairAction, repair_findings
 
 FINDINGS_KEY = "consistency-audit"
 REPAIRS_KEY = "consistency-audit-repairs"
@@ -61,7 +62,7 @@ def repair_task(kb: KnowledgeBase, report: AuditReport) -> list[RepairAction]:
 
 @task(name="audit-documents", **IO_TASK_OPTIONS)
 def audit_documents_task(kb: KnowledgeBase) -> DocumentAuditReport:
-    return audit_documents(kb)
+    return audit_documents(kb.documents, kb.objects)
 
 
 @task(name="repair-documents", **IO_TASK_OPTIONS)
