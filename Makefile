@@ -57,13 +57,14 @@ $(INSPECTOR):
 test: setup inspector
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest
 
 demo: setup
 	$(BIN)/policy-kb demo
 
 lint: venv
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
 
 bench: setup
 	$(BIN)/python benchmarks/ingest.py
