@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     )
     document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
     host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")
+    mcp_single_exchange: bool = Field(
+        default=False,
+        alias="MCP_SINGLE_EXCHANGE",
+        description="Answer plain /mcp requests in the single-exchange lane (SDK internals, verified with one "
+        "mcp release; with any other the SDK transport serves alone)",
+    )
 
     # Jobs (Prefect flows)
     prefect_api_url: str | None = Field(

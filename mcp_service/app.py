@@ -8,7 +8,8 @@
 
 ``/mcp`` is a ``Route``, not a ``Mount``: a mount would answer ``/mcp`` with a 307 to ``/mcp/``.
 Streamable HTTP runs stateless with JSON responses: no session lives in this process, so replicas
-behind a load balancer need no stickiness, and a request costs one JSON round trip.
+behind a load balancer need no stickiness, and a request costs one JSON round trip
+(``transports.streamable_http``; ``MCP_SINGLE_EXCHANGE`` puts the optional lane in front).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
@@ -31,8 +31,8 @@ from lib.stores.redis_server import ensure_embedded_redis
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
 from mcp_service.tools.envelope import envelope_sdk_errors
-from mcp_service.transports.single_exchange import mcp_endpoint
 from mcp_service.transports.sse_relay import SseRelay
+from mcp_service.transports.streamable_http import mcp_endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,6 @@ def create_mcp_app(
     write_tools: Collection[str],
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
-    single_exchange: bool = True,
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs on a thread once the app is up."""
@@ -88,7 +87,7 @@ def create_mcp_app(
         Route("/health", liveness, methods=["GET"]),
         Route(
             "/mcp",
-            mcp_endpoint(server, session_manager) if single_exchange else StreamableHTTPASGIApp(session_manager),
+            mcp_endpoint(session_manager, single_exchange=settings.mcp_single_exchange),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", relay.stream, methods=["GET"]),

@@ -1,13 +1,20 @@
-"""The single-exchange lane against the SDK's stateless transport: the same requests, sent to ``/mcp`` with the
-lane and to ``/mcp`` served by the SDK transport alone, over the same knowledge base, get the same status,
-content type and JSON body; plain requests never reach the SDK transport behind the lane, the rest always
-do."""
+"""The single-exchange lane (``MCP_SINGLE_EXCHANGE``) against the SDK's stateless transport: the same requests,
+sent to ``/mcp`` with the setting on and to ``/mcp`` with it off (the SDK transport alone), over the same
+knowledge base, get the same status, content type and JSON body; plain requests never reach the SDK transport
+behind the lane, the rest always do. With the setting off the lane is never imported, and with it on an SDK
+the lane was not verified with (another release, a name gone) gets the SDK transport and one warning."""
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,8 +24,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_service.app import create_mcp_app
 from mcp_service.policy_kb import build_policy_server
 from mcp_service.tools.policies import WRITE_TOOLS
+from mcp_service.transports import single_exchange
 from mcp_service.transports.single_exchange import SingleExchangeLane
-from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, mcp_session, running
+from mcp_service.transports.streamable_http import LANE_NEEDS
+from tests.conftest import free_port
+from tests.mcp_service.conftest import (
+    FULL_KEY,
+    INITIALIZE,
+    MCP_HEADERS,
+    Service,
+    bearer,
+    mcp_session,
+    running,
+    wait_healthy,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+LANE_MODULE = "mcp_service.transports.single_exchange"
 
 
 @dataclass
@@ -43,8 +65,8 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair(nppf_service: Service) -> Iterator[Pair]:
     def app(single_exchange: bool) -> Any:
-        return create_mcp_app(nppf_service.settings, build_policy_server(nppf_service.kb), port=0,
-                              write_tools=WRITE_TOOLS, single_exchange=single_exchange)  # fmt: skip
+        settings = nppf_service.settings.model_copy(update={"mcp_single_exchange": single_exchange})
+        return create_mcp_app(settings, build_policy_server(nppf_service.kb), port=0, write_tools=WRITE_TOOLS)
 
     with_lane = app(True)
     route = next(r for r in with_lane.routes if getattr(r, "path", "") == "/mcp")
@@ -66,6 +88,7 @@ HEADERS = MCP_HEADERS | bearer()
 PLAIN: dict[str, tuple[dict[str, str], Any]] = {
     "tools/list": ({}, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     "ping with empty params": ({}, {"jsonrpc": "2.0", "id": "p", "method": "ping", "params": {}}),
+    "a member JSON-RPC does not define": ({}, {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "extra": 1}),
     "a dated search": ({}, call("search_policy", {"query": "refusal on highways grounds", "effective_date": DAY})),
     "a search by a string id": ({}, call("search_policy", {"query": "green belt", "n_results": 3}, "req-7")),
     "a section": ({}, call("get_policy_section", {"source": "NPPF", "section_ref": "Para 116", "effective_date": DAY})),
@@ -163,3 +186,90 @@ async def test_the_sdk_client_works_through_the_lane(pair: Pair) -> None:
     assert len(tools.tools) == 8 and not result.is_error
     assert result.structured_content and result.structured_content["results"][0]["revision_id"] == "rev_NPPF_2024_12"
     assert pair.fallback.calls[before:] == ["POST", "POST"], "initialize and its notification go to the SDK"
+
+
+def test_the_gate_checks_every_sdk_name_the_lane_imports() -> None:
+    tree = ast.parse(Path(single_exchange.__file__).read_text())
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("mcp", "mcp_types")
+        for alias in node.names
+    }
+    assert imported == set(LANE_NEEDS)
+
+
+PROBE = """
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s %(message)s")
+from mcp.server.mcpserver import MCPServer
+from mcp_service.transports.streamable_http import mcp_endpoint
+server = MCPServer("probe")
+server.streamable_http_app(stateless_http=True, json_response=True)
+app = mcp_endpoint(server.session_manager, single_exchange=True, **json.loads(sys.argv[1]))
+print(json.dumps({"app": type(app).__name__, "lane_imported": sys.argv[2] in sys.modules}))
+"""
+"""Builds ``/mcp`` with the setting on and the keyword arguments in argv[1]; says what serves it and whether
+the module in argv[2] (the lane) was imported."""
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "served_by", "warning"),
+    [
+        ({}, "RequestBodyLimitMiddleware", None),
+        ({"sdk_version": "2.4.0"}, "StreamableHTTPASGIApp", "mcp 2.4.0 is installed; the lane was verified with 2.3.0"),
+        ({"needs": [["mcp.server._streamable_http_modern", "_GoneInTheNextRelease"]]}, "StreamableHTTPASGIApp",
+         "mcp.server._streamable_http_modern._GoneInTheNextRelease is missing from mcp 2.3.0"),
+    ],
+    ids=["the verified SDK: the lane", "another SDK release", "a private name gone"],
+)  # fmt: skip
+def test_with_the_setting_on_an_sdk_the_lane_was_not_verified_with_gets_the_sdk_transport_and_one_warning(
+    kwargs: dict[str, Any], served_by: str, warning: str | None
+) -> None:
+    """In a fresh interpreter, so that "the lane was not imported" means something."""
+    command = [sys.executable, "-c", PROBE, json.dumps(kwargs), LANE_MODULE]
+    probe = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(probe.stdout) == {"app": served_by, "lane_imported": warning is None}
+    warnings = [line for line in probe.stderr.splitlines() if line.startswith("WARNING")]
+    if warning is None:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and "mcp.single_exchange_off" in warnings[0] and warning in warnings[0], warnings
+
+
+@pytest.mark.parametrize("setting", [False, True], ids=["setting off (default)", "setting on"])
+def test_the_service_serves_and_imports_the_lane_only_when_the_setting_is_on(
+    nppf_service: Service, tmp_path: Path, setting: bool
+) -> None:
+    """``python -X importtime`` lists every module the service imported, on its stderr."""
+    settings = nppf_service.settings
+    port = free_port()
+    env = os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "POLICY_KB_DATA_DIR": str(settings.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
+        "OBJECT_STORE_URL": settings.object_store_url or "",
+        "POLICY_KB_PORT": str(port),
+        "MCP_API_KEY": FULL_KEY,
+        "MCP_SINGLE_EXCHANGE": str(setting).lower(),
+        "HF_HUB_OFFLINE": "1",
+    }
+    url = f"http://127.0.0.1:{port}"
+    stderr = tmp_path / "stderr.log"
+    with stderr.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "mcp_service"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=sink)  # fmt: skip
+        try:
+            wait_healthy(url, proc)
+            response = httpx.post(f"{url}/mcp", json=call("list_policy_documents", {}), headers=HEADERS, timeout=30)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["structuredContent"]["policy_count"] == 1
+    lines = stderr.read_text().splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    assert "mcp_service.transports.streamable_http" in imported
+    assert (LANE_MODULE in imported) is setting
+    assert not [line for line in lines if "single_exchange_off" in line]
