@@ -69,7 +69,11 @@ class Settings(BaseSettings):
     )
 
     # Security and limits
-    allowed_file_roots: Annotated[list[Path], NoDecode] = Field(default_factory=list, alias="ALLOWED_FILE_ROOTS")
+    allowed_file_roots: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        alias="ALLOWED_FILE_ROOTS",
+        description="Folders file_path arguments may read; unset = $POLICY_KB_DATA_DIR/inbox, empty = none",
+    )
     mcp_api_key: SecretStr | None = Field(default=None, alias="MCP_API_KEY")
     mcp_read_api_key: SecretStr | None = Field(default=None, alias="MCP_READ_API_KEY")
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="MAX_UPLOAD_BYTES")
@@ -121,8 +125,15 @@ class Settings(BaseSettings):
         self.chroma_persist_dir = self.chroma_persist_dir.expanduser().resolve()
         if not self.object_store_url:
             self.object_store_url = (self.data_dir / "objects").as_uri()
+        if "allowed_file_roots" not in self.model_fields_set:
+            self.allowed_file_roots = [self.inbox_dir]
         self.allowed_file_roots = [root.expanduser().resolve() for root in self.allowed_file_roots]
         return self
+
+    @property
+    def inbox_dir(self) -> Path:
+        """The file root when ``ALLOWED_FILE_ROOTS`` is unset: ``$POLICY_KB_DATA_DIR/inbox`` (open_kb creates it)."""
+        return self.data_dir / "inbox"
 
     @property
     def redis_dir(self) -> Path:

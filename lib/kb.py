@@ -14,6 +14,7 @@ from redis import Redis
 from lib.config import Settings, load_settings
 from lib.documents.chunks import DocumentChunkStore
 from lib.documents.registry import DocumentRegistry
+from lib.paths import ensure_file_roots
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
@@ -70,6 +71,7 @@ def open_kb(
     """Open every store. The collections are ``CHROMA_POLICY_COLLECTION`` and ``CHROMA_DOCUMENT_COLLECTION``
     unless given here."""
     settings = settings or load_settings()
+    ensure_file_roots(settings)
     client = redis_client(settings)
     chroma = open_chroma(settings)
     registry = PolicyRegistry(client)

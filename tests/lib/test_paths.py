@@ -9,7 +9,7 @@ import pytest
 
 from lib.config import load_settings
 from lib.errors import FileNotFoundInStoreError, FileTooLargeError, PathNotAllowedError
-from lib.paths import read_allowed_file, resolve_allowed
+from lib.paths import ensure_file_roots, read_allowed_file, resolve_allowed
 
 
 @pytest.fixture
@@ -41,16 +41,41 @@ def test_escapes_from_the_root_are_refused_without_naming_the_target(layout: tup
     assert str(outside) not in err.value.message and "secret" not in err.value.message
 
 
-def test_absolute_paths_elsewhere_are_refused(layout: tuple[Path, Path]) -> None:
+def test_absolute_paths_elsewhere_are_refused_naming_the_roots_to_use(layout: tuple[Path, Path]) -> None:
     root, _ = layout
-    with pytest.raises(PathNotAllowedError):
+    with pytest.raises(PathNotAllowedError) as err:
         resolve_allowed("/etc/passwd", [root])
+    assert str(root) in err.value.message and "passwd" not in err.value.message
 
 
-def test_no_configured_roots_means_no_file_reads(layout: tuple[Path, Path]) -> None:
+def test_an_empty_root_list_means_no_file_reads(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     with pytest.raises(PathNotAllowedError, match="ALLOWED_FILE_ROOTS"):
         resolve_allowed(root / "app" / "plan.pdf", [])
+    with pytest.raises(PathNotAllowedError, match="ALLOWED_FILE_ROOTS"):
+        read_allowed_file(load_settings(allowed_file_roots=[]), root / "app" / "plan.pdf")
+
+
+def test_unset_roots_default_to_the_data_directory_inbox_created_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ALLOWED_FILE_ROOTS", raising=False)
+    settings = load_settings(data_dir=tmp_path / "data")
+    inbox = (tmp_path / "data" / "inbox").resolve()
+    assert settings.allowed_file_roots == [inbox] and not inbox.exists()
+    ensure_file_roots(settings)
+    (inbox / "plan.pdf").write_bytes(b"%PDF-1.4")
+    assert read_allowed_file(settings, inbox / "plan.pdf") == b"%PDF-1.4"
+    with pytest.raises(PathNotAllowedError) as err:
+        read_allowed_file(settings, tmp_path / "elsewhere.pdf")
+    assert str(inbox) in err.value.message and "inbox/" in err.value.message
+
+
+def test_configured_roots_replace_the_default_inbox_and_are_not_created(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path / "data", allowed_file_roots=[tmp_path / "raw"])
+    ensure_file_roots(settings)
+    assert settings.allowed_file_roots == [(tmp_path / "raw").resolve()]
+    assert not (tmp_path / "data" / "inbox").exists() and not (tmp_path / "raw").exists()
 
 
 def test_a_missing_file_inside_the_root_is_file_not_found(layout: tuple[Path, Path]) -> None:
