@@ -1,6 +1,6 @@
 """``policy-kb``: the command line over the same flows and ``lib`` functions the MCP service and Prefect use.
 
-Commands that change the stores (seed, ingest, reindex, remove, audit) run the Prefect flows in this
+Commands that change the stores (seed, ingest, reindex, delete, audit) run the Prefect flows in this
 process: against ``PREFECT_API_URL`` when set (the runs show in that server's UI), else against
 Prefect's local API (about ten seconds to start). Reads (search, revisions) call ``lib`` directly.
 """

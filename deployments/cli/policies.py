@@ -1,4 +1,4 @@
-"""Policy commands: seed, ingest, reindex, remove, audit (through the flows), search and revisions (``lib``)."""
+"""Policy commands: seed, ingest, reindex, delete, audit (through the flows), search and revisions (``lib``)."""
 
 from __future__ import annotations
 
@@ -113,17 +113,17 @@ def reindex(source: str, revision_id: str) -> None:
 
 
 @app.command()
-def remove(source: str, revision_id: str) -> None:
-    """Remove a revision: registry entry, chunks and (unless shared) its file (the remove flow)."""
-    from flows.remove import remove_policy_revision
+def delete(source: str, revision_id: str) -> None:
+    """Delete a revision: registry entry, chunks and (unless shared) its file (the delete flow, as REST DELETE)."""
+    from flows.delete import delete_policy_revision
 
     kb = open_kb_from_env()
     try:
-        removed = run_with_progress(kb, [], remove_policy_revision, source=source, revision_id=revision_id)
+        removed = run_with_progress(kb, [], delete_policy_revision, source=source, revision_id=revision_id)
     except KBError as exc:
         fail(exc)
     typer.echo(
-        f"removed {source} {revision_id}: {removed.chunks_removed} chunks, "
+        f"deleted {source} {revision_id}: {removed.chunks_removed} chunks, "
         f"file {'deleted' if removed.file_removed else 'kept (shared or absent)'}"
     )
 

@@ -38,7 +38,7 @@ def run(*args: str, code: int = 0) -> str:
     return result.output
 
 
-def test_ingest_search_reindex_audit_and_remove_from_the_command_line(cli_env: KnowledgeBase, tmp_path: Path) -> None:
+def test_ingest_search_reindex_audit_and_delete_from_the_command_line(cli_env: KnowledgeBase, tmp_path: Path) -> None:
     first = write_policy_pdf(tmp_path / "ltn-2020.pdf", edition="July 2020")
     second = write_policy_pdf(tmp_path / "ltn-2026.pdf", edition="2026 update")
 
@@ -55,8 +55,8 @@ def test_ingest_search_reindex_audit_and_remove_from_the_command_line(cli_env: K
     assert "6 chunks (6 before, 0 stale removed)" in run("reindex", "LTN_1_20", "rev_LTN_1_20_2020_07")
     assert "consistent" in run("audit")
 
-    assert "6 chunks, file deleted" in run("remove", "LTN_1_20", "rev_LTN_1_20_2026_01")
-    out = run("remove", "LTN_1_20", "rev_LTN_1_20_2020_07", code=2)
+    assert "6 chunks, file deleted" in run("delete", "LTN_1_20", "rev_LTN_1_20_2026_01")
+    out = run("delete", "LTN_1_20", "rev_LTN_1_20_2020_07", code=2)
     assert "cannot_delete_sole_revision" in out
 
 

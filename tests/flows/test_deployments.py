@@ -17,7 +17,7 @@ from flows.submit import INGEST_DEPLOYMENT, REINDEX_DEPLOYMENT
 EXPECTED = {
     "ingest_policy_revision/ingest-policy-revision",
     "reindex_policy_revision/reindex-policy-revision",
-    "remove_policy_revision/remove-policy-revision",
+    "delete_policy_revision/delete-policy-revision",
     "seed_policies/seed-policies",
     "consistency_audit/consistency-audit",
     "ingest_application_documents/ingest-application-documents",

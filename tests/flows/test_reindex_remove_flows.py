@@ -1,4 +1,4 @@
-"""Spec 001 ITS-04 (removal takes the chunks) and ITS-05 (reindex preserves data), through the flows."""
+"""Spec 001 ITS-04 (deletion takes the chunks) and ITS-05 (reindex preserves data), through the flows."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from prefect.artifacts import Artifact
 
 from flows.common import artifact_key
+from flows.delete import delete_policy_revision
 from flows.ingest import ingest_policy_revision
 from flows.reindex import reindex_policy_revision
-from flows.remove import remove_policy_revision
 from lib.errors import CannotDeleteSoleRevisionError, CannotReindexError
 from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import register_revision
@@ -41,14 +41,14 @@ def _texts(kb: KnowledgeBase, revision_id: str) -> dict[str, str]:
     return dict(zip(got["ids"], got["documents"] or [], strict=True))
 
 
-def test_its04_removing_a_revision_takes_its_chunks_and_file_and_reopens_the_one_it_closed(
+def test_its04_deleting_a_revision_takes_its_chunks_and_file_and_reopens_the_one_it_closed(
     two_revisions: KnowledgeBase, backend: str
 ) -> None:
     kb = two_revisions
     newest = kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     assert kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == newest.chunk_count > 0
 
-    removed = remove_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
+    removed = delete_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
 
     assert (removed.chunks_removed, removed.file_removed) == (newest.chunk_count, True)
     assert kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 0
@@ -56,14 +56,14 @@ def test_its04_removing_a_revision_takes_its_chunks_and_file_and_reopens_the_one
     reopened = kb.registry.get_revision("NPPF", "rev_NPPF_2023_09")
     assert (reopened.status, reopened.effective_to) == (RevisionStatus.ACTIVE, None)
     assert {m["effective_to"] for _, m in kb.vectors.iter_metadata()} == {99991231}
-    summary = Artifact.get(artifact_key("remove", "NPPF", "rev_NPPF_2024_12"))
-    assert summary is not None and "removed" in str(summary.data)
+    summary = Artifact.get(artifact_key("delete", "NPPF", "rev_NPPF_2024_12"))
+    assert summary is not None and "deleted" in str(summary.data)
 
 
-def test_the_sole_active_revision_cannot_be_removed(two_revisions: KnowledgeBase) -> None:
-    remove_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
+def test_the_sole_active_revision_cannot_be_deleted(two_revisions: KnowledgeBase) -> None:
+    delete_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
     with pytest.raises(CannotDeleteSoleRevisionError):
-        remove_policy_revision(source="NPPF", revision_id="rev_NPPF_2023_09")
+        delete_policy_revision(source="NPPF", revision_id="rev_NPPF_2023_09")
     assert two_revisions.vectors.count_revision("NPPF", "rev_NPPF_2023_09") > 0
 
 

@@ -1,4 +1,7 @@
-"""``remove_policy_revision``: a revision out of every store (spec 001 FR-011).
+"""``delete_policy_revision``: a revision out of every store (spec 001 FR-011, what REST ``DELETE`` does).
+
+Not to be confused with the MCP tool ``remove_policy_revision`` (spec 000 FR-006), which removes only the
+revision's chunks and leaves its registry entry and file for a re-ingestion.
 
 Registry entry first (searches stop seeing it at once), then its chunks, then its file unless another
 revision uses the same one. The sole active revision of a policy is refused
@@ -18,16 +21,16 @@ from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import RemovedRevision, remove_revision
 from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN
 
-FLOW = "remove"
+FLOW = "delete"
 
 
-@task(name="remove-revision", **IO_TASK_OPTIONS)
-def run_remove(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
+@task(name="delete-revision", **IO_TASK_OPTIONS)
+def run_delete(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
     return remove_revision(kb, source, revision_id)
 
 
-@flow(name="remove_policy_revision", validate_parameters=True)
-def remove_policy_revision(
+@flow(name="delete_policy_revision", validate_parameters=True)
+def delete_policy_revision(
     source: Annotated[str, Field(pattern=SOURCE_PATTERN)],
     revision_id: Annotated[str, Field(pattern=REVISION_ID_PATTERN)],
 ) -> RemovedRevision:
@@ -35,20 +38,20 @@ def remove_policy_revision(
 
     Args:
         source: Policy slug, e.g. NPPF.
-        revision_id: Revision to remove, e.g. rev_NPPF_2021_07. The sole active revision of a policy is refused.
+        revision_id: Revision to delete, e.g. rev_NPPF_2021_07. The sole active revision of a policy is refused.
     """
     kb = flow_kb()
-    log_event("remove.started", source=source, revision_id=revision_id)
-    removed = run_remove(kb, source, revision_id)
+    log_event("delete.started", source=source, revision_id=revision_id)
+    removed = run_delete(kb, source, revision_id)
     publish_message(
         FLOW,
         source,
         revision_id,
-        "removed",
+        "deleted",
         [("Chunks removed", removed.chunks_removed), ("File removed", "yes" if removed.file_removed else "no")],
     )
     log_event(
-        "remove.done",
+        "delete.done",
         source=source,
         revision_id=revision_id,
         chunks_removed=removed.chunks_removed,
