@@ -1,0 +1,150 @@
+"""BM25 over blocks of chunks, with IDF and average length taken over exactly the blocks searched.
+
+A block is the lexical index of one unit that is stored and replaced as a whole (a policy revision, an
+application's documents, ...): built once from its chunk texts (``LexicalBlock.build``) and never changed.
+A search names the blocks its filters allow, and ``bm25_search`` computes N, the average document length
+and every query term's document frequency over the union of those blocks at query time. So a filter
+(effective date, sources, application, collection) applies before ranking, not after: a superseded
+revision neither appears nor shifts any IDF; updating one block costs one block's tokenisation; and two
+processes holding the same blocks return the same ranking.
+
+Why the scoring is written here rather than taken from ``bm25s``: bm25s (0.3.16) computes IDF and the
+average length when it indexes one fixed corpus and bakes them into its score matrix
+(``BM25.index`` -> ``_build_idf_array`` -> ``_build_scores_and_indices_for_matrix``); its ``weight_mask``
+multiplies finished scores, so it can hide documents but not take them out of the statistics. Per-query
+corpus statistics need the raw term frequencies, which this module keeps (a scipy CSR posting matrix
+per block) and scores in a few vectorised lines. Tokenising and stemming come from libraries
+(``lib.retrieval.tokens``).
+
+Scoring is Lucene's BM25: ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative) times
+``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the query's distinct terms. Every row
+holding a query term scores above zero; rows holding none are never returned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from lib.retrieval.tokens import tokenize
+
+K1 = 1.2
+B = 0.75
+
+
+class LexicalHit(NamedTuple):
+    block_index: int
+    row: int
+    score: float
+
+
+@dataclass(frozen=True)
+class LexicalBlock:
+    """The term frequencies of one block's rows (chunks), over a vocabulary of the block's own.
+
+    ``postings`` is a ``(terms, rows)`` CSR matrix: row ``t`` lists the chunks holding term ``t`` and how
+    often, so a query reads one slice per term. ``lengths`` are the rows' token counts.
+    """
+
+    vocabulary: Mapping[str, int]
+    postings: sp.csr_matrix
+    lengths: np.ndarray
+    doc_freqs: np.ndarray = field(repr=False)
+    total_length: int = 0
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> LexicalBlock:
+        vocabulary: dict[str, int] = {}
+        terms: list[int] = []
+        rows: list[int] = []
+        counts: list[int] = []
+        lengths = np.zeros(len(texts), dtype=np.int32)
+        for row, text in enumerate(texts):
+            tokens = tokenize(text)
+            lengths[row] = len(tokens)
+            for term, count in Counter(tokens).items():
+                terms.append(vocabulary.setdefault(term, len(vocabulary)))
+                rows.append(row)
+                counts.append(count)
+        postings = sp.csr_matrix(
+            (np.asarray(counts, dtype=np.float32), (np.asarray(terms, np.int32), np.asarray(rows, np.int32))),
+            shape=(len(vocabulary), len(texts)),
+        )
+        postings.sort_indices()
+        return cls(vocabulary, postings, lengths, np.diff(postings.indptr).astype(np.int64), int(lengths.sum()))
+
+    @property
+    def rows(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def nbytes(self) -> int:
+        """About what the block costs in memory: its arrays and ~100 bytes per vocabulary entry."""
+        arrays = self.postings.data.nbytes + self.postings.indices.nbytes + self.postings.indptr.nbytes
+        return arrays + self.lengths.nbytes + self.doc_freqs.nbytes + 100 * len(self.vocabulary)
+
+
+def _idf(terms: Sequence[str], blocks: Sequence[LexicalBlock]) -> tuple[dict[str, float], float]:
+    """Each term's IDF over the union of ``blocks`` (terms in none of them left out), and the average length."""
+    n_docs = sum(b.rows for b in blocks)
+    total = sum(b.total_length for b in blocks)
+    idf: dict[str, float] = {}
+    for term in terms:
+        df = sum(int(b.doc_freqs[b.vocabulary[term]]) for b in blocks if term in b.vocabulary)
+        if df:
+            idf[term] = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+    return idf, (total / n_docs if n_docs else 0.0)
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct tokens of ``query``, in order: a repeated word does not count twice."""
+    return list(dict.fromkeys(tokenize(query)))
+
+
+def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1) -> float:
+    """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
+    sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
+    idf, _ = _idf(query_terms(query), blocks)
+    return (k1 + 1.0) * sum(idf.values())
+
+
+def bm25_search(
+    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B
+) -> list[LexicalHit]:
+    """The ``k`` best rows of ``blocks`` for ``query`` by BM25 over their union, best first, ties by
+    ``(block_index, row)``; rows with a zero score (no query term) are never returned."""
+    idf, avgdl = _idf(query_terms(query), blocks)
+    if not idf or k <= 0:
+        return []
+    owners: list[np.ndarray] = []
+    found_rows: list[np.ndarray] = []
+    found_scores: list[np.ndarray] = []
+    for index, block in enumerate(blocks):
+        columns = [(block.vocabulary[t], w) for t, w in idf.items() if t in block.vocabulary]
+        if not columns:
+            continue
+        indptr, indices, data = block.postings.indptr, block.postings.indices, block.postings.data
+        rows = np.concatenate([indices[indptr[c] : indptr[c + 1]] for c, _ in columns])
+        tf = np.concatenate([data[indptr[c] : indptr[c + 1]] for c, _ in columns]).astype(np.float64)
+        weights = np.concatenate([np.full(indptr[c + 1] - indptr[c], w) for c, w in columns])
+        norm = k1 * (1.0 - b + b * block.lengths[rows] / avgdl)
+        scores = np.bincount(rows, weights * tf * (k1 + 1.0) / (tf + norm), minlength=block.rows)
+        hit = np.flatnonzero(scores > 0.0)
+        owners.append(np.full(len(hit), index, dtype=np.int64))
+        found_rows.append(hit)
+        found_scores.append(scores[hit])
+    if not found_rows:
+        return []
+    owner, row, score = np.concatenate(owners), np.concatenate(found_rows), np.concatenate(found_scores)
+    if len(score) > k:
+        keep = score >= np.partition(score, len(score) - k)[len(score) - k]
+        owner, row, score = owner[keep], row[keep], score[keep]
+    order = np.lexsort((row, owner, -score))[:k]
+    picked = zip(owner[order].tolist(), row[order].tolist(), score[order].tolist(), strict=True)
+    return [LexicalHit(o, r, s) for o, r, s in picked]
