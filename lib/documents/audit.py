@@ -110,16 +110,16 @@ def audit_documents(
                     document_id=document_id,
                     count=count,
                     detail=f"{count} chunks stored, the registry says {record.chunk_count}",
-                    repair="re-ingest from the stored original" if record.file_path in files else "",
+                    repair="re-ingest from the stored original" if record.object_key in files else "",
                 )
             )
-        if record.file_path not in files:
+        if record.object_key not in files:
             findings.append(
                 DocumentFinding(
                     kind=DocumentFindingKind.MISSING_FILE,
                     application_ref=record.application_ref,
                     document_id=document_id,
-                    key=record.file_path,
+                    key=record.object_key,
                     detail="the original file is not in the object store",
                 )
             )
@@ -135,7 +135,7 @@ def audit_documents(
                     repair="delete the chunks",
                 )
             )
-    referenced = {record.file_path for record in records.values()}
+    referenced = {record.object_key for record in records.values()}
     for key in sorted(files - referenced):
         if _file_owner(key) not in in_flight:
             findings.append(
@@ -208,14 +208,14 @@ def _repair(kb: KnowledgeBase, finding: DocumentFinding) -> str:
 
 
 def _rebuild(kb: KnowledgeBase, record: DocumentRecord) -> str:
-    """Drop the entry and chunks, keep the original, and ingest it again under the same id and type."""
-    data = kb.objects.get_bytes(record.file_path)
+    """Drop the entry and chunks, keep the original, and ingest it again under the same id, type and path."""
+    data = kb.objects.get_bytes(record.object_key)
     stores = kb.documents
     stores.registry.remove(record)
     stores.chunks.delete_document(record.document_id)
     result = ingest_document_bytes(
         kb, data, file_name=record.source_file, application_ref=record.application_ref,
-        document_type=record.document_type,
+        document_type=record.document_type, file_path=record.file_path,
     )  # fmt: skip
     if isinstance(result, IngestSuccess):
         return f"re-ingested: {result.chunks_created} chunks"

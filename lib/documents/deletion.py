@@ -22,7 +22,7 @@ def delete_document(stores: DocumentStores, objects: ObjectStore, document_id: s
     if not stores.registry.remove(record):
         raise DocumentNotFoundError(f"Document not found: {document_id}")
     chunks_removed = stores.chunks.delete_document(record.document_id)
-    file_removed = objects.delete(record.file_path)
+    file_removed = objects.delete(record.object_key)
     logger.info(
         "documents.deleted application_ref=%s document_id=%s chunks=%d file_removed=%s",
         record.application_ref, record.document_id, chunks_removed, file_removed,

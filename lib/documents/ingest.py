@@ -3,7 +3,9 @@
 The MCP tool, the Prefect flow, the audit's rebuild and the CLI all come here; nothing else writes the
 application-document stores. An ingestion:
 
-1. reads ``file_path`` only inside ``ALLOWED_FILE_ROOTS`` (after resolving symlinks and ``..``);
+1. reads ``file_path`` only inside ``ALLOWED_FILE_ROOTS`` (after resolving symlinks and ``..``), and
+   decides the type by content (``lib.text.filetypes``): a PDF or an image (spec 003 FR-005) whose name,
+   if it has a known extension, agrees; anything else is ``unsupported_file_type`` and nothing is stored;
 2. hashes the bytes: ``document_id`` is ``{sanitized_ref}_{sha256[:6]}``; a registered id answers
    ``already_ingested`` at once;
 3. measures how much of each PDF page is covered by images, before any extraction: a document above
@@ -44,19 +46,19 @@ from lib.errors import (
     NoChunksError,
     NoContentError,
     PathNotAllowedError,
-    UnsupportedFileTypeError,
 )
 from lib.kb import DocumentStores, KnowledgeBase
 from lib.models import ExtractedDocument
 from lib.paths import read_allowed_file, resolve_allowed
 from lib.stores.objects import ObjectStore, document_file_key, sha256_bytes
 from lib.text.chunking import chunk_pages
-from lib.text.extraction import MIN_TEXT_LAYER_CHARS, SUPPORTED_EXTENSIONS, extract_document, image_ratios
+from lib.text.extraction import MIN_TEXT_LAYER_CHARS, extract_document, image_ratios
+from lib.text.filetypes import FileKind, FileType, detect_file_type
 
 logger = logging.getLogger(__name__)
 
-_CONTENT_TYPES = {".pdf": "application/pdf", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-                  ".tiff": "image/tiff", ".tif": "image/tiff", ".bmp": "image/bmp"}  # fmt: skip
+DOCUMENT_KINDS = frozenset({FileKind.PDF, FileKind.IMAGE})
+"""What an application document may be (spec 003 FR-005: PDFs, and images OCR'd whole)."""
 
 
 def list_application_files(roots: Sequence[Path], folder: str | Path) -> list[Path]:
@@ -88,20 +90,30 @@ def ingest_document(
     if document_type is not None:
         check_document_type(document_type)
     resolve_allowed(file_path, kb.settings.allowed_file_roots)  # the path rule first, before anything else is said
-    file_name = PurePath(str(file_path)).name
-    _check_extension(file_name)
     data = read_allowed_file(kb.settings, file_path)
-    return ingest_document_bytes(kb, data, file_name=file_name, application_ref=ref, document_type=document_type)
+    return ingest_document_bytes(
+        kb, data, file_name=PurePath(str(file_path)).name, application_ref=ref, document_type=document_type,
+        file_path=str(file_path),
+    )  # fmt: skip
 
 
 def ingest_document_bytes(
-    kb: KnowledgeBase, data: bytes, *, file_name: str, application_ref: str, document_type: str | None = None
+    kb: KnowledgeBase,
+    data: bytes,
+    *,
+    file_name: str,
+    application_ref: str,
+    document_type: str | None = None,
+    file_path: str | None = None,
 ) -> IngestResult:
-    """Ingest a file already read (the path rule is the caller's business); see the module docstring."""
+    """Ingest a file already read (the path rule is the caller's business); see the module docstring.
+
+    ``file_path`` is recorded as the path the document came from; without one (bytes that never had a
+    path) the record's ``file_path`` is ``file_name``."""
     ref = check_application_ref(application_ref)
     if document_type is not None:
         check_document_type(document_type)
-    suffix = _check_extension(file_name)
+    file_type = detect_file_type(data, DOCUMENT_KINDS, file_name=file_name)
     sha = sha256_bytes(data)
     document_id = make_document_id(ref, sha)
     registry = kb.documents.registry
@@ -109,9 +121,9 @@ def ingest_document_bytes(
     existing = registry.get(document_id)
     if existing is not None:
         return _already_ingested(existing, ref, sha)
-    ratios = _image_ratios(data, file_name)
+    ratios = image_ratios(data)
     image_ratio = sum(ratios) / len(ratios)
-    image_heavy = suffix == ".pdf" and image_ratio > kb.settings.image_ratio_threshold
+    image_heavy = file_type.kind == FileKind.PDF and image_ratio > kb.settings.image_ratio_threshold
 
     with registry.claim(document_id):
         existing = registry.get(document_id)  # the worker we waited for may have finished it
@@ -124,17 +136,8 @@ def ingest_document_bytes(
                 ref, document_id, image_ratio, len(ratios),
             )  # fmt: skip
             return SkippedDocument(image_ratio=round(image_ratio, 3), total_pages=len(ratios))
-        return _store(kb, data, document, file_name=file_name, suffix=suffix, ref=ref, sha=sha,
-                      document_id=document_id, document_type=document_type)  # fmt: skip
-
-
-def _check_extension(file_name: str) -> str:
-    suffix = PurePath(file_name).suffix.lower()
-    if suffix not in SUPPORTED_EXTENSIONS:
-        raise UnsupportedFileTypeError(
-            f"Unsupported file type {suffix or '(no extension)'!r}: expected one of {', '.join(SUPPORTED_EXTENSIONS)}"
-        )
-    return suffix
+        return _store(kb, data, document, file_name=file_name, file_path=file_path or file_name, file_type=file_type,
+                      ref=ref, sha=sha, document_id=document_id, document_type=document_type)  # fmt: skip
 
 
 def _already_ingested(record: DocumentRecord, application_ref: str, sha: str) -> AlreadyIngested:
@@ -145,17 +148,6 @@ def _already_ingested(record: DocumentRecord, application_ref: str, sha: str) ->
         )
     logger.info("documents.already_ingested application_ref=%s document_id=%s", application_ref, record.document_id)
     return AlreadyIngested(document_id=record.document_id)
-
-
-def _image_ratios(data: bytes, file_name: str) -> list[float]:
-    """Per-page image cover; refuses empty, encrypted and unreadable files before any work is done."""
-    try:
-        return image_ratios(data)
-    except UnsupportedFileTypeError:
-        # The bytes are of no known type, but the name says PDF or image: extraction words that error
-        # ("not a readable PDF") from the name, without reading further.
-        extract_document(data, file_name=file_name, enable_ocr=False)
-        raise
 
 
 def _extract(settings: Settings, data: bytes, file_name: str, *, image_heavy: bool) -> ExtractedDocument | None:
@@ -179,7 +171,8 @@ def _store(
     document: ExtractedDocument,
     *,
     file_name: str,
-    suffix: str,
+    file_path: str,
+    file_type: FileType,
     ref: str,
     sha: str,
     document_id: str,
@@ -204,11 +197,12 @@ def _store(
         )
         for chunk in chunks
     ]  # fmt: skip
-    key = document_file_key(sanitize_ref(ref), sha, suffix)
+    key = document_file_key(sanitize_ref(ref), sha, file_type.extension)
     record = DocumentRecord(
         document_id=document_id,
         application_ref=ref,
-        file_path=key,
+        file_path=file_path,
+        object_key=key,
         source_file=file_name,
         file_hash=sha,
         file_size_bytes=len(data),
@@ -221,7 +215,7 @@ def _store(
         contains_drawings=contains_drawings,
     )
     try:
-        kb.objects.put_bytes(key, data, content_type=_CONTENT_TYPES[suffix])
+        kb.objects.put_bytes(key, data, content_type=file_type.content_type)
         stores.chunks.upsert(ids, [chunk.text for chunk in chunks], embeddings, metadatas)
         registered = stores.registry.register(record)
     except BaseException:

@@ -2,15 +2,26 @@
 
 The MCP tools serialise these as they are (``model_dump(mode="json")``), so a field renamed here is a
 change of the public contract. ``DocumentRecord``, what the registry stores, is in ``registry``.
+
+Beyond the spec's fields (extensions, never renamings): ``application_ref`` and ``source_file`` on the
+full text, ``source_file`` and ``object_key`` (where the original is kept in the object store) on both the
+full text and the list, ``document_type`` on an ingestion, and the per-leg scores on a search hit.
+``file_path`` is the spec's: the path the document was ingested from.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 ALREADY_INGESTED_MESSAGE = "Document has already been ingested with the same content"
+
+
+def utc_seconds(moment: datetime) -> str:
+    """``2026-11-22T21:47:03Z``: ISO 8601 to the second, in UTC, with the ``Z`` suffix."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class IngestSuccess(BaseModel):
@@ -59,6 +70,7 @@ class DocumentText(BaseModel):
     document_id: str
     application_ref: str
     file_path: str
+    object_key: str
     source_file: str
     document_type: str
     chunk_count: int
@@ -68,6 +80,7 @@ class DocumentText(BaseModel):
 class DocumentSummary(BaseModel):
     document_id: str
     file_path: str
+    object_key: str
     source_file: str
     document_type: str
     chunk_count: int

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from lib.documents.classification import check_document_type
-from lib.documents.models import DocumentHit, DocumentList, DocumentSearchResult, DocumentSummary, DocumentText
+from lib.documents.models import (
+    DocumentHit,
+    DocumentList,
+    DocumentSearchResult,
+    DocumentSummary,
+    DocumentText,
+    utc_seconds,
+)
 from lib.documents.registry import check_application_ref
 from lib.errors import InvalidArgumentError, NoChunksError
 from lib.kb import KnowledgeBase
@@ -81,6 +88,7 @@ def get_document_text(kb: KnowledgeBase, document_id: str) -> DocumentText:
         document_id=record.document_id,
         application_ref=record.application_ref,
         file_path=record.file_path,
+        object_key=record.object_key,
         source_file=record.source_file,
         document_type=record.document_type,
         chunk_count=len(chunks),
@@ -96,10 +104,11 @@ def list_ingested_documents(kb: KnowledgeBase, application_ref: str) -> Document
         DocumentSummary(
             document_id=r.document_id,
             file_path=r.file_path,
+            object_key=r.object_key,
             source_file=r.source_file,
             document_type=r.document_type,
             chunk_count=r.chunk_count,
-            ingested_at=r.ingested_at.isoformat(),
+            ingested_at=utc_seconds(r.ingested_at),
             extraction_method=r.extraction_method,
             contains_drawings=r.contains_drawings,
         )

@@ -104,11 +104,17 @@ def check_document_id(document_id: str) -> str:
 
 
 class DocumentRecord(BaseModel):
-    """One ingested document. ``file_path`` is the object-store key of the original; ``source_file`` its name."""
+    """One ingested document.
+
+    ``file_path`` is the path the document was ingested from, as the caller gave it (spec 003's meaning);
+    a document that came in as bytes with only a name (no path) has that name. ``object_key`` is where
+    the original is kept in the object store; ``source_file`` is the file's name.
+    """
 
     document_id: str
     application_ref: str
     file_path: str
+    object_key: str
     source_file: str
     file_hash: str
     file_size_bytes: int = 0
@@ -128,7 +134,13 @@ class DocumentRecord(BaseModel):
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> DocumentRecord:
-        return cls.model_validate({**data, "contains_drawings": data.get("contains_drawings") == "true"})
+        """Records written before ``object_key`` existed kept the key in ``file_path`` and no path: their
+        ``file_path`` becomes the file's name, the only name of the original they remember."""
+        values = {**data, "contains_drawings": data.get("contains_drawings") == "true"}
+        if "object_key" not in data:
+            values["object_key"] = data.get("file_path", "")
+            values["file_path"] = data.get("source_file", "")
+        return cls.model_validate(values)
 
 
 class DocumentRegistry:

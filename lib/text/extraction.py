@@ -27,6 +27,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from lib.errors import EncryptedPdfError, ExtractionFailedError, NoContentError, UnsupportedFileTypeError
 from lib.models import ExtractedDocument, PageText, TextLine, TextSpan
+from lib.text.filetypes import image_type, is_pdf
 from lib.text.ocr import LOW_CONFIDENCE, OcrText, ocr_png, ocr_pool
 
 logger = logging.getLogger(__name__)
@@ -36,9 +37,6 @@ MIN_TEXT_LAYER_CHARS = 10
 SUPPORTED_EXTENSIONS = (".pdf", ".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp")
 IMAGE_EXTENSIONS = frozenset(SUPPORTED_EXTENSIONS[1:])
 
-_PDF_MAGIC = b"%PDF-"
-_PDF_MAGIC_WINDOW = 1024  # the PDF spec tolerates junk before the header
-_IMAGE_MAGICS = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*", b"BM")
 _DICT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES  # layout without decoding images
 _RENDERING_RE = re.compile(  # word edges by hand: "_" is a word character to \b, and names use it as a space
     r"bird'?s?[\s_.-]*eye|perspective|(?<![a-z])cgi(?![a-z])|(?<![a-z])3d[\s_.-]*visual"
@@ -80,10 +78,10 @@ def image_ratios(data: bytes) -> list[float]:
     An image file is one image per frame, so every frame is 1.0: the skip rule is meant for PDFs."""
     if not data:
         raise NoContentError("The file is empty (0 bytes)")
-    if _is_pdf(data):
+    if is_pdf(data):
         with _open_pdf(data) as doc:
             return [_image_ratio(page) for page in doc]
-    if _is_image(data):
+    if image_type(data) is not None:
         return [1.0 for _ in _image_frames(data)]
     raise UnsupportedFileTypeError(_unsupported_message())
 
@@ -95,22 +93,14 @@ def is_rendering_file_name(name: str) -> bool:
     return bool(_RENDERING_RE.search(stem.replace("’", "'")))
 
 
-# --- type detection -----------------------------------------------------------------------------------
-
-
-def _is_pdf(data: bytes) -> bool:
-    return _PDF_MAGIC in data[:_PDF_MAGIC_WINDOW]
-
-
-def _is_image(data: bytes) -> bool:
-    return data.startswith(_IMAGE_MAGICS)
+# --- type detection (signatures in lib.text.filetypes; every intake refused other types before this) -------
 
 
 def _detect_kind(data: bytes, file_name: str) -> str:
     """Trust the bytes first; the extension only decides how to word the error when they say nothing."""
-    if _is_pdf(data):
+    if is_pdf(data):
         return "pdf"
-    if _is_image(data):
+    if image_type(data) is not None:
         return "image"
     extension = PurePath(file_name).suffix.lower() if file_name else ""
     if extension == ".pdf":

@@ -4,6 +4,7 @@ per file; re-runs; files outside the roots; a failure that is not the file's fau
 
 from __future__ import annotations
 
+import io
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import cast
 import pymupdf
 import pytest
 import redis
+from PIL import Image
 from prefect.artifacts import Artifact
 
 from flows.application_documents import FLOW, ingest_application_documents, remove_application_document
@@ -53,6 +55,9 @@ def application_folder(docs_kb: KnowledgeBase) -> Path:
     shutil.copyfile(IMAGE_ONLY_PDF, folder / "Site_Plan.pdf")
     shutil.copyfile(ENCRYPTED_PASSWORD_PDF, folder / "Ecology_Report.pdf")
     (folder / "Cover_Letter.docx").write_bytes(b"PK\x03\x04 not a PDF")
+    png = io.BytesIO()
+    Image.new("L", (800, 600), 255).save(png, format="PNG")
+    (folder / "Elevations.pdf").write_bytes(png.getvalue())  # a drawing exported as PNG, saved under a PDF name
     (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
     with pymupdf.open(TABLE_PDF) as table, scanned_pages(1) as scan, pymupdf.open() as report:
         report.insert_pdf(table)
@@ -71,14 +76,15 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
     result = ingest_application_documents(application_ref=REF, folder_or_paths=str(application_folder))
 
     assert [row.file for row in result.documents] == [
-        "Cover_Letter.docx", "Ecology_Report.pdf", "Heritage_Statement.pdf", "Planning_Statement.pdf",
-        "Site_Plan.pdf", "Transport_Assessment.pdf",
+        "Cover_Letter.docx", "Ecology_Report.pdf", "Elevations.pdf", "Heritage_Statement.pdf",
+        "Planning_Statement.pdf", "Site_Plan.pdf", "Transport_Assessment.pdf",
     ]  # fmt: skip
     rows = {row.file: row for row in result.documents}
     assert (rows["Cover_Letter.docx"].status, rows["Cover_Letter.docx"].error_type) == (
         "error", "unsupported_file_type",
     )  # fmt: skip
     assert (rows["Ecology_Report.pdf"].status, rows["Ecology_Report.pdf"].error_type) == ("error", "encrypted")
+    assert (rows["Elevations.pdf"].status, rows["Elevations.pdf"].error_type) == ("error", "unsupported_file_type")
     assert (rows["Site_Plan.pdf"].status, rows["Site_Plan.pdf"].error_type) == ("skipped", "image_based")
     heritage, planning, transport = (
         rows["Heritage_Statement.pdf"],
@@ -91,17 +97,19 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
     assert (planning.status, planning.extraction_method) == ("success", "mixed")  # its scanned pages were OCR'd
     assert "Johnston is coming with fifty" in get_document_text(docs_kb, planning.document_id).text
     assert (transport.status, transport.document_type) == ("success", "transport_assessment")
-    assert (result.count("success"), result.count("skipped"), result.count("error")) == (3, 1, 2)
+    assert (result.count("success"), result.count("skipped"), result.count("error")) == (3, 1, 3)
 
     listing = list_ingested_documents(docs_kb, REF)
     assert {d.document_id for d in listing.documents} == {heritage.document_id, planning.document_id,
                                                           transport.document_id}  # fmt: skip
+    by_id = {d.document_id: d.file_path for d in listing.documents}
+    assert by_id[transport.document_id] == str(application_folder.resolve() / "Transport_Assessment.pdf")
     assert docs_kb.documents.chunks.count() == heritage.chunks + planning.chunks + transport.chunks
 
     table = stored_artifact(artifact_key(FLOW, REF))
     assert table is not None and table.type == "table"
     assert "Ecology_Report.pdf" in str(table.data) and "encrypted" in str(table.data)
-    assert table.description == f"Documents of application {REF}: 3 success, 0 already_ingested, 1 skipped, 2 error"
+    assert table.description == f"Documents of application {REF}: 3 success, 0 already_ingested, 1 skipped, 3 error"
 
 
 def test_running_the_flow_again_changes_nothing(docs_kb: KnowledgeBase) -> None:

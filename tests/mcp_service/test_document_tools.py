@@ -3,7 +3,9 @@ port, the SDK's clients over both transports, real stores and model, and both se
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -15,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from PIL import Image
 
 from lib.kb import open_kb
 from mcp_service.document_store import create_document_store_app
@@ -58,6 +61,9 @@ def docs_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterat
     shutil.copyfile(TABLE_PDF, inbox / "Transport_Assessment.pdf")
     shutil.copyfile(IMAGE_ONLY_PDF, inbox / "Site_Plan.pdf")
     shutil.copyfile(ENCRYPTED_PASSWORD_PDF, inbox / "Locked.pdf")
+    png = io.BytesIO()
+    Image.new("L", (400, 300), 255).save(png, format="PNG")
+    (inbox / "Drawing.pdf").write_bytes(png.getvalue())  # a real PNG under a PDF's name
     kb = open_kb(settings)
     with running(create_document_store_app(settings, kb=kb, warm=False)) as url:
         yield Service(url, kb, settings)
@@ -116,10 +122,14 @@ async def test_ingest_answers_success_then_already_ingested_and_the_other_tools_
     text = await call(url, "get_document_text", {"document_id": first["document_id"]})
     assert text["status"] == "success" and "CITIBANK - TRAVEL CBA CARD" in text["text"]
     assert text["chunk_count"] == first["chunks_created"]
+    assert text["file_path"] == inbox_path(docs_service, "Transport_Assessment.pdf")
+    assert text["object_key"].startswith("applications/25_01178_REM/")
 
     listing = await call(url, "list_ingested_documents", {"application_ref": REF})
     assert listing["document_count"] >= 1
-    assert first["document_id"] in {doc["document_id"] for doc in listing["documents"]}
+    listed = {doc["document_id"]: doc for doc in listing["documents"]}[first["document_id"]]
+    assert (listed["file_path"], listed["object_key"]) == (text["file_path"], text["object_key"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["ingested_at"])
 
 
 async def test_image_based_pdf_is_skipped_with_the_spec_payload(docs_service: Service) -> None:
@@ -132,6 +142,7 @@ async def test_image_based_pdf_is_skipped_with_the_spec_payload(docs_service: Se
     ("arguments", "error_type"),
     [
         ({"file_path": "Locked.pdf"}, "encrypted"),
+        ({"file_path": "Drawing.pdf"}, "unsupported_file_type"),
         ({"file_path": "missing.pdf"}, "file_not_found"),
         ({"file_path": "/etc/hostname"}, "path_not_allowed"),
         ({"file_path": "../outside.pdf"}, "path_not_allowed"),

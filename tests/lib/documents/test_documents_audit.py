@@ -50,7 +50,7 @@ def test_chunks_and_file_left_by_a_crash_before_registration_are_found_and_delet
 
     assert sorted((f.kind.value, f.document_id, f.key, f.count) for f in before.findings) == [
         ("orphan_chunks", result.document_id, "", result.chunks_created),
-        ("unreferenced_file", "", record.file_path, 0),
+        ("unreferenced_file", "", record.object_key, 0),
     ]
     assert [(a.kind.value, a.ok) for a in actions] == [("orphan_chunks", True), ("unreferenced_file", True)]
     assert after.ok
@@ -81,10 +81,12 @@ def test_a_document_missing_chunks_is_rebuilt_from_its_stored_original(docs: Kno
 
 def test_a_missing_original_is_reported_for_an_operator_and_left_alone(docs: KnowledgeBase) -> None:
     result, record = ingested(docs)
-    docs.objects.delete(record.file_path)
+    docs.objects.delete(record.object_key)
 
     before, actions, after = audit_and_repair_documents(docs)
 
-    assert [(f.kind.value, f.key, f.repairable) for f in before.findings] == [("missing_file", record.file_path, False)]
+    assert [(f.kind.value, f.key, f.repairable) for f in before.findings] == [
+        ("missing_file", record.object_key, False)
+    ]
     assert actions == [] and [f.kind.value for f in after.findings] == ["missing_file"]
     assert docs.documents.chunks.count_document(result.document_id) == result.chunks_created

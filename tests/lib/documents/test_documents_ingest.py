@@ -16,7 +16,7 @@ import redis
 from PIL import Image, ImageDraw, ImageFont
 
 from lib.documents.deletion import delete_document
-from lib.documents.ingest import ingest_document
+from lib.documents.ingest import ingest_document, ingest_document_bytes
 from lib.documents.models import AlreadyIngested, IngestSuccess, SkippedDocument
 from lib.documents.reads import get_document_text, list_ingested_documents, search_application_docs
 from lib.documents.registry import (
@@ -129,8 +129,9 @@ def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_o
     assert (record.application_ref, record.file_hash, record.chunk_count, record.page_count) == (
         REF, sha, result.chunks_created, 1,
     )  # fmt: skip
-    assert record.file_path == f"applications/25_01178_REM/{sha}.pdf"
-    assert docs.objects.get_bytes(record.file_path) == TABLE_PDF.read_bytes()
+    assert record.file_path == str(path)
+    assert record.object_key == f"applications/25_01178_REM/{sha}.pdf"
+    assert docs.objects.get_bytes(record.object_key) == TABLE_PDF.read_bytes()
     assert redis_client.smembers(application_key(REF)) == {result.document_id}
     assert redis_client.smembers("appdocs_all") == {result.document_id}
     assert not redis_client.exists(claim_key(result.document_id))
@@ -297,7 +298,7 @@ def test_png_is_ocrd_whole_and_not_skipped_as_image_based(docs: KnowledgeBase) -
     assert isinstance(result, IngestSuccess)
     assert (result.extraction_method, result.chunks_created, result.document_type) == ("ocr", 1, "transport_assessment")
     record = docs.documents.registry.get(result.document_id)
-    assert record is not None and record.file_path.endswith(".png") and record.contains_drawings
+    assert record is not None and record.object_key.endswith(".png") and record.contains_drawings
     assert "Trip generation" in get_document_text(docs, result.document_id).text
 
 
@@ -319,7 +320,7 @@ def test_png_named_as_a_rendering_is_not_ocrd_so_it_has_no_content(
     [
         (ENCRYPTED_AES256_PDF, EncryptedPdfError, "encrypted"),
         (ENCRYPTED_PASSWORD_PDF, EncryptedPdfError, "encrypted"),
-        (EMPTY_PDF, NoContentError, "no_content"),
+        (EMPTY_PDF, UnsupportedFileTypeError, "unsupported_file_type"),  # zero bytes: no type to read
     ],
 )
 def test_unreadable_pdfs_are_refused_cleanly_and_nothing_is_stored(
@@ -346,11 +347,25 @@ def test_malformed_pdf_whose_only_page_is_a_scan_is_skipped_and_nothing_is_store
     ("name", "data", "error_type"),
     [
         ("truncated.pdf", TABLE_PDF.read_bytes()[:400], "extraction_failed"),
-        ("not_a_pdf.pdf", b"Meeting notes, not a PDF at all\n" * 20, "extraction_failed"),
         ("damaged.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "extraction_failed"),
+        ("not_a_pdf.pdf", b"Meeting notes, not a PDF at all\n" * 20, "unsupported_file_type"),
+        ("Site_Plan.pdf", png_with_text(["Site plan"]), "unsupported_file_type"),
+        ("empty.pdf", b"", "unsupported_file_type"),
         ("notes.txt", b"Transport assessment notes\n", "unsupported_file_type"),
         ("Statement.docx", b"PK\x03\x04 word document", "unsupported_file_type"),
-        ("no_extension", TABLE_PDF.read_bytes(), "unsupported_file_type"),
+        ("Highways_Response.png", TABLE_PDF.read_bytes(), "unsupported_file_type"),
+        ("error_page.pdf", b"<html><body>404 Not Found</body></html>", "unsupported_file_type"),
+    ],
+    ids=[
+        "truncated-pdf",
+        "damaged-png",
+        "text-named-pdf",
+        "png-named-pdf",
+        "zero-bytes",
+        "txt",
+        "docx",
+        "pdf-named-png",
+        "html-named-pdf",
     ],
 )
 def test_broken_and_unsupported_files_are_refused_and_nothing_is_stored(
@@ -362,6 +377,41 @@ def test_broken_and_unsupported_files_are_refused_and_nothing_is_stored(
     assert raised.value.error_type == error_type
     assert_clean(raised.value, path, inbox(docs))
     assert_nothing_stored(docs, redis_client)
+
+
+def test_the_content_decides_the_type_so_a_pdf_without_a_known_extension_is_ingested_as_a_pdf(
+    docs: KnowledgeBase,
+) -> None:
+    result = ingest_document(docs, write_in_inbox(docs, "download_1234", TABLE_PDF.read_bytes()), REF)
+    assert isinstance(result, IngestSuccess) and result.extraction_method == "text_layer"
+    record = docs.documents.registry.get(result.document_id)
+    assert record is not None and record.object_key.endswith(".pdf") and record.source_file == "download_1234"
+
+
+def test_bytes_ingested_without_a_path_record_their_file_name_as_file_path(docs: KnowledgeBase) -> None:
+    result = ingest_document_bytes(docs, TABLE_PDF.read_bytes(), file_name="Transport_Assessment.pdf",
+                                   application_ref=REF)  # fmt: skip
+    assert isinstance(result, IngestSuccess)
+    listed = list_ingested_documents(docs, REF).documents
+    assert [(d.file_path, d.source_file) for d in listed] == [("Transport_Assessment.pdf", "Transport_Assessment.pdf")]
+    assert listed[0].object_key.startswith("applications/25_01178_REM/")
+
+
+def test_a_record_written_before_object_key_existed_reads_its_key_and_names_the_file(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf"), REF)
+    assert isinstance(result, IngestSuccess)
+    record = docs.documents.registry.get(result.document_id)
+    assert record is not None
+    key = f"appdoc:{result.document_id}"
+    redis_client.hset(key, "file_path", record.object_key)
+    redis_client.hdel(key, "object_key")
+
+    old = docs.documents.registry.get(result.document_id)
+
+    assert old is not None and (old.file_path, old.object_key) == ("Transport_Assessment.pdf", record.object_key)
+    assert delete_document(docs.documents, docs.objects, result.document_id).file_removed
 
 
 def test_failure_after_chunks_were_written_undoes_them_and_the_stored_file(

@@ -4,8 +4,10 @@ and a second application, ingested once for the module."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from lib.kb import KnowledgeBase
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_kb
 from tests.fixtures_paths import NPPF_2024, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
-from tests.lib.documents.document_support import REF, put_in_inbox
+from tests.lib.documents.document_support import REF, inbox, put_in_inbox
 
 OTHER_REF = "24/00042/FUL"
 HIGHWAYS = "116. Development should only be prevented or refused on highways grounds if there\nwould be an unacceptable"
@@ -141,7 +143,9 @@ def test_document_text_is_reassembled_in_order_without_repeating_the_overlaps(in
         "success", "planning_statement", ingested.nppf.chunks_created,
     )  # fmt: skip
     assert text.application_ref == REF and text.source_file == NPPF_2024.name
-    assert text.file_path.startswith("applications/25_01178_REM/") and text.file_path.endswith(".pdf")
+    assert text.file_path == str(inbox(ingested.kb) / NPPF_2024.name)
+    assert text.object_key.startswith("applications/25_01178_REM/") and text.object_key.endswith(".pdf")
+    assert ingested.kb.objects.get_bytes(text.object_key) == NPPF_2024.read_bytes()
     assert text.text.count(HIGHWAYS) == 1
     assert text.text.index("1. Introduction") < text.text.index(HIGHWAYS) < text.text.rindex("Annex 2: Glossary")
     # Overlaps (200 characters a chunk) are dropped: the result is about as long as the extracted text.
@@ -193,7 +197,11 @@ def test_list_gives_every_document_of_the_application_with_spec_fields(ingested:
         "other", "text_layer", True, ingested.scan.chunks_created,
     )  # fmt: skip
     assert scan.source_file == SCANNED_WITH_TEXT_LAYER_PDF.name
-    assert scan.ingested_at.endswith("+00:00")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", scan.ingested_at)
+    record = ingested.kb.documents.registry.get(scan.document_id)
+    assert record is not None and scan.ingested_at == record.ingested_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert scan.file_path == str(inbox(ingested.kb) / SCANNED_WITH_TEXT_LAYER_PDF.name)
+    assert scan.object_key == record.object_key != scan.file_path
     assert set(scan.model_dump()) >= {
         "document_id", "file_path", "document_type", "chunk_count", "ingested_at", "extraction_method",
         "contains_drawings",
