@@ -8,7 +8,7 @@ here so every consumer sees the same absolute paths.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -58,6 +58,12 @@ class Settings(BaseSettings):
         default=True,
         alias="ONNX_QUERY_EMBEDDINGS",
         description="Embed search queries with an ONNX export of the model (kept under the data dir)",
+    )
+    embedding_encoder: Literal["torch", "int8"] = Field(
+        default="torch",
+        alias="EMBEDDING_ENCODER",
+        description="Encoder of documents and queries: torch (sentence-transformers) or int8 (quantised ONNX, "
+        "kept under the data dir); recorded with each collection, switched by the reencode flow",
     )
 
     # Search

@@ -160,3 +160,11 @@ class InconsistentStoreError(KBError):
 
     error_type = "inconsistent_store"
     http_status = 500
+
+
+class EncoderMismatchError(KBError):
+    """A collection's vectors were made by another encoder than the one configured (``EMBEDDING_ENCODER``):
+    its documents and the queries would not be comparable, so the collection is refused until reencoded."""
+
+    error_type = "encoder_mismatch"
+    http_status = 409

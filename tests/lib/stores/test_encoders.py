@@ -1,0 +1,157 @@
+"""The int8 encoder on the real model, and the encoder each collection records (real Chroma on disk)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+from chromadb.api.types import Metadata
+
+from lib.config import Settings
+from lib.errors import EncoderMismatchError
+from lib.kb import open_kb
+from lib.stores.chroma import ChunkCollection, open_chroma
+from lib.stores.embeddings import Embedder
+from lib.stores.encoders import ENCODERS, bind_encoder, recorded_encoder, reencode_collection
+from lib.stores.onnx_encoder import int8_file_name
+
+TEXTS = [
+    "cycle parking",
+    "When should development be refused on highways grounds?",
+    "Planning policies and decisions should promote an effective use of land in meeting the need for homes "
+    "and other uses, while safeguarding and improving the environment and ensuring safe and healthy living "
+    "conditions. Strategic policies should set out a clear strategy for accommodating objectively assessed needs.",
+    "Para 116",
+]
+
+
+@pytest.fixture(scope="module")
+def int8(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The int8 encoder, exported from the package's model and quantised once for this module."""
+    return Embedder(encoder="int8", int8_dir=tmp_path_factory.mktemp("models"), workers=2)
+
+
+def collection(settings: Settings) -> ChunkCollection:
+    return ChunkCollection(open_chroma(settings), f"enc_{uuid.uuid4().hex[:12]}")
+
+
+def test_int8_vectors_are_unit_length_and_close_to_torchs(int8: Embedder, embedder: Embedder) -> None:
+    quantised = np.asarray(int8.embed_batch(TEXTS))
+    reference = np.asarray(embedder.embed_batch(TEXTS))
+    assert quantised.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
+    assert (quantised * reference).sum(axis=1).min() > 0.97
+    assert not np.allclose(quantised, reference, atol=1e-3), "the int8 path should really be quantised"
+    assert int8.int8_dir is not None and (int8.int8_dir / int8_file_name()).is_file()
+
+
+def test_an_int8_vector_is_the_same_alone_and_inside_a_padded_batch(int8: Embedder) -> None:
+    alone = np.vstack([np.asarray(int8.embed_batch([t])) for t in TEXTS])
+    batch = np.asarray(int8.embed_batch(TEXTS + TEXTS[::-1]))
+    assert np.abs(batch[: len(TEXTS)] - alone).max() <= 1e-6
+    assert np.abs(batch[len(TEXTS) :][::-1] - alone).max() <= 1e-6
+
+
+def test_int8_queries_are_embedded_like_int8_documents(int8: Embedder) -> None:
+    queries = int8.embed_queries(TEXTS)
+    assert np.abs(queries - np.asarray(int8.embed_batch(TEXTS), dtype=np.float32)).max() <= 1e-6
+
+
+def test_int8_related_texts_are_closer_than_unrelated_ones(int8: Embedder) -> None:
+    query, near, far = np.asarray(
+        int8.embed_batch(
+            ["refusing development on highway safety grounds",
+             "Development should only be refused on highways grounds if there would be an unacceptable impact "
+             "on highway safety",
+             "The glossary defines ancient woodland as an area wooded continuously since 1600"]
+        )
+    )  # fmt: skip
+    assert query @ near > query @ far + 0.2
+
+
+def test_int8_without_a_folder_is_refused() -> None:
+    with pytest.raises(ValueError, match="int8_dir"):
+        Embedder(encoder="int8")
+
+
+def test_a_new_collection_records_the_configured_encoder(settings: Settings) -> None:
+    chunks = collection(settings)
+    assert recorded_encoder(chunks) is None
+    assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
+    reopened = ChunkCollection(open_chroma(settings), chunks.collection.name)
+    assert reopened.collection.metadata["encoder"] == "minilm-l6-v2/int8"
+    assert bind_encoder(reopened, "int8") == "minilm-l6-v2/int8"
+
+
+def test_opening_a_collection_with_another_encoder_is_refused(settings: Settings, embedder: Embedder) -> None:
+    chunks = collection(settings)
+    bind_encoder(chunks, "torch")
+    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    with pytest.raises(EncoderMismatchError, match="minilm-l6-v2/torch") as refused:
+        bind_encoder(ChunkCollection(open_chroma(settings), chunks.collection.name), "int8")
+    assert refused.value.error_type == "encoder_mismatch"
+
+
+def test_a_collection_from_before_encoders_were_recorded_holds_torch_vectors(
+    settings: Settings, embedder: Embedder
+) -> None:
+    chunks = collection(settings)
+    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    assert recorded_encoder(chunks) == "minilm-l6-v2/torch"
+    with pytest.raises(EncoderMismatchError):
+        bind_encoder(chunks, "int8")
+    assert bind_encoder(chunks, "torch") == "minilm-l6-v2/torch"
+    assert chunks.collection.metadata["encoder"] == "minilm-l6-v2/torch"
+
+
+def test_reencoding_replaces_every_vector_keeps_texts_and_metadata_and_records_the_encoder(
+    settings: Settings, embedder: Embedder, int8: Embedder
+) -> None:
+    chunks = collection(settings)
+    bind_encoder(chunks, "torch")
+    ids = [f"c{i}" for i in range(len(TEXTS))]
+    metadatas: list[Metadata] = [{"chunk_index": i, "revision_ref": "NPPF/rev_a"} for i in range(len(TEXTS))]
+    chunks.upsert(ids, TEXTS, embedder.embed_batch(TEXTS), metadatas)
+    seen: list[tuple[int, int]] = []
+    assert reencode_collection(chunks, "int8", int8.embed_batch, lambda done, total: seen.append((done, total))) == 4
+    assert seen[-1] == (4, 4)
+    stored = chunks.collection.get(ids=ids, include=["embeddings", "documents", "metadatas"])
+    order = [stored["ids"].index(i) for i in ids]
+    documents, stored_metadatas = stored["documents"] or [], stored["metadatas"] or []
+    assert [documents[k] for k in order] == TEXTS
+    assert [stored_metadatas[k] for k in order] == metadatas
+    vectors = np.asarray(stored["embeddings"])[order]
+    assert np.abs(vectors - np.asarray(int8.embed_batch(TEXTS))).max() <= 1e-6
+    assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
+    with pytest.raises(EncoderMismatchError):
+        bind_encoder(chunks, "torch")
+
+
+def test_an_interrupted_switch_is_refused_by_both_encoders_until_finished(
+    settings: Settings, embedder: Embedder, int8: Embedder
+) -> None:
+    chunks = collection(settings)
+    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+
+    def crash(texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("the worker died")
+
+    with pytest.raises(RuntimeError):
+        reencode_collection(chunks, "int8", crash)
+    for name in ENCODERS:
+        with pytest.raises(EncoderMismatchError, match="->"):
+            bind_encoder(chunks, name)
+    reencode_collection(chunks, "int8", int8.embed_batch)
+    assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
+
+
+def test_open_kb_refuses_collections_of_another_encoder(settings: Settings, tmp_path: Path) -> None:
+    kb = open_kb(settings)
+    assert kb.embedder.encoder_id == "minilm-l6-v2/torch"
+    assert kb.vectors.collection.metadata["encoder"] == "minilm-l6-v2/torch"
+    assert kb.documents.chunks.collection.metadata["encoder"] == "minilm-l6-v2/torch"
+    kb.vectors.upsert(["a"], ["cycle parking"], kb.embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    with pytest.raises(EncoderMismatchError):
+        open_kb(settings.model_copy(update={"embedding_encoder": "int8"}))
