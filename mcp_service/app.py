@@ -3,7 +3,7 @@
 
     /health              GET               liveness, no auth
     /mcp                 GET POST DELETE   Streamable HTTP, stateless (any replica answers any request)
-    /sse, /messages/     GET, POST         legacy SSE; sessions relayed across replicas (``transports.sse_relay``)
+    /sse, /messages/     GET, POST         legacy SSE; sessions relayed across replicas (``transports.sse_routes``)
     ...                                    the server's own routes (``policy_kb`` mounts the REST API)
 
 ``/mcp`` is a ``Route``, not a ``Mount``: a mount would answer ``/mcp`` with a 307 to ``/mcp/``.
@@ -32,6 +32,7 @@ from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
+from mcp_service.transports.sse_routes import SseMessages, SseStream
 from mcp_service.transports.streamable_http import mcp_endpoint
 
 logger = logging.getLogger(__name__)
@@ -90,8 +91,8 @@ def create_mcp_app(
             mcp_endpoint(session_manager, single_exchange=settings.mcp_single_exchange),
             methods=["GET", "POST", "DELETE"],
         ),
-        Route("/sse", relay.stream, methods=["GET"]),
-        Route("/messages/", relay.messages, methods=["POST"]),
+        Route("/sse", SseStream(relay), methods=["GET"]),
+        Route("/messages/", SseMessages(relay), methods=["POST"]),
         *routes,
     ]
     auth = Middleware(
