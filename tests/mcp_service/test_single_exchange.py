@@ -70,7 +70,7 @@ def pair(nppf_service: Service) -> Iterator[Pair]:
 
     with_lane = app(True)
     route = next(r for r in with_lane.routes if getattr(r, "path", "") == "/mcp")
-    lane = route.app.app  # type: ignore[attr-defined]
+    lane = route.app.app
     assert isinstance(lane, SingleExchangeLane)
     lane.fallback = counting = Counting(lane.fallback)
     with running(with_lane) as lane_url, running(app(False)) as sdk_url:
