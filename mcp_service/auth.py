@@ -106,7 +106,11 @@ class BearerAuthMiddleware:
         await self.app(scope, replaying(body, receive), send)
 
     def _write_tool_called(self, body: bytes) -> str | None:
-        """The first write tool a JSON-RPC message (or batch) calls; malformed JSON is left to the transport."""
+        """The first write tool a JSON-RPC message (or batch) calls; malformed JSON is left to the transport.
+
+        Deliberately looser than the SDK's ``mcp_types.jsonrpc_message_adapter``: any object with
+        ``"method": "tools/call"`` naming a write tool is refused, whether or not a transport would accept
+        the rest of it, so no difference between this parse and a transport's can let a write through."""
         try:
             parsed: Any = json.loads(body)
         except ValueError:
