@@ -18,6 +18,11 @@ asking Chroma. Where the blocks cannot serve (over budget, counts that disagree)
 Chroma's filtered query instead. A block is also reloaded once it is 30 s old, which bounds how late a
 change made behind the pipeline's back is seen. The last answers are remembered per query vector and
 searched blocks (``PolicyVectorStore.answers``, a ``cachetools`` memo).
+
+The lexical leg (``PolicyVectorStore.lexical_search``, BM25) runs over the same blocks' lexical twins, so
+both legs see the same revisions' chunks as loaded. Where the blocks cannot serve, it reads the allowed
+revisions' texts from Chroma and indexes them for that one query, per revision, which ranks exactly as the
+blocks would but costs the tokenisation of every chunk read (about 0.1 s per 1,000 chunks).
 ``tests/mcp_service/test_search_fast_path.py`` checks the fast search against Chroma's on the real NPPF.
 """
 
@@ -41,11 +46,13 @@ from lib.policies.models import Policy, Revision
 from lib.stores.block_cache import (
     DEFAULT_CACHE_BYTES,
     DEFAULT_MAX_AGE_S,
+    LexicalAnswer,
     RevisionBlock,
     RevisionBlockCache,
     Stamp,
     answer_key,
     exact_search,
+    lexical_search,
 )
 from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
 
@@ -125,8 +132,8 @@ class PolicyVectorStore(ChunkCollection):
         self._remembered_search = cached(self.answers, key=answer_key, lock=threading.Lock())(exact_search)
         self.exact_searches = 0
         self.fallback_searches = 0
-        """How many searches the cache answered and how many went to Chroma's filtered query (approximate
-        under concurrency; for health reports and tests)."""
+        """How many searches the cache answered and how many went to Chroma (approximate under concurrency;
+        for health reports and tests). Counted per leg: a hybrid search counts twice."""
 
     # -- writes -----------------------------------------------------------------------------------
 
@@ -185,6 +192,32 @@ class PolicyVectorStore(ChunkCollection):
             return list(self._remembered_search(query, n_results, blocks))
         self.fallback_searches += 1
         return self.query(query, n_results, revision_filter(sorted(revisions)))
+
+    def lexical_search(self, query: str, n_results: int, revisions: Mapping[str, Revision]) -> LexicalAnswer:
+        """The ``n_results`` chunks of ``revisions`` best for ``query`` by BM25 over exactly those revisions'
+        chunks (``lib.retrieval.lexical``); from the cached blocks, else from the texts Chroma returns."""
+        if not revisions:
+            return LexicalAnswer([], 0.0)
+        blocks = self._cached_blocks(revisions)
+        if blocks is not None:
+            self.exact_searches += 1
+            return lexical_search(query, n_results, blocks)
+        self.fallback_searches += 1
+        return lexical_search(query, n_results, self._read_blocks(revisions))
+
+    def _read_blocks(self, revisions: Mapping[str, Revision]) -> list[RevisionBlock]:
+        """Uncached blocks of ``revisions`` (texts and metadata only, no embeddings), grouped in their order."""
+        rows: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]] = {key: ([], [], []) for key in revisions}
+        for chunk in self.chunks(revision_filter(sorted(revisions))):
+            group = rows.get(str(chunk.metadata.get("revision_ref")))
+            if group is not None:
+                group[0].append(chunk.id)
+                group[1].append(chunk.text)
+                group[2].append(chunk.metadata)
+        return [
+            RevisionBlock.from_texts(key, revision_stamp(revisions[key]), ids, texts, metas)
+            for key, (ids, texts, metas) in rows.items()
+        ]
 
     def warm(self, revisions: Mapping[str, Revision]) -> int:
         """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""

@@ -184,6 +184,10 @@ class SearchHit(BaseModel):
     chapter: str = ""
     effective_from: str | None = None
     effective_to: str | None = None
+    dense_score: float | None = None
+    """The dense leg's relevance, ``max(0, 1 - L2 distance / 2)``, when the chunk was among its candidates."""
+    lexical_score: float | None = None
+    """The lexical leg's BM25 score (unbounded, over the revisions searched) when among its candidates."""
 
 
 class IngestOutcome(BaseModel):

@@ -9,6 +9,15 @@ The vector part is ``PolicyVectorStore.search`` (``lib.policies.chunks``): exact
 those revisions' embeddings (cached per process, checked against the registry on every query), the
 answer Chroma's where-filtered query approximates, at a fraction of its cost; queries are embedded with
 ``Embedder.embed_queries`` (ONNX when the service has exported it).
+
+``mode`` (``lib.retrieval.SearchMode``) picks the ranking; the same ``searchable_revisions`` feed every leg:
+- ``dense``: the vector part alone, exactly as above; ``relevance_score = max(0, 1 - L2 distance / 2)``.
+- ``lexical``: BM25 over the same revisions' chunks (``PolicyVectorStore.lexical_search``), IDF over just
+  them; ``relevance_score`` is the BM25 score over its least upper bound for the query (the share of the
+  query's weight a chunk carries). No query is embedded.
+- ``hybrid`` (default): ``candidates(n)`` from each leg, fused by rank (``lib.retrieval.fusion``);
+  ``relevance_score`` is the fused relevance.
+Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from collections.abc import Sequence
 from datetime import date
 from itertools import groupby
 
+import numpy as np
 from pydantic import BaseModel
 
 from lib.dates import iso, parse_date
@@ -27,6 +37,7 @@ from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.policies.temporal import resolve_revision
+from lib.retrieval import SearchMode, candidates, check_mode, fuse
 from lib.stores.chroma import StoredChunk, relevance
 
 MAX_QUERY_CHARS = 2000
@@ -91,12 +102,19 @@ def searchable_revisions(
     return {revision_ref(r.source, r.revision_id): r for r in revisions}
 
 
-def _hit(chunk: StoredChunk, revision: Revision) -> SearchHit:
+def _hit(
+    chunk: StoredChunk,
+    revision: Revision,
+    score: float,
+    *,
+    dense_score: float | None = None,
+    lexical_score: float | None = None,
+) -> SearchHit:
     meta = chunk.metadata
     return SearchHit(
         chunk_id=chunk.id,
         text=chunk.text,
-        relevance_score=round(relevance(chunk.distance or 0.0), 6),
+        relevance_score=round(score, 6),
         source=revision.source,
         revision_id=revision.revision_id,
         version_label=revision.version_label,
@@ -105,6 +123,8 @@ def _hit(chunk: StoredChunk, revision: Revision) -> SearchHit:
         chapter=str(meta.get("chapter", "")),
         effective_from=iso(revision.effective_from),
         effective_to=iso(revision.effective_to),
+        dense_score=None if dense_score is None else round(dense_score, 6),
+        lexical_score=None if lexical_score is None else round(lexical_score, 6),
     )
 
 
@@ -115,9 +135,12 @@ def search_policy(
     sources: Sequence[str] | None = None,
     effective_date: str | date | None = None,
     n_results: int = 10,
+    mode: str = SearchMode.HYBRID,
 ) -> SearchResult:
-    """Semantic search over the chunks of the revisions in force on ``effective_date`` (or of all)."""
-    return search_policy_batch(kb, [query], sources=sources, effective_date=effective_date, n_results=n_results)[0]
+    """Search the chunks of the revisions in force on ``effective_date`` (or of all), ranked by ``mode``."""
+    return search_policy_batch(
+        kb, [query], sources=sources, effective_date=effective_date, n_results=n_results, mode=mode
+    )[0]
 
 
 def search_policy_batch(
@@ -127,6 +150,7 @@ def search_policy_batch(
     sources: Sequence[str] | None = None,
     effective_date: str | date | None = None,
     n_results: int = 10,
+    mode: str = SearchMode.HYBRID,
 ) -> list[SearchResult]:
     """Several queries with one registry resolution and one embedding batch."""
     if not queries:
@@ -135,20 +159,63 @@ def search_policy_batch(
         raise InvalidArgumentError(f"at most {kb.settings.max_results} queries per call")
     queries = [_check_query(q) for q in queries]
     check_n_results(n_results, kb.settings.max_results)
+    ranking = check_mode(mode)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
     revisions = searchable_revisions(kb.registry, sources, day)
+    embeddings = kb.embedder.embed_queries(queries) if revisions and ranking != SearchMode.LEXICAL else None
     results = []
-    if revisions:
-        embeddings = kb.embedder.embed_queries(queries)
     for i, query in enumerate(queries):
         hits: list[SearchHit] = []
         if revisions:
-            for chunk in kb.vectors.search(embeddings[i], n_results, revisions):
-                revision = revisions.get(str(chunk.metadata.get("revision_ref")))
-                if revision is not None:
-                    hits.append(_hit(chunk, revision))
+            vector = None if embeddings is None else embeddings[i]
+            hits = _ranked(kb, query, vector, n_results, revisions, ranking)
         results.append(SearchResult(query=query, effective_date=iso(day), results=hits))
     return results
+
+
+def _ranked(
+    kb: KnowledgeBase,
+    query: str,
+    vector: np.ndarray | None,
+    n_results: int,
+    revisions: dict[str, Revision],
+    mode: SearchMode,
+) -> list[SearchHit]:
+    """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
+
+    def revision_of(chunk: StoredChunk) -> Revision | None:
+        return revisions.get(str(chunk.metadata.get("revision_ref")))
+
+    if mode == SearchMode.DENSE:
+        assert vector is not None
+        hits = []
+        for chunk in kb.vectors.search(vector, n_results, revisions):
+            if (revision := revision_of(chunk)) is not None:
+                score = relevance(chunk.distance or 0.0)
+                hits.append(_hit(chunk, revision, score, dense_score=score))
+        return hits
+    depth = n_results if mode == SearchMode.LEXICAL else candidates(n_results)
+    lexical = kb.vectors.lexical_search(query, depth, revisions)
+    if mode == SearchMode.LEXICAL:
+        ceiling = lexical.ceiling or 1.0
+        return [
+            _hit(c, r, min(1.0, score / ceiling), lexical_score=score)
+            for c, score in lexical.hits
+            if (r := revision_of(c)) is not None
+        ]
+    assert vector is not None
+    dense_chunks = kb.vectors.search(vector, depth, revisions)
+    chunks = {c.id: c for c in dense_chunks} | {c.id: c for c, _ in lexical.hits}
+    fused = fuse(
+        [(c.id, relevance(c.distance or 0.0)) for c in dense_chunks],
+        [(c.id, score) for c, score in lexical.hits],
+        n_results,
+    )
+    return [
+        _hit(chunks[f.key], r, f.relevance, dense_score=f.dense_score, lexical_score=f.lexical_score)
+        for f in fused
+        if (r := revision_of(chunks[f.key])) is not None
+    ]
 
 
 def merge_chunk_texts(texts: Sequence[str]) -> str:

@@ -29,6 +29,12 @@ When ``exact_search`` can answer differently from Chroma's own query over the sa
 Answers can be remembered (``answer_key``): keyed by the query vector and the ``serial`` of every block
 searched, an answer is only ever reused for the very blocks that produced it (a block reloaded for a new
 stamp or for its age has a new serial), so remembering adds no difference of its own.
+
+Each block also has a lexical twin (``RevisionBlock.lexical``, a ``lib.retrieval.LexicalBlock``), built
+on first use from the very texts the block loaded, so the lexical leg (``lexical_search``) sees exactly
+the chunks the dense leg sees, ages and reloads with them, and a changed revision costs only its own
+tokenisation. Every process derives the same twin from the same stored texts. Its cost is budgeted with
+the block (``LEXICAL_BYTES_PER_CHAR``) whether or not it has been built yet.
 """
 
 from __future__ import annotations
@@ -38,17 +44,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from cachetools import TTLCache
 
+from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
 from lib.stores.chroma import StoredChunk
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_AGE_S = 30.0
-ROW_BYTES = 384 * 4 + 4 + 64 + 2048
-"""What one cached chunk costs, about: its float32 embedding, squared norm, id, text and metadata."""
+LEXICAL_BYTES_PER_CHAR = 2
+"""What the lexical twin costs per character of text, about (postings and vocabulary; 1.2-1.6 on the NPPF)."""
+ROW_BYTES = 384 * 4 + 4 + 64 + 2048 + 800 * LEXICAL_BYTES_PER_CHAR
+"""What one cached chunk costs, about: its float32 embedding, squared norm, id, text, metadata and lexical
+postings (an 800-character chunk)."""
 _META_BYTES = 1024
 """About what one chunk's metadata dict costs in memory."""
 _RERANK_SLACK = 8
@@ -88,14 +99,28 @@ class RevisionBlock:
         scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
         return cls(key, stamp, ids, scoring, texts, metadatas, next(_SERIALS))
 
+    @classmethod
+    def from_texts(
+        cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: list[dict[str, Any]]
+    ) -> RevisionBlock:
+        """A block for the lexical leg only (no embeddings): ``scoring`` is empty and never searched."""
+        return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, metadatas, next(_SERIALS))
+
     def embedding(self, row: int) -> np.ndarray:
         return self.scoring[row, :-1] * np.float32(-0.5)
 
+    @cached_property
+    def lexical(self) -> LexicalBlock:
+        """The block's texts indexed for BM25, built on first use (two threads may both build it; the
+        results are equal)."""
+        return LexicalBlock.build(self.texts)
+
     @property
     def nbytes(self) -> int:
-        return self.scoring.nbytes + sum(len(t) for t in self.texts) + (64 + _META_BYTES) * len(self.ids)
+        chars = sum(len(t) for t in self.texts)
+        return self.scoring.nbytes + chars * (1 + LEXICAL_BYTES_PER_CHAR) + (64 + _META_BYTES) * len(self.ids)
 
-    def chunk(self, row: int, distance: float) -> StoredChunk:
+    def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
 
 
@@ -182,3 +207,21 @@ def exact_search(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlo
         key=lambda c: c[:2],
     )[:n_results]
     return [block.chunk(row, d) for d, _, block, row in ranked]
+
+
+@dataclass(frozen=True)
+class LexicalAnswer:
+    """The lexical leg's best chunks with their BM25 scores, and ``ceiling``, the least upper bound of any
+    score for that query over those blocks (``lib.retrieval.lexical.bm25_ceiling``)."""
+
+    hits: list[tuple[StoredChunk, float]]
+    ceiling: float
+
+
+def lexical_search(query: str, n_results: int, blocks: Sequence[RevisionBlock]) -> LexicalAnswer:
+    """The ``n_results`` chunks of ``blocks`` best for ``query`` by BM25, with IDF over exactly these blocks;
+    best first, ties in block then row order; chunks holding no query term are never returned."""
+    lexical = [b.lexical for b in blocks]
+    hits = bm25_search(query, lexical, n_results)
+    chunks = [(blocks[h.block_index].chunk(h.row), h.score) for h in hits]
+    return LexicalAnswer(chunks, bm25_ceiling(query, lexical) if hits else 0.0)

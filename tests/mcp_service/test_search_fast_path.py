@@ -97,7 +97,7 @@ def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
     kb = nppf_service.kb
     stored = kb.vectors.collection.get(include=["embeddings", "metadatas"])
     matrix = np.asarray(stored["embeddings"], dtype=np.float32)
-    keys = np.array([m["revision_ref"] for m in stored["metadatas"]])
+    keys = np.array([m["revision_ref"] for m in stored["metadatas"] or []])
     for day in DAYS:
         revisions = searchable_revisions(kb.registry, None, day)
         allowed = np.isin(keys, list(revisions))
@@ -108,7 +108,7 @@ def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
             fast = kb.vectors.search(vector, 50, revisions)
             assert_same_ranking(ranked(fast), truth)
             hnsw = kb.vectors.query(vector, 50, revision_filter(sorted(revisions)))
-            assert all(f.distance <= h.distance + 1e-6 for f, h in zip(fast, hnsw, strict=True))
+            assert all((f.distance or 0.0) <= (h.distance or 0.0) + 1e-6 for f, h in zip(fast, hnsw, strict=True))
 
 
 @pytest.fixture
@@ -125,13 +125,17 @@ def ids(result: SearchResult) -> list[str]:
     return [h.chunk_id for h in result.results]
 
 
+SCORES = {"relevance_score", "dense_score", "lexical_score"}
+
+
 def assert_same_result(a: SearchResult, b: SearchResult) -> None:
     """Same hits, citations and order; scores equal up to float32 rounding of the distance."""
     assert ids(a) == ids(b)
-    assert [h.model_dump(exclude={"relevance_score"}) for h in a.results] == [
-        h.model_dump(exclude={"relevance_score"}) for h in b.results
-    ]
-    assert np.allclose([h.relevance_score for h in a.results], [h.relevance_score for h in b.results], atol=1e-5)
+    assert [h.model_dump(exclude=SCORES) for h in a.results] == [h.model_dump(exclude=SCORES) for h in b.results]
+    for score in SCORES:
+        mine, theirs = ([getattr(h, score) for h in r.results] for r in (a, b))
+        assert [s is None for s in mine] == [s is None for s in theirs]
+        assert np.allclose([s or 0.0 for s in mine], [s or 0.0 for s in theirs], atol=1e-5)
 
 
 def replica_of(kb: KnowledgeBase) -> KnowledgeBase:
@@ -167,6 +171,29 @@ def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(
     vector = replica.embedder.embed_queries([question])[0]
     chroma = replica.vectors.query(vector, 20, revision_filter(sorted(revisions)))
     assert_same_ranking(ranked(replica.vectors.search(vector, 20, revisions)), ranked(chroma))
+
+
+def test_a_revision_rewritten_by_another_replica_is_seen_by_the_lexical_leg_on_the_next_query(
+    two_revisions: KnowledgeBase,
+) -> None:
+    """Replica A has indexed both revisions' words; B rewrites rev_b through the pipeline. A's very next
+    lexical search finds the new words (and only rev_b's new chunks), and ranks as B does."""
+    kb = two_revisions
+    replica = replica_of(kb)
+    question = "segregated cycle track TR6"
+    before = search_policy(replica, question, n_results=20, mode="lexical")
+    assert not any("TR6" in h.text for h in before.results)
+    texts = ["Policy TR6: a segregated cycle track is required on busy roads.", "Heritage assets are irreplaceable."]
+    chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
+              for i, t in enumerate(texts)]  # fmt: skip
+    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1,
+                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    after = search_policy(replica, question, n_results=20, mode="lexical")
+    assert (after.results[0].text, after.results[0].revision_id) == (texts[0], "rev_b")
+    assert {h.text for h in after.results if h.revision_id == "rev_b"} == {texts[0]}
+    assert_same_result(after, search_policy(kb, question, n_results=20, mode="lexical"))
+    hybrid = search_policy(replica, question, effective_date="2025-01-01", n_results=5)
+    assert hybrid.results[0].text == texts[0] and hybrid.results[0].lexical_score is not None
 
 
 def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: KnowledgeBase) -> None:
@@ -208,16 +235,22 @@ def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age
     assert top() == before
     clock.now += 1.0
     assert top() == before.model_copy(update={"section_ref": "Para 999"})
-    assert (store.exact_searches, store.fallback_searches) == (3, 0)
+    assert (store.exact_searches, store.fallback_searches) == (6, 0)  # three hybrid searches, two legs each
 
 
-def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(two_revisions: KnowledgeBase) -> None:
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(
+    two_revisions: KnowledgeBase, mode: str
+) -> None:
+    """The fallback ranks like the blocks in every mode: the lexical leg indexes the texts Chroma returns
+    for the allowed revisions, per revision, with IDF over exactly those."""
     kb = two_revisions
     store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, cache_bytes=0)
     uncached = KnowledgeBase(**{**vars(kb), "vectors": store})
     for day in (None, "2021-01-01", "2025-01-01", "2019-01-01"):
-        assert_same_result(search_policy(uncached, "design vision", effective_date=day),
-                           search_policy(kb, "design vision", effective_date=day))  # fmt: skip
+        fallback = search_policy(uncached, "design vision 2", effective_date=day, mode=mode)
+        assert_same_result(fallback, search_policy(kb, "design vision 2", effective_date=day, mode=mode))
+        assert day != "2025-01-01" or fallback.results
     assert uncached.vectors.exact_searches == 0 and len(uncached.vectors.cache) == 0
 
 
@@ -228,7 +261,7 @@ def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_
     small = KnowledgeBase(**{**vars(kb), "vectors": store})
     dated = search_policy(small, "design vision", effective_date="2025-01-01")
     undated = search_policy(small, "design vision")
-    assert (store.exact_searches, store.fallback_searches, len(store.cache)) == (1, 1, 1)
+    assert (store.exact_searches, store.fallback_searches, len(store.cache)) == (2, 2, 1)  # two legs each
     assert_same_result(dated, search_policy(kb, "design vision", effective_date="2025-01-01"))
     assert_same_result(undated, search_policy(kb, "design vision"))
 
