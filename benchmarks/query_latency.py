@@ -17,7 +17,10 @@ Printed, for queries with and without ``effective_date``:
 - for reference, the parts: query embedding with torch and with ONNX, Chroma's own filtered query
   (the previous design) and the fast path's exact search.
 
-    .venv/bin/python benchmarks/query_latency.py [--requests 200] [--data-dir DIR] [--keep]
+    .venv/bin/python benchmarks/query_latency.py [--requests 200] [--data-dir DIR] [--keep] [--single-exchange]
+
+``/mcp`` is served by the SDK's transport (the service's default); ``--single-exchange`` turns the optional lane on
+(``MCP_SINGLE_EXCHANGE=true``) to compare.
 
 ``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the ~1 min
 of NPPF ingestion and ~30 s of synthetic writes.
@@ -42,6 +45,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,6 +70,7 @@ from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.onnx_encoder import load_onnx_encoder  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
+T = TypeVar("T")
 SEED_FILE = ROOT / "deployments" / "seed" / "seed.yaml"
 API_KEY = "benchmark-key"
 CLIENTS = 4
@@ -121,6 +126,7 @@ def build_store(kb: KnowledgeBase) -> None:
     seed_policies(kb, SEED_FILE)
     print(f"NPPF seeded in {time.perf_counter() - started:.1f} s")
     base = kb.vectors.collection.get(where={"source": "NPPF"}, include=["embeddings", "documents", "metadatas"])
+    documents, metadatas = base["documents"] or [], base["metadatas"] or []
     vectors = np.asarray(base["embeddings"], dtype=np.float32)
     rng = np.random.default_rng(7)
     started = time.perf_counter()
@@ -142,8 +148,8 @@ def build_store(kb: KnowledgeBase) -> None:
             noisy = vectors[picks] + rng.normal(0, NOISE, (CHUNKS_PER_REVISION, vectors.shape[1])).astype(np.float32)
             noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
             chunks = [
-                Chunk(text=f"[{source} {year}] {base['documents'][i]}", section_ref=f"Para {n + 1}",
-                      chapter=str(base["metadatas"][i].get("chapter", "")), page_number=1 + n // 10,
+                Chunk(text=f"[{source} {year}] {documents[i]}", section_ref=f"Para {n + 1}",
+                      chapter=str(metadatas[i].get("chapter", "")), page_number=1 + n // 10,
                       page_numbers=[1 + n // 10], chunk_index=n)
                 for n, i in enumerate(picks)
             ]  # fmt: skip
@@ -176,25 +182,27 @@ def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
     samples: dict[str, list[float]] = {k: [] for k in ("torch", "onnx", "chroma_dated", "chroma_all", "fast_dated",
                                                        "fast_all", "resolve")}  # fmt: skip
 
-    def timed(key: str, fn: Callable[[], object]) -> object:
+    def timed(key: str, fn: Callable[[], T]) -> T:
         started = time.perf_counter()
         out = fn()
         samples[key].append((time.perf_counter() - started) * 1000)
         return out
 
     all_revisions = searchable_revisions(kb.registry, None, None)
-    for i in range(200):
-        question = QUESTIONS[i % len(QUESTIONS)]
-        timed("torch", lambda q=question: torch_embedder.embed_batch([q]))
-        vector = timed("onnx", lambda q=question: onnx.encode([q]))[0]  # type: ignore[index]
-        day = date.fromisoformat(random_day(rng))
-        dated = timed("resolve", lambda d=day: searchable_revisions(kb.registry, None, d))
-        timed("chroma_dated", lambda v=vector, r=dated: kb.vectors.query(v, 10, revision_filter(sorted(r))))
-        timed("chroma_all", lambda v=vector: kb.vectors.query(v, 10, revision_filter(sorted(all_revisions))))
+
+    def one_round(question: str, day: date) -> None:
+        timed("torch", lambda: torch_embedder.embed_batch([question]))
+        vector = timed("onnx", lambda: onnx.encode([question]))[0]
+        dated = timed("resolve", lambda: searchable_revisions(kb.registry, None, day))
+        timed("chroma_dated", lambda: kb.vectors.query(vector, 10, revision_filter(sorted(dated))))
+        timed("chroma_all", lambda: kb.vectors.query(vector, 10, revision_filter(sorted(all_revisions))))
         kb.vectors.answers.clear()  # time the search itself, not a remembered answer
-        timed("fast_dated", lambda v=vector, r=dated: kb.vectors.search(v, 10, r))
+        timed("fast_dated", lambda: kb.vectors.search(vector, 10, dated))
         kb.vectors.answers.clear()
-        timed("fast_all", lambda v=vector: kb.vectors.search(v, 10, all_revisions))
+        timed("fast_all", lambda: kb.vectors.search(vector, 10, all_revisions))
+
+    for i in range(200):
+        one_round(QUESTIONS[i % len(QUESTIONS)], date.fromisoformat(random_day(rng)))
     print("\nparts, in-process, 1 thread (ms)                  p50     p95     p99")
     row("query embedding, torch", samples["torch"][20:])
     row("query embedding, ONNX (used for a new text)", samples["onnx"][20:])
@@ -208,13 +216,16 @@ def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
 # -- over MCP -------------------------------------------------------------------------------------
 
 
-def start_service(settings: Settings, redis_url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+def start_service(
+    settings: Settings, redis_url: str, port: int, workers: int, single_exchange: bool
+) -> subprocess.Popen[bytes]:
     env = os.environ | {
         "POLICY_KB_DATA_DIR": str(settings.data_dir),
         "REDIS_URL": redis_url,
         "POLICY_KB_PORT": str(port),
         "POLICY_KB_WORKERS": str(workers),
         "MCP_API_KEY": API_KEY,
+        "MCP_SINGLE_EXCHANGE": str(single_exchange).lower(),
     }
     proc = subprocess.Popen([sys.executable, "-m", "mcp_service"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
@@ -410,6 +421,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="measured requests per mode")
     parser.add_argument("--data-dir", type=Path, default=None, help="reuse (or build) the store here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
+    parser.add_argument("--single-exchange", action="store_true", help="serve /mcp with the single-exchange lane")
     parser.add_argument(
         "--workers",
         type=lambda v: [int(x) for x in v.split(",")],
@@ -430,7 +442,8 @@ def main() -> None:
         kb.embedder.warm_up()
         kb.vectors.warm(searchable_revisions(kb.registry, None, None))
         print(f"\n{chunks} chunks in {len(searchable_revisions(kb.registry, None, None))} revisions; "
-              f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients")  # fmt: skip
+              f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients; /mcp served by "
+              f"{'the single-exchange lane' if args.single_exchange else 'the SDK transport'}")  # fmt: skip
         time_parts(kb, rng)
 
         results: Results = {}
@@ -446,7 +459,7 @@ def main() -> None:
         with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
             for workers in args.workers:
                 port = free_port()
-                service = start_service(settings, embedded_url(settings.redis_dir), port, workers)
+                service = start_service(settings, embedded_url(settings.redis_dir), port, workers, args.single_exchange)
                 url = f"http://127.0.0.1:{port}/mcp"
                 measure_over_mcp(pool, psutil.Process(service.pid), url, workers, results, rng, args.requests)
                 service.terminate()
