@@ -1,5 +1,6 @@
 """Property: on every day, the resolver, the search filter over chunks really stored in Chroma, and a
-brute-force oracle agree on which revision was in force.
+brute-force oracle agree on which revision was in force; and every hit of ``search_policy`` in every mode
+(dense, lexical, hybrid) belongs to that revision.
 
 Timelines are built through the real registry and lifecycle functions with random operations:
 open-ended and bounded revisions, auto-supersession, historical insertions, overlaps (rejected),
@@ -24,13 +25,16 @@ from lib.policies.chunks import chunk_metadata, revision_filter
 from lib.policies.ingest import store_chunks
 from lib.policies.lifecycle import create_revision, fail_revision, remove_revision, update_revision
 from lib.policies.models import PolicyCreate, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
-from lib.policies.search import searchable_revisions
+from lib.policies.search import search_policy, searchable_revisions
+from lib.retrieval import SearchMode
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_kb
 
 BASE = date(2024, 1, 1)
 SOURCES = ["NPPF", "LTN_1_20"]
 EXPECTED = (RevisionOverlapError, CannotDeleteSoleRevisionError, RevisionAlreadyExistsError)
+QUERY = "highways text"
+"""Every stored chunk holds "text", so the lexical leg matches all chunks it is allowed to see."""
 
 
 def oracle(revisions: list[Revision], day: date) -> set[str]:
@@ -170,3 +174,12 @@ def test_resolver_search_filter_and_oracle_agree_on_every_day(world, ops: list[t
             )
             resolvable = {r.revision_id for r in revisions[source] if r.resolvable}
             assert {m["revision_id"] for m in dated["metadatas"]} & resolvable == expected, ("chunk dates", source, day)
+
+            for mode in SearchMode:
+                hits = search_policy(kb, QUERY, sources=[source], effective_date=day, n_results=50, mode=mode).results
+                assert {h.revision_id for h in hits} == expected, (mode, source, day)
+
+    resolvable = {(s, r.revision_id) for s in SOURCES for r in revisions[s] if r.resolvable}
+    for mode in SearchMode:
+        undated = search_policy(kb, QUERY, n_results=50, mode=mode).results
+        assert {(h.source, h.revision_id) for h in undated} == resolvable, mode
