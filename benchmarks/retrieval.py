@@ -1,0 +1,286 @@
+"""Retrieval quality and cost per search mode, through the product's own ingestion and search code.
+
+SciFact (BEIR): the 5,183 abstracts become one policy, ``SCIFACT``, with one revision whose sections are the
+abstracts (title + text, chunked by ``lib.text.chunking``, stored by ``lib.policies.ingest.store_chunks``);
+every query goes through ``lib.policies.search.search_policy`` with ``mode``. A document's score is its best
+chunk's. Prints nDCG@10 and recall@100 on the test split for lexical, dense and hybrid with each encoder, the
+query p50/p95 of each, and each encoder's embedding throughput. ``--tune`` grids the fusion parameters on the
+train split only (the two legs' rankings come from the product's dense and lexical modes, fused offline by
+``lib.retrieval.fusion.fuse``) and prints the best with its train and test figures.
+
+NPPF: the real December 2024 PDF ingested by ``ingest_revision``; questions that name a paragraph, table or
+footnote and questions that paraphrase (``benchmarks/nppf_questions.json``, each with the section and page
+that answers it); hit@5 per mode (a hit: a result of the answering section).
+
+The stores are kept under ``--data-dir`` (one folder per encoder), so a rerun skips the embedding.
+
+    .venv/bin/python benchmarks/retrieval.py --data ../shared/data/scifact [--data-dir DIR] [--tune]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import get_args
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from lib.config import load_settings  # noqa: E402
+from lib.kb import KnowledgeBase, open_kb  # noqa: E402
+from lib.models import Section  # noqa: E402
+from lib.policies.ingest import ingest_revision, store_chunks  # noqa: E402
+from lib.policies.lifecycle import create_revision, register_revision  # noqa: E402
+from lib.policies.models import PolicyCreate, RevisionCreate, RevisionStatus  # noqa: E402
+from lib.policies.search import search_policy  # noqa: E402
+from lib.retrieval.fusion import FUSION, FusionParams, fuse  # noqa: E402
+from lib.stores.embeddings import Embedder  # noqa: E402
+from lib.stores.encoders import EncoderName  # noqa: E402
+from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
+from lib.text.chunking import chunk_sections  # noqa: E402
+
+MODES = ("lexical", "dense", "hybrid")
+SOURCE, REVISION = "SCIFACT", "rev_SCIFACT_2020_01"
+DEPTH = 500
+"""Chunks asked for recall@100: enough for 100 distinct abstracts (about 2.6 chunks an abstract)."""
+TOP = 30
+"""Chunks asked for nDCG@10 and the latencies: a small request, whose hybrid legs are ``candidates(TOP)`` deep."""
+SHARED = "(shared 2-core machine, other engineers' jobs running: timings are indicative)"
+NPPF_PDF = Path("/work/shared/data/policies/NPPF_December_2024.pdf")
+QUESTIONS = Path(__file__).with_name("nppf_questions.json")
+Ranking = list[tuple[str, float]]
+
+
+def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
+    """nDCG@k with gain = the qrel grade and discount log2(rank + 1), as trec_eval's ``ndcg_cut``."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]))
+    ideal = sum(g / math.log2(rank + 2) for rank, g in enumerate(sorted(relevant.values(), reverse=True)[:k]))
+    return dcg / ideal if ideal else 0.0
+
+
+def recall_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 100) -> float:
+    wanted = {d for d, g in relevant.items() if g > 0}
+    return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
+
+
+def _check_metrics() -> None:
+    """Known values: relevant at ranks 1 and 3 of two relevant: (1 + 1/2) / (1 + 1/log2 3) = 0.919721."""
+    assert abs(ndcg_at(["a", "x", "b"], {"a": 1, "b": 1}) - 0.919721) < 1e-6
+    assert ndcg_at(["x", "a"], {"a": 1}) == 1 / math.log2(3) and recall_at(["a"], {"a": 1, "b": 1}) == 0.5
+
+
+def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (data / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        qrels.setdefault(qid, {})[doc] = int(grade)
+    queries = {q["_id"]: q["text"] for q in map(json.loads, (data / "queries.jsonl").open()) if q["_id"] in qrels}
+    return queries, qrels
+
+
+def scifact_sections(data: Path) -> list[Section]:
+    docs = [json.loads(line) for line in (data / "corpus.jsonl").open()]
+    return [
+        Section(section_ref=f"Doc {d['_id']}", title=d["title"], text=f"{d['title']}\n\n{d['text']}".strip(),
+                page_number=1)
+        for d in docs
+    ]  # fmt: skip
+
+
+def embed_timed(embedder: Embedder, texts: Sequence[str]) -> tuple[list[list[float]], float]:
+    """Embed as ingestion does (longest first, in slices) and return the vectors and chunks/s."""
+    order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
+    vectors: list[list[float]] = [[] for _ in texts]
+    started = time.perf_counter()
+    for start in range(0, len(order), 256):
+        batch = order[start : start + 256]
+        for i, vector in zip(batch, embedder.embed_batch([texts[i] for i in batch]), strict=True):
+            vectors[i] = vector
+    return vectors, len(texts) / (time.perf_counter() - started)
+
+
+def open_store(data_dir: Path, encoder: EncoderName) -> KnowledgeBase:
+    settings = load_settings(
+        data_dir=data_dir / encoder, redis_url=None, embedding_encoder=encoder, max_results=1000, search_cache_mb=1024
+    )
+    kb = open_kb(settings)
+    kb.embedder.query_cache_size = 0  # every query embedded, as a new question would be
+    return kb
+
+
+def index_scifact(kb: KnowledgeBase, data: Path) -> float | None:
+    """Store SciFact as one revision unless the store already holds it; the embedding's chunks/s if done."""
+    if SOURCE in kb.registry.snapshot().sources:
+        if kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.ACTIVE:
+            return None
+        raise SystemExit(f"{kb.settings.data_dir} holds a half-indexed SCIFACT: delete the folder and rerun")
+    chunks = chunk_sections(scifact_sections(data))
+    vectors, rate = embed_timed(kb.embedder, [c.text for c in chunks])
+    kb.registry.create_policy(PolicyCreate(source=SOURCE, title="BEIR SciFact", category="national_guidance"))
+    revision = RevisionCreate(revision_id=REVISION, version_label="BEIR", effective_from="2020-01-01")
+    create_revision(kb.registry, kb.vectors, SOURCE, revision)
+    store_chunks(kb.registry, kb.vectors, SOURCE, REVISION, chunks, vectors, page_count=1, file_size_bytes=0,
+                 extraction_method="text_layer")  # fmt: skip
+    return rate
+
+
+def ranked_docs(hits: Iterable[str]) -> list[str]:
+    """Abstract ids best first, each at its best chunk (section refs are ``Doc <id>``)."""
+    return list(dict.fromkeys(ref.removeprefix("Doc ") for ref in hits))
+
+
+def run_queries(
+    kb: KnowledgeBase, queries: dict[str, str], mode: str, source: str = SOURCE, n: int = DEPTH
+) -> tuple[dict[str, list[tuple[str, str, float]]], list[float]]:
+    """Each query's hits ``(chunk_id, section_ref, leg score)`` and each call's milliseconds."""
+    results, millis = {}, []
+    for qid, text in queries.items():
+        kb.vectors.answers.clear()
+        started = time.perf_counter()
+        hits = search_policy(kb, text, sources=[source], n_results=n, mode=mode).results
+        millis.append((time.perf_counter() - started) * 1000)
+        score = {"dense": "dense_score", "lexical": "lexical_score"}.get(mode, "relevance_score")
+        results[qid] = [(h.chunk_id, h.section_ref, float(getattr(h, score, None) or h.relevance_score)) for h in hits]
+    return results, millis
+
+
+def quality(results: dict[str, list[tuple[str, str, float]]], qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
+    docs = {q: ranked_docs(ref for _, ref, _ in hits) for q, hits in results.items()}
+    return (statistics.fmean(ndcg_at(docs[q], qrels[q]) for q in docs),
+            statistics.fmean(recall_at(docs[q], qrels[q]) for q in docs))  # fmt: skip
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    return sorted(values)[min(len(values) - 1, round(p * (len(values) - 1)))]
+
+
+def fused_quality(
+    legs: dict[str, tuple[Ranking, Ranking]], refs: dict[str, str], qrels: dict[str, dict[str, int]],
+    params: FusionParams,
+) -> float:  # fmt: skip
+    """Mean nDCG@10 of ``fuse`` over the product's two legs, as hybrid mode would rank them with ``params``."""
+    scores = []
+    for qid, (dense, lexical) in legs.items():
+        depth = max(TOP, params.depth)
+        fused = fuse(dense[:depth], lexical[:depth], TOP, params)
+        scores.append(ndcg_at(ranked_docs(refs[f.key] for f in fused), qrels[qid]))
+    return statistics.fmean(scores)
+
+
+def leg_rankings(
+    kb: KnowledgeBase, queries: dict[str, str]
+) -> tuple[dict[str, tuple[Ranking, Ranking]], dict[str, str]]:
+    dense, _ = run_queries(kb, queries, "dense")
+    lexical, _ = run_queries(kb, queries, "lexical")
+    refs = {cid: ref for hits in (*dense.values(), *lexical.values()) for cid, ref, _ in hits}
+    legs = {q: ([(c, s) for c, _, s in dense[q]], [(c, s) for c, _, s in lexical[q]]) for q in queries}
+    return legs, refs
+
+
+def tune(kb: KnowledgeBase, data: Path) -> None:
+    """Grid the fusion parameters on the train split; print the best few and the best one's test figure."""
+    train_q, train_rel = load_split(data, "train")
+    test_q, test_rel = load_split(data, "test")
+    train_legs, train_refs = leg_rankings(kb, train_q)
+    test_legs, test_refs = leg_rankings(kb, test_q)
+    grid = [
+        FusionParams(rrf_k=k, dense_weight=w, lexical_weight=1.0, depth=d)
+        for k in (1, 5, 10, 20, 40, 60, 100) for w in (0.5, 0.7, 0.85, 1.0, 1.2, 1.5) for d in (30, 50, 100, 200, 500)
+    ]  # fmt: skip
+    scored = sorted(((fused_quality(train_legs, train_refs, train_rel, p), p) for p in grid),
+                    key=lambda pair: pair[0], reverse=True)  # fmt: skip
+    print(f"\nfusion grid on TRAIN ({len(train_q)} queries, {len(grid)} settings); best five:")
+    for score, p in scored[:5]:
+        test = fused_quality(test_legs, test_refs, test_rel, p)
+        print(f"  rrf_k={p.rrf_k:<5g} dense_weight={p.dense_weight:<5g} depth={p.depth:<4d} "
+              f"train nDCG@10 {score:.4f}  test {test:.4f}")  # fmt: skip
+    default = fused_quality(train_legs, train_refs, train_rel, FUSION)
+    print(f"  current FUSION {FUSION}: train {default:.4f}  test "
+          f"{fused_quality(test_legs, test_refs, test_rel, FUSION):.4f}")  # fmt: skip
+    plain = replace(FUSION, rrf_k=60.0, dense_weight=1.0, lexical_weight=1.0, depth=100)
+    print(f"  plain RRF k=60: train {fused_quality(train_legs, train_refs, train_rel, plain):.4f}  test "
+          f"{fused_quality(test_legs, test_refs, test_rel, plain):.4f}")  # fmt: skip
+
+
+def scifact_table(kbs: dict[str, KnowledgeBase], data: Path) -> None:
+    queries, qrels = load_split(data, "test")
+    print(f"\nSciFact TEST ({len(queries)} queries), document = best chunk; nDCG@10 and p50/p95 of search_policy in "
+          f"process at n_results={TOP} chunks, recall@100 at n_results={DEPTH} {SHARED}")  # fmt: skip
+    print(f"{'encoder':<8}{'mode':<9}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
+    for encoder, kb in kbs.items():
+        for mode in MODES:
+            results, millis = run_queries(kb, queries, mode, n=TOP)
+            ndcg, _ = quality(results, qrels)
+            _, recall = quality(run_queries(kb, queries, mode)[0], qrels)
+            print(f"{encoder:<8}{mode:<9}{ndcg:>9.4f}{recall:>8.4f}{pct(millis, 0.5):>9.2f}{pct(millis, 0.95):>9.2f}")
+
+
+def throughput(kbs: dict[str, KnowledgeBase], data: Path, sample: int) -> None:
+    """Both encoders on the same chunks, one after the other, so both see about the same load."""
+    texts = [c.text for c in chunk_sections(scifact_sections(data)[:sample])]
+    print(f"\nembedding throughput on {len(texts)} SciFact chunks {SHARED}")
+    for encoder, kb in kbs.items():
+        kb.embedder.embed_batch(texts[:8])
+        rates = [embed_timed(kb.embedder, texts)[1] for _ in range(2)]
+        print(f"  {encoder:<6} {max(rates):7.1f} chunks/s (best of 2; workers={kb.embedder.workers})")
+
+
+def nppf_table(kb: KnowledgeBase) -> None:
+    if "NPPF" not in kb.registry.snapshot().sources:
+        kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+        register_revision(kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
+                          NPPF_PDF.read_bytes())  # fmt: skip
+        ingest_revision(kb, "NPPF", "rev_NPPF_2024_12")
+    questions = json.loads(QUESTIONS.read_text())
+    print(f"\nNPPF December 2024 ({kb.embedder.encoder_id}): hit@5 = a top-5 result from the answering section")
+    print(f"{'kind':<12}{'n':>4}" + "".join(f"{m:>10}" for m in MODES))
+    for kind in ("reference", "paraphrase"):
+        asked = [q for q in questions if q["kind"] == kind]
+        row = []
+        for mode in MODES:
+            hits = [search_policy(kb, q["question"], sources=["NPPF"], n_results=5, mode=mode).results for q in asked]
+            row.append(sum(any(h.section_ref == q["section_ref"] for h in r) for q, r in zip(asked, hits, strict=True)))
+        print(f"{kind:<12}{len(asked):>4}" + "".join(f"{n / len(asked):>10.2f}" for n in row))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="BEIR SciFact folder (corpus, queries, qrels)")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "retrieval")
+    parser.add_argument("--encoders", default="torch,int8")
+    parser.add_argument("--tune", action="store_true", help="grid the fusion parameters on the train split")
+    parser.add_argument("--sample", type=int, default=200, help="abstracts for the throughput comparison")
+    args = parser.parse_args()
+    _check_metrics()
+    encoders = [e for e in args.encoders.split(",") if e in get_args(EncoderName)]
+    kbs = {e: open_store(args.data_dir, e) for e in encoders}
+    try:
+        for encoder, kb in kbs.items():
+            started = time.perf_counter()
+            rate = index_scifact(kb, args.data)
+            if rate is not None:
+                print(f"indexed SciFact with {encoder}: {kb.vectors.count()} chunks, embedding {rate:.1f} chunks/s, "
+                      f"{time.perf_counter() - started:.0f} s {SHARED}")  # fmt: skip
+        scifact_table(kbs, args.data)
+        throughput(kbs, args.data, args.sample)
+        if args.tune:
+            tune(kbs[encoders[0]], args.data)
+        nppf_table(kbs[encoders[0]])
+    finally:
+        for kb in kbs.values():
+            stop_embedded_redis(kb.settings.redis_dir)
+
+
+if __name__ == "__main__":
+    main()
