@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from lib.documents.ingest import ingest_document
 from lib.documents.models import DocumentList, DocumentSearchResult, DocumentText, IngestResult
-from lib.documents.reads import get_document_text, list_ingested_documents, search_application_docs
+from lib.documents.reads import get_document_text, list_ingested_documents
+from lib.documents.search import search_application_docs
 
 __all__ = [
     "DocumentList",

@@ -5,7 +5,8 @@ change of the public contract. ``DocumentRecord``, what the registry stores, is 
 
 Beyond the spec's fields (extensions, never renamings): ``application_ref`` and ``source_file`` on the
 full text, ``source_file`` and ``object_key`` (where the original is kept in the object store) on both the
-full text and the list, ``document_type`` on an ingestion, and the per-leg scores on a search hit.
+full text and the list, ``document_type`` on an ingestion, the search's ``mode`` and each hit's per-leg
+scores.
 ``file_path`` is the spec's: the path the document was ingested from.
 """
 
@@ -52,15 +53,22 @@ IngestResult = IngestSuccess | AlreadyIngested | SkippedDocument
 
 
 class DocumentHit(BaseModel):
+    """One chunk found. ``relevance_score`` (0..1) is the ranking's own: the spec's ``1 - L2 / 2`` in
+    ``dense`` mode, the share of the best possible BM25 score in ``lexical``, the fused relevance in
+    ``hybrid``. ``dense_score`` and ``lexical_score`` are each leg's 0..1 score when that leg found it."""
+
     chunk_id: str
     text: str
     relevance_score: float
     metadata: dict[str, Any]
+    dense_score: float | None = None
+    lexical_score: float | None = None
 
 
 class DocumentSearchResult(BaseModel):
     status: Literal["success"] = "success"
     query: str
+    mode: str = "hybrid"
     results_count: int
     results: list[DocumentHit]
 

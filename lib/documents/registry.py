@@ -7,6 +7,13 @@ placeholder embeddings)::
     appdocs:{application_ref}     set    document ids of one application
     appdocs_all                   set    every document id
     appdoc_claim:{document_id}    string token of the worker ingesting that document (PX expiry)
+    appdoc_gen                    int    generation of the whole registry
+    appdoc_gen:{application_ref}  int    generation of one application's documents
+
+The generations go up by one with every registration and removal, in the same script, and are never
+reset (they outlive the documents): a process that keeps something derived from the stored documents
+(the lexical blocks of ``lib.documents.lexical``) compares the generation it built from with the current
+one, so every replica sees a change on its next query.
 
 ``document_id`` is ``{sanitized_ref}_{sha256[:6]}`` (spec 003 FR-008), so the same file for the same
 application always maps to the same id. A registration is written only if the hash does not exist yet
@@ -44,6 +51,7 @@ from lib.stores.locks import LEASE_SECONDS, LeaseLock
 logger = logging.getLogger(__name__)
 
 DOCUMENTS_ALL = "appdocs_all"
+GENERATION = "appdoc_gen"
 CLAIM_LEASE_SECONDS = LEASE_SECONDS
 """A claim lapses this long after its holder last renewed it (it renews every third of it)."""
 CLAIM_WAIT_SECONDS = 3600.0
@@ -58,11 +66,21 @@ _REGISTER = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SADD', KEYS[2], KEYS[4])
 redis.call('SADD', KEYS[3], KEYS[4])
+redis.call('INCR', KEYS[5])
+redis.call('INCR', KEYS[6])
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
 """Redis does not roll a script back when a command in it fails, so the writes that could fail on a damaged
-key (the index sets) come first and the record, which makes the document exist, comes last."""
+key (the index sets, the generations) come first and the record, which makes the document exist, last."""
+_REMOVE = """
+local deleted = redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], KEYS[4])
+redis.call('SREM', KEYS[3], KEYS[4])
+redis.call('INCR', KEYS[5])
+redis.call('INCR', KEYS[6])
+return deleted
+"""
 
 
 def document_key(document_id: str) -> str:
@@ -75,6 +93,10 @@ def application_key(application_ref: str) -> str:
 
 def claim_key(document_id: str) -> str:
     return f"appdoc_claim:{document_id}"
+
+
+def generation_key(application_ref: str) -> str:
+    return f"appdoc_gen:{application_ref}"
 
 
 def check_application_ref(application_ref: str) -> str:
@@ -149,6 +171,7 @@ class DocumentRegistry:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._register = client.register_script(_REGISTER)
+        self._remove = client.register_script(_REMOVE)
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -168,6 +191,9 @@ class DocumentRegistry:
         ids = sorted(cast(set[str], _call(self._r.smembers, application_key(application_ref))))
         return sorted(self.get_many(ids), key=lambda r: (r.ingested_at, r.document_id))
 
+    def application_ids(self, application_ref: str) -> set[str]:
+        return cast(set[str], _call(self._r.smembers, application_key(application_ref)))
+
     def all_ids(self) -> set[str]:
         return cast(set[str], _call(self._r.smembers, DOCUMENTS_ALL))
 
@@ -176,6 +202,26 @@ class DocumentRegistry:
         if not document_ids:
             return []
         return [bool(flag) for flag in _call(self._r.smismember, DOCUMENTS_ALL, document_ids)]
+
+    def generation(self) -> int:
+        """The registry's generation: it changes whenever any document is registered or removed."""
+        return int(cast(str | None, _call(self._r.get, GENERATION)) or 0)
+
+    def application_generations(self, application_refs: list[str]) -> list[int]:
+        """Each application's generation (0 for one never written), in one round trip."""
+        if not application_refs:
+            return []
+        values = cast(list[str | None], _call(self._r.mget, [generation_key(ref) for ref in application_refs]))
+        return [int(value or 0) for value in values]
+
+    def application_refs(self) -> list[str]:
+        """The references of every application with a registered document, sorted (one pipelined read per
+        document: callers cache it under ``generation``)."""
+        ids = sorted(self.all_ids())
+        pipe = self._r.pipeline(transaction=False)
+        for document_id in ids:
+            pipe.hget(document_key(document_id), "application_ref")
+        return sorted({ref for ref in cast(list[str | None], _call(pipe.execute)) if ref})
 
     def get_many(self, ids: list[str]) -> list[DocumentRecord]:
         pipe = self._r.pipeline(transaction=False)
@@ -188,22 +234,11 @@ class DocumentRegistry:
     def register(self, record: DocumentRecord) -> bool:
         """Write the record and index it, unless ``document_id`` is already registered (then False)."""
         fields = [item for pair in record.to_hash().items() for item in pair]
-        keys = [
-            document_key(record.document_id),
-            application_key(record.application_ref),
-            DOCUMENTS_ALL,
-            record.document_id,
-        ]
-        return bool(_call(self._register, keys, fields))
+        return bool(_call(self._register, _record_keys(record), fields))
 
     def remove(self, record: DocumentRecord) -> bool:
         """Drop the record and its index entries atomically; False if it was already gone."""
-        pipe = self._r.pipeline(transaction=True)
-        pipe.delete(document_key(record.document_id))
-        pipe.srem(application_key(record.application_ref), record.document_id)
-        pipe.srem(DOCUMENTS_ALL, record.document_id)
-        deleted, _, _ = _call(pipe.execute)
-        return bool(deleted)
+        return bool(_call(self._remove, _record_keys(record)))
 
     # -- claims ---------------------------------------------------------------------------------
 
@@ -235,6 +270,17 @@ class DocumentRegistry:
             yield
         finally:
             lock.release()
+
+
+def _record_keys(record: DocumentRecord) -> list[str]:
+    return [
+        document_key(record.document_id),
+        application_key(record.application_ref),
+        DOCUMENTS_ALL,
+        record.document_id,
+        GENERATION,
+        generation_key(record.application_ref),
+    ]
 
 
 def _call(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

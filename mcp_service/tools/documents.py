@@ -1,6 +1,6 @@
 """The ``document-store-mcp`` tools: spec 003 FR-001..FR-004 over planning-application documents.
 
-Four tools, each a typed signature, one call into ``lib.documents.operations`` on a worker thread and the spec's
+Four tools, each a typed signature, one call into ``lib.documents.api`` on a worker thread and the spec's
 JSON out (``envelope``). The server they are registered on is built in ``mcp_service.document_store``.
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
@@ -27,7 +27,8 @@ WRITE_TOOLS = frozenset({"ingest_document"})
 INSTRUCTIONS = (
     "The documents of UK planning applications (transport assessments, design and access statements, "
     "plans, reports ...), ingested once each. list_ingested_documents gives an application's documents; "
-    "search_application_docs finds passages, filtered by application_ref and document_types; "
+    "search_application_docs finds passages, filtered by application_ref and document_types, by meaning and by "
+    "exact terms (application references, street names, policy codes); "
     "get_document_text returns a whole document. Cite source_file and page_numbers from each result."
 )
 
@@ -79,7 +80,8 @@ def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
     Query = Annotated[str, Field(description="What to look for, in plain words, e.g. 'cycle parking provision'")]
     MaxResults = Annotated[int, Field(ge=1, le=max_results, description="How many chunks to return, best first")]
     FilePath = Annotated[
-        str, Field(description="Path of the file on the server, inside one of its ALLOWED_FILE_ROOTS (PDF or image)")
+        str,
+        Field(description="Path of the file on the server, inside one of its ALLOWED_FILE_ROOTS (a PDF or an image)"),
     ]
     TypeOverride = Annotated[
         DocumentType | None, Field(description="Document type; omit to classify from the file name, then content")
@@ -88,6 +90,14 @@ def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         list[DocumentType] | None, Field(description="Only these document types, e.g. ['transport_assessment']")
     ]
     RefFilter = Annotated[str | None, Field(description="Only this application, e.g. '25/01178/REM'")]
+    Mode = Annotated[
+        Literal["hybrid", "dense", "lexical"],
+        Field(
+            description="How results are ranked: hybrid (default) fuses meaning and exact terms; dense ranks by "
+            "meaning only (the spec's semantic search); lexical by the words and references named (BM25), best "
+            "for an application reference, a street name or a code such as 'LTN 1/20'"
+        ),
+    ]
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def ingest_document(
@@ -98,33 +108,46 @@ def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         status is success (document_id, chunks_created, extraction_method, contains_drawings, total_chars,
         total_words), already_ingested (the same content was ingested for this application before), or
         skipped with reason image_based (drawings or scans with nothing to read without OCR). Errors:
-        file_not_found, path_not_allowed, unsupported_file_type, encrypted, extraction_failed, no_content."""
+        file_not_found, path_not_allowed, unsupported_file_type (the content is not a PDF or an image, by its
+        bytes whatever its name, or the name says another type than the content: a PNG saved as .pdf),
+        encrypted, extraction_failed, no_content."""
         return await run_tool("ingest_document", partial(_ingest, kb, file_path, application_ref, document_type))
 
     @server.tool(annotations=read_only)
     async def search_application_docs(
-        query: Query, application_ref: RefFilter = None, document_types: TypeFilter = None, max_results: MaxResults = 10
+        query: Query,
+        application_ref: RefFilter = None,
+        document_types: TypeFilter = None,
+        max_results: MaxResults = 10,
+        mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Semantic search over ingested application documents, best first.
+        """Search ingested application documents by meaning and exact terms, best first; the filters apply
+        to both rankings before anything is ranked.
 
-        Each result has chunk_id, text, relevance_score (max(0, 1 - L2 distance / 2)) and metadata:
-        application_ref, document_id, source_file, document_type, page_numbers (comma-separated),
-        chunk_index, total_chunks, extraction_method, char_count, word_count."""
+        Each result has chunk_id, text, relevance_score (0..1: in dense mode the spec's
+        max(0, 1 - L2 distance / 2); in lexical mode the share of the best possible BM25 score; in hybrid the
+        fused rank score, 1 only for a chunk both rankings put first), dense_score and lexical_score (each
+        ranking's 0..1 score, null when it did not find the chunk), and metadata: application_ref,
+        document_id, source_file, document_type, page_numbers (comma-separated), chunk_index, total_chunks,
+        extraction_method, char_count, word_count."""
         work = partial(
-            documents.search_application_docs, kb, query, application_ref, document_types, max_results=max_results
-        )
+            documents.search_application_docs, kb, query, application_ref, document_types, max_results=max_results,
+            mode=mode,
+        )  # fmt: skip
         return await run_tool("search_application_docs", work)
 
     @server.tool(annotations=read_only)
     async def get_document_text(document_id: DocumentId) -> Annotated[CallToolResult, DocumentTextOutput]:
-        """The whole text of one ingested document, its chunks joined in order (overlaps removed).
+        """The whole text of one ingested document, its chunks joined in order (overlaps removed), with
+        file_path (the path it was ingested from) and object_key (where the original is kept).
         Errors: document_not_found, no_chunks."""
         return await run_tool("get_document_text", partial(documents.get_document_text, kb, document_id))
 
     @server.tool(annotations=read_only)
     async def list_ingested_documents(application_ref: ApplicationRef) -> Annotated[CallToolResult, DocumentListOutput]:
-        """Every document ingested for one application (an empty list when none): document_id, file_path,
-        source_file, document_type, chunk_count, ingested_at, extraction_method, contains_drawings."""
+        """Every document ingested for one application (an empty list when none): document_id, file_path (the
+        path it was ingested from), object_key (where the original is kept), source_file, document_type,
+        chunk_count, ingested_at (e.g. 2026-02-14T10:30:00Z), extraction_method, contains_drawings."""
         return await run_tool(
             "list_ingested_documents", partial(documents.list_ingested_documents, kb, application_ref)
         )

@@ -88,6 +88,7 @@ async def test_each_transport_lists_the_four_tools_with_described_arguments(
     assert all(prop.get("description") for prop in ingest["properties"].values())
     search = tools["search_application_docs"].input_schema["properties"]
     assert search["max_results"]["default"] == 10 and search["max_results"]["maximum"] == 50
+    assert (search["mode"]["default"], search["mode"]["enum"]) == ("hybrid", ["hybrid", "dense", "lexical"])
     assert tools["search_application_docs"].annotations is not None
     assert tools["search_application_docs"].annotations.read_only_hint is True
 
@@ -118,6 +119,12 @@ async def test_ingest_answers_success_then_already_ingested_and_the_other_tools_
     assert found["status"] == "success" and found["results_count"] == 3
     assert all(set(hit["metadata"]) == FR_008_CHUNK_FIELDS for hit in found["results"])
     assert found["results"][0]["metadata"]["document_id"] == first["document_id"]
+    assert found["mode"] == "hybrid" and {"dense_score", "lexical_score"} <= set(found["results"][0])
+    exact = await call(url, "search_application_docs", query | {"query": "CITIBANK", "mode": "lexical"})
+    assert exact["mode"] == "lexical" and exact["results"]
+    assert all("CITIBANK" in hit["text"] and hit["dense_score"] is None for hit in exact["results"])
+    wrong = await call(url, "search_application_docs", {"query": "parking", "mode": "fuzzy"})
+    assert (wrong["status"], wrong["error_type"]) == ("error", "invalid_argument")
 
     text = await call(url, "get_document_text", {"document_id": first["document_id"]})
     assert text["status"] == "success" and "CITIBANK - TRAVEL CBA CARD" in text["text"]

@@ -31,8 +31,9 @@ def write_in_inbox(kb: KnowledgeBase, name: str, data: bytes) -> Path:
 
 
 def stored_keys(client: redis.Redis) -> list[str]:
-    """Every application-document key in Redis: records, indexes and claims."""
-    return sorted(client.scan_iter("appdoc*"))
+    """Every application-document key in Redis: records, indexes and claims. The generation counters
+    (``appdoc_gen``, ``appdoc_gen:{ref}``) are left out: they outlive the documents on purpose."""
+    return sorted(key for key in client.scan_iter("appdoc*") if not key.startswith("appdoc_gen"))
 
 
 def stored_files(kb: KnowledgeBase) -> list[str]:

@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw, ImageFont
 from lib.documents.deletion import delete_document
 from lib.documents.ingest import ingest_document, ingest_document_bytes
 from lib.documents.models import AlreadyIngested, IngestSuccess, SkippedDocument
-from lib.documents.reads import get_document_text, list_ingested_documents, search_application_docs
+from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.registry import (
     CLAIM_LEASE_SECONDS,
     DocumentRecord,
@@ -26,6 +26,7 @@ from lib.documents.registry import (
     claim_key,
     make_document_id,
 )
+from lib.documents.search import search_application_docs
 from lib.errors import (
     DocumentIdConflictError,
     DocumentNotFoundError,
@@ -412,6 +413,26 @@ def test_a_record_written_before_object_key_existed_reads_its_key_and_names_the_
 
     assert old is not None and (old.file_path, old.object_key) == ("Transport_Assessment.pdf", record.object_key)
     assert delete_document(docs.documents, docs.objects, result.document_id).file_removed
+
+
+def test_every_registration_and_removal_moves_the_registry_and_application_generations(
+    docs: KnowledgeBase, redis_client: redis.Redis
+) -> None:
+    """What other replicas compare their lexical blocks against; a registration that fails moves nothing."""
+    registry = docs.documents.registry
+    assert (registry.generation(), registry.application_generations([REF, "24/00042/FUL"])) == (0, [0, 0])
+    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    assert isinstance(result, IngestSuccess)
+    assert (registry.generation(), registry.application_generations([REF, "24/00042/FUL"])) == (1, [1, 0])
+    assert registry.application_refs() == [REF]
+
+    delete_document(docs.documents, docs.objects, result.document_id)
+
+    assert (registry.generation(), registry.application_generations([REF]), registry.application_refs()) == (2, [2], [])
+    redis_client.set(application_key(REF), "not a set")
+    with pytest.raises(redis.ResponseError):
+        ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    assert (registry.generation(), registry.application_generations([REF])) == (2, [2])
 
 
 def test_failure_after_chunks_were_written_undoes_them_and_the_stored_file(

@@ -15,8 +15,9 @@ import redis
 
 from lib.documents.ingest import ingest_document
 from lib.documents.models import IngestSuccess
-from lib.documents.reads import get_document_text, list_ingested_documents, search_application_docs
+from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.registry import DocumentRegistry
+from lib.documents.search import search_application_docs
 from lib.errors import DocumentNotFoundError, InvalidArgumentError, NoChunksError
 from lib.kb import KnowledgeBase
 from lib.stores.embeddings import Embedder

@@ -1,0 +1,193 @@
+"""Hybrid search of application documents (issue 10 on spec 003 FR-002): the lexical leg finds exact
+application references and street names that the dense leg misses, both legs keep to the filters before
+ranking, and a document ingested by another replica is in the lexical leg's next answer. Real PDFs, real
+Redis, real Chroma, the real model."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import redis
+
+from lib.documents.deletion import delete_document
+from lib.documents.ingest import ingest_document
+from lib.documents.models import IngestSuccess
+from lib.documents.search import search_application_docs
+from lib.errors import InvalidArgumentError
+from lib.kb import KnowledgeBase, open_document_stores
+from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
+from lib.stores.embeddings import Embedder
+from tests.conftest import isolated_kb
+from tests.fixtures_paths import TABLE_PDF
+from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.lib.documents.document_support import put_in_inbox, write_in_inbox
+
+REF = "25/01178/REM"
+OTHER_REF = "24/00042/FUL"
+TARGET = "21/03426/FUL"
+STREETS = ("Oxford Road", "Langford Lane", "Station Approach", "Bicester Road", "Church Street", "Mill Lane")
+
+
+def planning_history(refs: list[str], street_of: dict[str, str]) -> bytes:
+    """A planning statement's history table: one row per earlier application, all alike but for the
+    reference and the street, so only the exact terms tell the rows apart."""
+    rows = tuple(
+        f"Application {ref} for the erection of two dwellings with access and parking at {12 + i} "
+        f"{street_of.get(ref, STREETS[i % len(STREETS)])}, Kidlington, was refused on highway safety grounds."
+        for i, ref in enumerate(refs)
+    )
+    return policy_pdf_bytes(chapters=(("Relevant planning history", rows),))
+
+
+HISTORY_REFS = [f"{19 + i % 4}/0{1000 + 97 * i}/{('FUL', 'OUT', 'HOUSE')[i % 3]}" for i in range(36)]
+HISTORY_REFS[17] = TARGET
+
+
+@dataclass
+class Corpus:
+    kb: KnowledgeBase
+    history: IngestSuccess
+    transport: IngestSuccess
+    other: IngestSuccess
+
+
+@pytest.fixture(scope="module")
+def corpus(
+    redis_url: str, chroma_dir: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
+) -> Iterator[Corpus]:
+    """Two applications: REF has a planning statement with a history table and a transport assessment,
+    OTHER_REF a planning statement whose history names TARGET too (at another street)."""
+    url = redis_url.rsplit("/", 1)[0] + "/4"
+    client = redis.Redis.from_url(url, decode_responses=True)
+    client.flushdb()
+    folder = tmp_path_factory.mktemp("documents_search")
+    (folder / "inbox").mkdir()
+    kb = isolated_kb(url, folder, chroma_dir, embedder, allowed_file_roots=[folder / "inbox"])
+    history = planning_history(HISTORY_REFS, {TARGET: "Banbury Road"})
+    other_refs = [TARGET, "22/04410/FUL", "23/00017/OUT"]
+    results = [
+        ingest_document(kb, write_in_inbox(kb, "Planning_Statement.pdf", history), REF),
+        ingest_document(kb, put_in_inbox(kb, TABLE_PDF, "Transport_Assessment.pdf"), REF),
+        ingest_document(
+            kb, write_in_inbox(kb, "Supporting_Statement.pdf", planning_history(other_refs, {})), OTHER_REF
+        ),
+    ]
+    assert all(isinstance(r, IngestSuccess) for r in results), results
+    assert [r.document_type for r in results] == ["planning_statement", "transport_assessment", "planning_statement"]  # type: ignore[union-attr]
+    yield Corpus(kb, *results)  # type: ignore[arg-type]
+    client.flushdb()
+
+
+def holds(hit_text: str, *words: str) -> bool:
+    return all(word in hit_text for word in words)
+
+
+# --- exact terms -----------------------------------------------------------------------------------------------
+
+
+def test_an_exact_application_reference_is_found_by_lexical_and_hybrid_where_dense_misses_it(corpus: Corpus) -> None:
+    search = {"query": TARGET, "application_ref": REF}
+    dense = search_application_docs(corpus.kb, mode="dense", max_results=3, **search)
+    lexical = search_application_docs(corpus.kb, mode="lexical", max_results=3, **search)
+    hybrid = search_application_docs(corpus.kb, max_results=3, **search)
+
+    assert not any(TARGET in hit.text for hit in dense.results)
+    assert lexical.mode == "lexical" and holds(lexical.results[0].text, TARGET, "Banbury Road")
+    assert lexical.results_count == 1  # no other chunk holds the reference
+    top = hybrid.results[0]
+    assert hybrid.mode == "hybrid" and holds(top.text, TARGET)
+    assert top.lexical_score == lexical.results[0].relevance_score and 0.0 < top.relevance_score <= 1.0
+
+
+def test_a_street_name_is_found_by_lexical_and_hybrid(corpus: Corpus) -> None:
+    lexical = search_application_docs(corpus.kb, "Banbury Road", application_ref=REF, mode="lexical", max_results=3)
+    hybrid = search_application_docs(corpus.kb, "Banbury Road", application_ref=REF, max_results=3)
+    assert holds(lexical.results[0].text, "Banbury Road", TARGET)
+    assert holds(hybrid.results[0].text, "Banbury Road")
+
+
+def test_scores_are_in_zero_to_one_and_say_which_leg_found_each_hit(corpus: Corpus) -> None:
+    for mode in ("hybrid", "dense", "lexical"):
+        found = search_application_docs(corpus.kb, "highway safety refusal Kidlington", mode=mode, max_results=20)
+        scores = [hit.relevance_score for hit in found.results]
+        assert found.results and scores == sorted(scores, reverse=True)
+        assert all(0.0 <= s <= 1.0 for s in scores)
+        for hit in found.results:
+            if mode == "dense":
+                assert hit.lexical_score is None and hit.dense_score == hit.relevance_score
+            if mode == "lexical":
+                assert hit.dense_score is None and hit.lexical_score == hit.relevance_score
+            if mode == "hybrid":
+                assert hit.dense_score is not None or hit.lexical_score is not None
+
+
+def test_an_unknown_mode_is_invalid_argument(corpus: Corpus) -> None:
+    with pytest.raises(InvalidArgumentError):
+        search_application_docs(corpus.kb, "parking", mode="fuzzy")
+
+
+# --- filters, before ranking --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_both_legs_keep_to_the_application_and_the_document_types(corpus: Corpus, mode: str) -> None:
+    kb = corpus.kb
+    other = search_application_docs(kb, TARGET, application_ref=OTHER_REF, mode=mode, max_results=50)
+    assert other.results and {h.metadata["application_ref"] for h in other.results} == {OTHER_REF}
+
+    transport = search_application_docs(kb, TARGET, application_ref=REF, document_types=["transport_assessment"],
+                                        mode=mode, max_results=50)  # fmt: skip
+    assert {h.metadata["document_id"] for h in transport.results} <= {corpus.transport.document_id}
+    assert not any(TARGET in h.text for h in transport.results)
+
+    everywhere = search_application_docs(kb, TARGET, document_types=["planning_statement"], mode=mode, max_results=50)
+    assert {h.metadata["document_type"] for h in everywhere.results} == {"planning_statement"}
+    if mode != "dense":
+        assert {h.metadata["application_ref"] for h in everywhere.results if TARGET in h.text} == {REF, OTHER_REF}
+
+
+def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(corpus: Corpus) -> None:
+    """IDF and average length come from the filtered chunks only: the leg's ranking and scores equal BM25
+    over an index built from just the planning statements of REF, read back from Chroma."""
+    query = f"{TARGET} Banbury Road dwellings refused"
+    found = search_application_docs(corpus.kb, query, application_ref=REF, document_types=["planning_statement"],
+                                    mode="lexical", max_results=50)  # fmt: skip
+
+    chunks = sorted(corpus.kb.documents.chunks.document_chunks(corpus.history.document_id), key=lambda c: c.id)
+    block = LexicalBlock.build([c.text for c in chunks])
+    expected = bm25_search(query, [block], 50)
+    ceiling = bm25_ceiling(query, [block])
+    assert [h.chunk_id for h in found.results] == [chunks[h.row].id for h in expected]
+    assert [h.relevance_score for h in found.results] == [round(h.score / ceiling, 4) for h in expected]
+
+
+# --- consistency across replicas ---------------------------------------------------------------------------------
+
+
+def test_a_document_ingested_or_deleted_by_another_replica_is_in_the_next_lexical_answer(
+    corpus: Corpus, embedder: Embedder
+) -> None:
+    """The replica serving searches has its blocks loaded; another replica (stores and block cache of its
+    own, the same Redis and Chroma) ingests a document for the same application, then deletes it."""
+    kb = corpus.kb
+    reference = f"25/{uuid.uuid4().int % 90000 + 10000:05d}/FUL"
+    assert search_application_docs(kb, reference, application_ref=REF, mode="lexical").results == []
+
+    writer = KnowledgeBase(
+        settings=kb.settings, registry=kb.registry, resolver=kb.resolver, objects=kb.objects, vectors=kb.vectors,
+        embedder=embedder, document_stores=open_document_stores(kb.settings),
+    )  # fmt: skip
+    late = planning_history([reference], {reference: "Langford Lane"})
+    added = ingest_document(writer, write_in_inbox(writer, "Addendum.pdf", late), REF)
+    assert isinstance(added, IngestSuccess)
+    try:
+        found = search_application_docs(kb, reference, application_ref=REF, mode="lexical")
+        assert [h.metadata["document_id"] for h in found.results] == [added.document_id]
+        assert holds(found.results[0].text, reference, "Langford Lane")
+    finally:
+        delete_document(writer.documents, writer.objects, added.document_id)
+    assert search_application_docs(kb, reference, application_ref=REF, mode="lexical").results == []
