@@ -4,12 +4,15 @@ Flows, MCP tools and the CLI all call ``ingest_revision``; nothing else extracts
 upserts policy text. The steps are ordered so that a crash at any point leaves a state the audit
 detects and a re-run repairs:
 
-1. read the original from the object store (content-addressed key in the registry);
+1. read the original from the object store (content-addressed key in the registry), or, for a reindex
+   with another file (``replacement``), store that file first under its own content-addressed key;
 2. extract → sections → chunks → embeddings, all in memory;
 3. upsert the chunks under deterministic ids (a re-run overwrites, never duplicates);
 4. delete the revision's chunks that the new set no longer has (a reindex never has a window
    without chunks: new first, then old);
-5. record page and chunk counts in the registry and settle the status.
+5. record page and chunk counts in the registry and settle the status; a replacement original becomes
+   the revision's file (path and hash) in this same write, and the old one is deleted after it unless
+   another revision uses it. Until then the registry and the chunks searches find are the old file's.
 
 A permanent failure (unreadable, encrypted or empty PDF, missing file) of a first ingestion removes
 the revision's chunks and marks it ``failed``; transient store errors propagate untouched so the
@@ -32,6 +35,7 @@ from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
 from lib.policies.registry import PolicyRegistry
 from lib.stores.embeddings import Embedder
+from lib.stores.objects import policy_file_key, sha256_bytes
 from lib.text.chunking import chunk_sections
 from lib.text.extraction import extract_document
 from lib.text.sections import split_sections
@@ -46,6 +50,14 @@ _EMBED_SLICE = 256
 
 def _no_progress(phase: str, percent: float) -> None:
     return None
+
+
+@dataclass(frozen=True)
+class Original:
+    """A replacement original, stored under ``key`` before its chunks are made."""
+
+    key: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ def store_chunks(
     page_count: int,
     file_size_bytes: int,
     extraction_method: str,
+    original: Original | None = None,
 ) -> StoredChunks:
     """Steps 3-5: upsert, drop the revision's chunks the new set lacks, record counts, re-sync dates.
 
@@ -86,6 +99,8 @@ def store_chunks(
         chunk_count=len(ids),
         file_size_bytes=file_size_bytes,
         extraction_method=extraction_method,
+        file_path=original.key if original else None,
+        file_sha256=original.sha256 if original else None,
     )
     sync_policy_chunks(registry, vectors, source)
     return StoredChunks(ids=ids, chunks_removed=removed, revision=settled)
@@ -107,14 +122,59 @@ def _embed_with_progress(embedder: Embedder, texts: list[str], report: Progress)
     return vectors
 
 
+def _store_replacement(kb: KnowledgeBase, source: str, revision_id: str, content: bytes) -> Original:
+    sha = sha256_bytes(content)
+    stored = kb.objects.put_bytes(policy_file_key(source, revision_id, sha), content, content_type="application/pdf")
+    return Original(key=stored.key, sha256=sha)
+
+
+def _drop_unused_file(kb: KnowledgeBase, source: str, key: str) -> bool:
+    """Delete an original no revision of ``source`` names any more (a replaced or abandoned file)."""
+    if not key or any(r.file_path == key for r in kb.registry.list_revisions(source)):
+        return False
+    return kb.objects.delete(key)
+
+
 def ingest_revision(
-    kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
+    kb: KnowledgeBase,
+    source: str,
+    revision_id: str,
+    *,
+    progress: Progress | None = None,
+    replacement: bytes | None = None,
 ) -> IngestOutcome:
     """Ingest (or re-ingest) one revision from its stored file; return counts, pages and method.
+
+    With ``replacement`` (the bytes of another PDF, already checked to be one) the revision is ingested
+    from that file instead, which then replaces the stored original in the object store and the
+    registry (``file_path``, ``file_sha256``) in the write that records the new chunks; if the run fails
+    first, the stored original stays and the replacement is deleted. Callers serialise reindexes
+    (``lib.policies.reindex``).
 
     Progress goes to the registry (``progress_phase``/``progress_percent`` on the revision, for status
     readers in other processes) and to ``progress`` if given.
     """
+    if replacement is None:
+        return _ingest(kb, source, revision_id, progress, None)
+    previous = kb.registry.get_revision(source, revision_id).file_path
+    original = _store_replacement(kb, source, revision_id, replacement)
+    try:
+        outcome = _ingest(kb, source, revision_id, progress, (original, replacement))
+    except BaseException:
+        _drop_unused_file(kb, source, original.key)
+        raise
+    if previous != original.key:
+        _drop_unused_file(kb, source, previous)
+    return outcome
+
+
+def _ingest(
+    kb: KnowledgeBase,
+    source: str,
+    revision_id: str,
+    progress: Progress | None,
+    replacement: tuple[Original, bytes] | None,
+) -> IngestOutcome:
 
     def report(phase: str, percent: float) -> None:
         kb.registry.set_progress(source, revision_id, phase, percent)
@@ -132,16 +192,20 @@ def ingest_revision(
         seconds[stage] = round(now - clock, 3)
         clock = now
 
+    original = replacement[0] if replacement else None
     try:
         report("fetch", 0.0)
-        if not revision.file_path:
+        if replacement is not None:
+            data = replacement[1]
+        elif not revision.file_path:
             raise FileNotFoundInStoreError(f"Revision '{revision_id}' of '{source}' has no stored file")
-        data = kb.objects.get_bytes(revision.file_path)
+        else:
+            data = kb.objects.get_bytes(revision.file_path)
         lap("fetch")
         report("extract", 5.0)
         document = extract_document(
             data,
-            file_name=PurePosixPath(revision.file_path).name,
+            file_name=PurePosixPath(original.key if original else revision.file_path).name,
             enable_ocr=kb.settings.enable_ocr,
             ocr_workers=kb.settings.ocr_workers,
             dpi=kb.settings.ocr_dpi,
@@ -168,6 +232,7 @@ def ingest_revision(
     stored = store_chunks(
         kb.registry, kb.vectors, source, revision_id, chunks, embeddings,
         page_count=document.page_count, file_size_bytes=len(data), extraction_method=document.method,
+        original=original,
     )  # fmt: skip
     removed = stored.chunks_removed
     ids = stored.ids

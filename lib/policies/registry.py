@@ -252,15 +252,20 @@ class PolicyRegistry:
         chunk_count: int,
         file_size_bytes: int,
         extraction_method: str,
+        file_path: str | None = None,
+        file_sha256: str | None = None,
     ) -> Revision:
-        """Record a completed ingestion and settle the status to ``active`` or ``superseded``."""
-        figures = {
+        """Record a completed ingestion and settle the status to ``active`` or ``superseded``; ``file_path`` and
+        ``file_sha256``, when given, record the original it was ingested from (a reindex with a new file)."""
+        figures: dict[str, object] = {
             "page_count": page_count,
             "chunk_count": chunk_count,
             "file_size_bytes": file_size_bytes,
             "extraction_method": extraction_method,
             "error": "",
         }
+        if file_path is not None and file_sha256 is not None:
+            figures |= {"file_path": file_path, "file_sha256": file_sha256}
 
         def decide(timeline: Timeline) -> Plan:
             ingested = timeline.require(revision_id).model_copy(update={**figures, "ingested_at": _now()})

@@ -59,9 +59,15 @@ def reindex_lock(client: redis.Redis, source: str, revision_id: str) -> Iterator
 
 
 def reindex_revision(
-    kb: KnowledgeBase, source: str, revision_id: str, *, progress: Progress | None = None
+    kb: KnowledgeBase,
+    source: str,
+    revision_id: str,
+    *,
+    progress: Progress | None = None,
+    replacement: bytes | None = None,
 ) -> IngestOutcome:
-    """Re-read the stored file and rebuild the revision's chunks in place (spec 001 FR-012)."""
+    """Re-read the stored file and rebuild the revision's chunks in place (spec 001 FR-012); with
+    ``replacement``, rebuild them from that PDF, which becomes the revision's file (spec 000 FR-005)."""
     with reindex_lock(kb.registry.client, source, revision_id):
         check_reindexable(kb.registry, source, revision_id)
-        return ingest_revision(kb, source, revision_id, progress=progress)
+        return ingest_revision(kb, source, revision_id, progress=progress, replacement=replacement)

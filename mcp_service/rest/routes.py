@@ -7,6 +7,7 @@ handlers run on FastAPI's worker threads), shape the JSON. Errors are raised, ne
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Annotated, Literal
 
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from lib.dates import iso, parse_date
 from lib.errors import InvalidDateError
 from lib.kb import KnowledgeBase
+from lib.policies.compare import Comparison, compare_section
 from lib.policies.lifecycle import register_revision, remove_revision, sync_policy_chunks, update_revision
 from lib.policies.models import Policy, PolicyCategory, PolicyCreate, PolicyUpdate, Revision, RevisionUpdate
 from lib.policies.registry import check_revision_id, check_source
@@ -224,3 +226,33 @@ def reindex(source: str, revision_id: str, kb: KB) -> ReindexAccepted:
     job_id = start_ingestion(kb.settings, check_source(source), check_revision_id(revision_id), reindex=True)
     return ReindexAccepted(source=source, revision_id=revision_id, ingestion_job_id=job_id,
                            links=_links(source, revision_id))  # fmt: skip
+
+
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@router.get(
+    "/policies/{source}/compare",
+    response_model=Comparison,
+    tags=["policies"],
+    responses=error_responses(400, 404),
+)
+def compare(
+    source: str,
+    kb: KB,
+    section_ref: Annotated[str, Query(description="e.g. Para 116, Policy TR6, Chapter 9")],
+    from_: Annotated[
+        str | None, Query(alias="from", description="A revision id, or a YYYY-MM-DD date (the revision in force)")
+    ] = None,
+    to: Annotated[str | None, Query(description="A revision id, or a YYYY-MM-DD date (the revision in force)")] = None,
+) -> Comparison:
+    """One section in two revisions: both texts cited, a word diff, and where a renumbered section went
+    (the MCP tool ``compare_policy_section``). Without ``from``/``to``: the newest revision and the one before."""
+
+    def side(value: str | None) -> dict[str, str | None]:
+        is_day = value is not None and _ISO_DAY.match(value) is not None
+        return {"revision_id": None if is_day else value, "date": value if is_day else None}
+
+    old, new = side(from_), side(to)
+    return compare_section(kb, check_source(source), section_ref, from_revision_id=old["revision_id"],
+                           from_date=old["date"], to_revision_id=new["revision_id"], to_date=new["date"])  # fmt: skip
