@@ -6,6 +6,7 @@ stays one token when it holds a digit (``5-2``, ``1/20``, ``5.2.1``, ``2024/0123
 it is ordinary words joined (``walking/cycling``, ``self-build``) and is split into them. Trailing
 punctuation never joins (``116.`` is ``116``). Dashes of every width count as ``-``.
 
+``para`` and ``paras`` are read as ``paragraph`` (citations say ``Para 116``, people "paragraph 116").
 Words are lower-cased, Lucene's English stop words dropped (``bm25s.stopwords.STOPWORDS_EN``, the list
 Elasticsearch and bm25s use) and Snowball-stemmed (``PyStemmer``, the C Snowball stemmer). Tokens with a
 digit are never stemmed, and single letters (``e.g.``'s ``e``) carry nothing and are dropped. The result is a
@@ -25,6 +26,7 @@ _DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2212"}
 _TOKEN = re.compile(r"\w+(?:[-./]\w+)*")
 _PARTS = re.compile(r"[-./_]+")
 _DIGIT = re.compile(r"\d")
+_ALIASES = {"para": "paragraph", "paras": "paragraph"}
 _local = threading.local()
 """One stemmer per thread: a ``Stemmer.Stemmer`` keeps a cache and is not safe to share."""
 
@@ -47,7 +49,7 @@ def tokenize(text: str) -> list[str]:
         for part in _PARTS.split(match):
             if len(part) > 1 and part not in STOP_WORDS:
                 words.append(len(tokens))
-                tokens.append(part)
+                tokens.append(_ALIASES.get(part, part))
     if words:
         stemmed = _stemmer().stemWords([tokens[i] for i in words])
         for i, stem in zip(words, stemmed, strict=True):

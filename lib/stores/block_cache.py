@@ -111,9 +111,12 @@ class RevisionBlock:
 
     @cached_property
     def lexical(self) -> LexicalBlock:
-        """The block's texts indexed for BM25, built on first use (two threads may both build it; the
-        results are equal)."""
-        return LexicalBlock.build(self.texts)
+        """The block's chunks indexed for BM25, built on first use (two threads may both build it; the
+        results are equal). Each chunk is indexed with its citation (``section_ref`` metadata, e.g.
+        ``Para 116``) before its text, so every chunk of a long paragraph answers to the paragraph's number,
+        not only the first, which starts with it."""
+        cited = zip(self.texts, self.metadatas, strict=True)
+        return LexicalBlock.build([f"{m.get('section_ref', '')}\n{t}" for t, m in cited])
 
     @property
     def nbytes(self) -> int:

@@ -19,6 +19,7 @@ import pytest
 from lib.policies.models import SearchHit
 from lib.policies.search import search_policy
 from tests.mcp_service.conftest import Service
+from tests.mcp_service.tools import call
 
 IN_FORCE = "2025-06-01"
 CASES: dict[str, Callable[[SearchHit], bool]] = {
@@ -51,3 +52,21 @@ def test_lexical_search_finds_a_numbered_reference_that_dense_search_misses(nppf
 def test_a_paragraph_number_outranks_its_words_in_lexical_search(nppf_service: Service) -> None:
     """ "116" is rare, "paragraph" common: Para 116 is the first lexical hit."""
     assert top5(nppf_service, "paragraph 116", "lexical")[0].section_ref == "Para 116"
+
+
+@pytest.mark.anyio
+async def test_the_search_tools_take_a_mode_and_refuse_an_unknown_one_in_the_spec_envelope(
+    nppf_service: Service,
+) -> None:
+    args = {"query": "paragraph 116", "effective_date": IN_FORCE, "n_results": 3}
+    out = await call(nppf_service.url, "search_policy", {**args, "mode": "lexical"})
+    top = out["results"][0]
+    assert (top["section_ref"], top["dense_score"]) == ("Para 116", None) and top["lexical_score"] > 0
+    hybrid = await call(nppf_service.url, "search_policy", args)
+    assert all(0 < h["relevance_score"] <= 1 for h in hybrid["results"]) and hybrid["results_count"] == 3
+    batch = await call(nppf_service.url, "search_policy_batch", {"queries": ["paragraph 116"], "mode": "dense"})
+    assert all(h["lexical_score"] is None for h in batch["results"][0]["results"])
+    for tool, arguments in (("search_policy", args), ("search_policy_batch", {"queries": ["paragraph 116"]})):
+        refused = await call(nppf_service.url, tool, {**arguments, "mode": "bm25"})
+        assert set(refused) == {"status", "error_type", "message"}
+        assert (refused["status"], refused["error_type"]) == ("error", "invalid_argument")

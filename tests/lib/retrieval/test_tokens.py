@@ -13,7 +13,8 @@ from lib.retrieval.tokens import tokenize
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Para 116.", ["para", "116"]),
+        ("Para 116.", ["paragraph", "116"]),
+        ("paragraphs 156-157", ["paragraph", "156-157"]),
         ("Table 5-2", ["tabl", "5-2"]),
         ("Table 5\u20132", ["tabl", "5-2"]),
         ("Policy TR6:", ["polici", "tr6"]),
