@@ -1,5 +1,5 @@
 """Revision operations that span stores: register (object store + registry), date edits (registry +
-chunk metadata) and removal (registry + chunks + file).
+chunk metadata), deletion (registry + chunks + file) and the removal of a revision's chunks alone.
 
 The registry is always written first: it decides what a search can see, so a crash between two
 steps leaves only orphans (unreferenced chunks or files) that the audit reports and repairs, never a
@@ -23,7 +23,6 @@ from lib.errors import (
     KBError,
     RevisionAlreadyExistsError,
     RevisionNotFoundError,
-    UnsupportedFileTypeError,
 )
 from lib.kb import KnowledgeBase
 from lib.paths import read_allowed_file
@@ -31,10 +30,9 @@ from lib.policies.chunks import PolicyVectorStore
 from lib.policies.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.stores.objects import ObjectStore, policy_file_key, sha256_bytes, validate_key
+from lib.text.filetypes import FileKind, detect_file_type
 
 logger = logging.getLogger(__name__)
-
-PDF_MAGIC = b"%PDF-"
 
 
 class RemovedRevision(BaseModel):
@@ -72,8 +70,11 @@ def read_source_file(objects: ObjectStore, settings: Settings, file: str) -> byt
     if key is not None and objects.exists(key):
         if objects.size(key) > settings.max_upload_bytes:
             raise FileTooLargeError(f"File is larger than the {settings.max_upload_bytes} byte limit")
-        return objects.get_bytes(key)
-    return read_allowed_file(settings, file)
+        content = objects.get_bytes(key)
+    else:
+        content = read_allowed_file(settings, file)
+    detect_file_type(content, {FileKind.PDF}, file_name=file)
+    return content
 
 
 def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> Registration:
@@ -120,8 +121,7 @@ def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
     Chunk metadata of revisions it auto-supersedes is brought in step with their new ``effective_to``.
     """
     kb.registry.get_policy(check_source(source))
-    if not content.startswith(PDF_MAGIC):
-        raise UnsupportedFileTypeError("Policy revisions must be PDF files (the content does not start with %PDF-)")
+    detect_file_type(content, {FileKind.PDF})
     if len(content) > kb.settings.max_upload_bytes:
         raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
     revision_id = data.resolved_revision_id(source)
@@ -190,8 +190,22 @@ def sync_policy_chunks(registry: PolicyRegistry, vectors: PolicyVectorStore, sou
     return sum(vectors.sync_revision_metadata(policy, rev) for rev in registry.list_revisions(source))
 
 
+def remove_revision_chunks(vectors: PolicyVectorStore, source: str, revision_id: str) -> int:
+    """Delete a revision's chunks and nothing else (spec 000 FR-006); 0 when it has none.
+
+    The registry entry and the stored original stay, for the re-ingestion that follows (the spec's API
+    worker removes, then ingests). Until then searches find nothing of the revision, and the audit reports
+    a registered revision's missing chunks as ``chunk_count_mismatch``, which its repair fixes by
+    re-ingesting from the stored file. The full deletion is ``remove_revision``.
+    """
+    removed = vectors.delete_revision(source, revision_id)
+    logger.info("lifecycle.chunks_removed source=%s revision_id=%s chunks=%d", source, revision_id, removed)
+    return removed
+
+
 def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
-    """Delete a revision everywhere: registry entry (with the sole-active guard), chunks, original file."""
+    """Delete a revision everywhere: registry entry (with the sole-active guard), chunks, original file
+    (REST ``DELETE`` and the ``delete_policy_revision`` flow)."""
     deleted = kb.registry.delete_revision(source, revision_id)
     chunks = kb.vectors.delete_revision(source, revision_id)
     still_used = any(r.file_path == deleted.file_path for r in kb.registry.list_revisions(source))

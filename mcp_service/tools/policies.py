@@ -1,7 +1,8 @@
-"""The ``policy-kb-mcp`` tools: spec 000 FR-001..FR-006, plus a dated section lookup, a snapshot and a
-batch search. Each handler validates through its typed signature, makes one call into ``lib`` on a
-worker thread and returns the spec's JSON (``envelope``) in the shape ``policy_outputs`` declares. The
-server they are registered on is built in ``mcp_service.policy_kb``.
+"""The ``policy-kb-mcp`` tools: spec 000 FR-001..FR-006, plus a dated section lookup, a snapshot, a
+batch search and a section's comparison between revisions. Each handler validates through its typed
+signature, makes one call into ``lib`` on a worker thread and returns the spec's JSON (``envelope``) in
+the shape ``policy_outputs`` declares. The server they are registered on is built in
+``mcp_service.policy_kb``.
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
 annotations at registration, and the bounds come from the settings in ``register_policy_tools``.
@@ -11,26 +12,29 @@ import inspect
 from collections.abc import Awaitable, Callable
 from datetime import date
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from lib.dates import parse_date
-from lib.errors import UnsupportedFileTypeError
 from lib.kb import KnowledgeBase
 from lib.paths import read_allowed_file
 from lib.policies import search as lib_search
+from lib.policies.compare import compare_section
 from lib.policies.ingest import ingest_revision
-from lib.policies.lifecycle import PDF_MAGIC, RegistrationAction, ensure_registered, remove_revision
-from lib.policies.models import RevisionCreate
+from lib.policies.lifecycle import RegistrationAction, ensure_registered, remove_revision_chunks
+from lib.policies.models import IngestOutcome, RevisionCreate
 from lib.policies.registry import check_revision_id, check_source
 from lib.policies.reindex import reindex_revision
+from lib.stores.objects import sha256_bytes
+from lib.text.filetypes import FileKind, detect_file_type
 from mcp_service.tools.envelope import run_tool
 from mcp_service.tools.policy_outputs import (
     BatchQueryResult,
     BatchSearchOutput,
+    CompareOutput,
     DocumentsOutput,
     IngestOutput,
     RemoveOutput,
@@ -49,6 +53,7 @@ READ_TOOLS = frozenset(
         "search_policy",
         "search_policy_batch",
         "get_policy_section",
+        "compare_policy_section",
         "get_policy_snapshot",
         "list_policy_documents",
         "list_policy_revisions",
@@ -84,19 +89,40 @@ Sources = Annotated[
         description='Restrict to these policy slugs, e.g. ["NPPF"]; omit for all policies. Unknown slugs are an error.'
     ),
 ]
+Mode = Annotated[
+    Literal["hybrid", "dense", "lexical"],
+    Field(
+        description="How results are ranked: hybrid (default) fuses meaning and exact terms; dense ranks by "
+        "meaning only; lexical by the words and references named (BM25), best for 'Para 116', 'Table 5-2', "
+        "'footnote 7', 'LTN 1/20'."
+    ),
+]
 
 
 # -- the work, one lib call each ------------------------------------------------------------------
 
 
+def _ingested(source: str, revision_id: str, outcome: IngestOutcome, action: str) -> IngestOutput:
+    return IngestOutput(source=source, revision_id=revision_id, chunks_created=outcome.chunks_created,
+                        chunks_removed=outcome.chunks_removed, page_count=outcome.page_count,
+                        extraction_method=outcome.extraction_method, action=action)  # fmt: skip
+
+
 def _ingest_file(kb: KnowledgeBase, source: str, revision_id: str, file_path: str, reindex: bool) -> IngestOutput:
     """Ingest the PDF at ``file_path`` as the registered revision (spec 000 FR-005), through the same
     ``lib`` functions as the ingestion and reindex flows: ``ensure_registered`` (idempotent by content
-    hash), then ``ingest_revision`` or ``reindex_revision``."""
+    hash), then ``ingest_revision`` or ``reindex_revision``.
+
+    With ``reindex`` and a file other than the stored one, the revision is rebuilt from the file given,
+    which replaces the stored original (``reindex_revision(..., replacement=)``). The same file already
+    ingested is ``unchanged`` unless ``reindex``, or unless its chunks are gone (``remove_policy_revision``
+    then ``ingest_policy_revision``, the spec's reindex job): then it is ingested again."""
     revision = kb.registry.get_revision(check_source(source), check_revision_id(revision_id))
     content = read_allowed_file(kb.settings, file_path)
-    if not content.startswith(PDF_MAGIC):
-        raise UnsupportedFileTypeError("file_path is not a PDF (its content does not start with %PDF-)")
+    detect_file_type(content, {FileKind.PDF}, file_name=file_path)
+    if reindex and revision.resolvable and revision.file_sha256 != sha256_bytes(content):
+        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id, replacement=content),
+                         "reindexed")  # fmt: skip
     registration = ensure_registered(
         kb,
         source,
@@ -110,34 +136,21 @@ def _ingest_file(kb: KnowledgeBase, source: str, revision_id: str, file_path: st
         content,
     )
     current = registration.revision
-    if registration.action == RegistrationAction.UNCHANGED and not reindex:
-        return IngestOutput(source=source, revision_id=revision_id, chunks_created=current.chunk_count,
-                            chunks_removed=0, page_count=current.page_count,
-                            extraction_method=current.extraction_method, action="unchanged")  # fmt: skip
-    if registration.action == RegistrationAction.UNCHANGED:
-        outcome, action = reindex_revision(kb, source, revision_id), "reindexed"
-    else:
-        outcome, action = ingest_revision(kb, source, revision_id), "ingested"
-    return IngestOutput(source=source, revision_id=revision_id, chunks_created=outcome.chunks_created,
-                        chunks_removed=outcome.chunks_removed, page_count=outcome.page_count,
-                        extraction_method=outcome.extraction_method, action=action)  # fmt: skip
+    if registration.action != RegistrationAction.UNCHANGED:
+        return _ingested(source, revision_id, ingest_revision(kb, source, revision_id), "ingested")
+    if reindex:
+        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id), "reindexed")
+    if kb.vectors.count_revision(source, revision_id) != current.chunk_count:
+        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id), "ingested")
+    return IngestOutput(source=source, revision_id=revision_id, chunks_created=current.chunk_count,
+                        chunks_removed=0, page_count=current.page_count,
+                        extraction_method=current.extraction_method, action="unchanged")  # fmt: skip
 
 
 def _remove(kb: KnowledgeBase, source: str, revision_id: str) -> RemoveOutput:
-    """Remove a revision's chunks (spec 000 FR-006). A registered revision goes entirely (registry entry,
-    chunks, file: ``lib.policies.lifecycle.remove_revision``, as REST DELETE and the remove flow do), because a
-    registry entry without its chunks would break NFR-003; chunks of an unregistered revision (orphans)
-    are simply deleted, ``0`` if there are none."""
-    check_source(source)
-    check_revision_id(revision_id)
-    registered = any(r.revision_id == revision_id for r in kb.registry.list_revisions(source))
-    if registered:
-        removed = remove_revision(kb, source, revision_id)
-        return RemoveOutput(source=source, revision_id=revision_id, chunks_removed=removed.chunks_removed,
-                            registry_entry_removed=True, file_removed=removed.file_removed)  # fmt: skip
-    chunks = kb.vectors.delete_revision(source, revision_id)
-    return RemoveOutput(source=source, revision_id=revision_id, chunks_removed=chunks, registry_entry_removed=False,
-                        file_removed=False)  # fmt: skip
+    """Remove a revision's chunks and nothing else (spec 000 FR-006, ``remove_revision_chunks``)."""
+    chunks = remove_revision_chunks(kb.vectors, check_source(source), check_revision_id(revision_id))
+    return RemoveOutput(source=source, revision_id=revision_id, chunks_removed=chunks)
 
 
 def _documents(kb: KnowledgeBase) -> DocumentsOutput:
@@ -178,11 +191,15 @@ def _section(kb: KnowledgeBase, **kwargs: Any) -> SectionOutput:
     return SectionOutput(**lib_search.get_policy_section(kb, **kwargs).model_dump())
 
 
+def _compare(kb: KnowledgeBase, **kwargs: Any) -> CompareOutput:
+    return CompareOutput(**compare_section(kb, **kwargs).model_dump())
+
+
 # -- registration ---------------------------------------------------------------------------------
 
 
 def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
-    """Add the eight tools to ``server``; ``kb`` is the process's knowledge base (composition root)."""
+    """Add the nine tools to ``server``; ``kb`` is the process's knowledge base (composition root)."""
     max_results = kb.settings.max_results
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -205,31 +222,52 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         str | None, Field(description="YYYY-MM-DD: the revision in force that day. Default: the one in force today.")
     ]
     SnapshotDate = Annotated[str, Field(description="YYYY-MM-DD, e.g. an application's validation date")]
-    FilePath = Annotated[str, Field(description="Path of the PDF on the server, inside one of its ALLOWED_FILE_ROOTS")]
+    FilePath = Annotated[
+        str,
+        Field(
+            description="Path of the PDF on the server, inside one of its ALLOWED_FILE_ROOTS (by default the "
+            "data directory's inbox/; /data/raw in docker-compose)"
+        ),
+    ]
     Reindex = Annotated[
-        bool, Field(description="Rebuild the chunks even if this very file was already ingested for the revision")
+        bool,
+        Field(
+            description="Rebuild the revision's chunks from this file, even if it was already ingested or differs "
+            "from the stored one (it then replaces the stored original)"
+        ),
     ]
 
     @tool(read_only)
     async def search_policy(
-        query: Query, sources: Sources = None, effective_date: EffectiveDate = None, n_results: NResults = 10
+        query: Query,
+        sources: Sources = None,
+        effective_date: EffectiveDate = None,
+        n_results: NResults = 10,
+        mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Semantic search over policy text, optionally as of a date.
+        """Search over policy text by meaning and exact terms, optionally as of a date.
 
         With effective_date, only chunks of the revision of each policy in force on that day are searched,
         so an answer cites the policy as it stood then; a date before a policy's first revision returns no
         results for it. Each result carries chunk_id, text, relevance_score, source, revision_id,
-        version_label, section_ref and page_number for the citation."""
-        work = partial(_search, kb, query=query, sources=sources, effective_date=effective_date, n_results=n_results)
+        version_label, section_ref and page_number for the citation, and dense_score / lexical_score from
+        the rankings that found it."""
+        work = partial(_search, kb, query=query, sources=sources, effective_date=effective_date, n_results=n_results,
+                       mode=mode)  # fmt: skip
         return await run_tool("search_policy", work)
 
     @tool(read_only)
     async def search_policy_batch(
-        queries: Queries, sources: Sources = None, effective_date: EffectiveDate = None, n_results: NResults = 10
+        queries: Queries,
+        sources: Sources = None,
+        effective_date: EffectiveDate = None,
+        n_results: NResults = 10,
+        mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, BatchSearchOutput]:
-        """Run several searches in one call, with the same sources and date (one registry lookup, one
+        """Run several searches in one call, with the same sources, date and mode (one registry lookup, one
         embedding batch). Results come back per query, in order, each shaped like search_policy's."""
-        work = partial(_search_batch, kb, queries, sources=sources, effective_date=effective_date, n_results=n_results)
+        work = partial(_search_batch, kb, queries, sources=sources, effective_date=effective_date,
+                       n_results=n_results, mode=mode)  # fmt: skip
         return await run_tool("search_policy_batch", work)
 
     @tool(read_only)
@@ -268,10 +306,16 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         source: Source, revision_id: RevisionId, file_path: FilePath, reindex: Reindex = False
     ) -> Annotated[CallToolResult, IngestOutput]:
         """Extract, chunk, embed and store a registered revision's PDF; blocks until done (about a minute
-        for a 100-page PDF). The revision must already be registered (REST API). Running it again with the
-        same file changes nothing unless reindex is true; old chunks are replaced only after the new ones
-        are stored. Errors: revision_not_found, file_not_found, path_not_allowed, unsupported_file_type,
-        no_content, revision_already_exists (another file is registered for this revision)."""
+        for a 100-page PDF). The revision must already be registered (REST API).
+
+        Running it again with the same file changes nothing (action "unchanged") unless reindex is true or
+        the revision's chunks were removed (remove_policy_revision): then it is ingested again. With
+        reindex true the chunks are rebuilt from the file given, even one other than the stored original,
+        which it then replaces; searches keep finding the old chunks until the new ones are stored.
+        extraction_method: "text_layer" (the PDF's own text, read with PyMuPDF), "ocr" (every page with
+        text came from Tesseract OCR) or "mixed" (some pages each way). Errors: revision_not_found,
+        file_not_found, path_not_allowed, unsupported_file_type, no_content, cannot_reindex (the revision
+        is processing or being reindexed), revision_already_exists (another file, without reindex)."""
         return await run_tool(
             "ingest_policy_revision", partial(_ingest_file, kb, source, revision_id, file_path, reindex)
         )
@@ -280,8 +324,38 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
     async def remove_policy_revision(
         source: Source, revision_id: RevisionId
     ) -> Annotated[CallToolResult, RemoveOutput]:
-        """Remove a revision's chunks from the search index. A registered revision is removed entirely
-        (registry entry, chunks and stored PDF), and the revision it had superseded is back in force for
-        its dates; the last active revision of a policy cannot be removed (cannot_delete_sole_revision).
-        Chunks of an unregistered revision are deleted; chunks_removed is 0 when there are none."""
+        """Remove all of a revision's chunks from the search index, and nothing else: its registry entry and
+        stored PDF stay, so ingest_policy_revision can rebuild it (the reindex job of spec 000). Until then
+        searches find nothing of that revision. chunks_removed is 0 when it had none. To delete a revision
+        entirely use the REST API (DELETE /api/v1/policies/{source}/revisions/{revision_id})."""
         return await run_tool("remove_policy_revision", partial(_remove, kb, source, revision_id))
+
+    CompareRevision = Annotated[
+        str | None, Field(description="A revision id (list_policy_revisions); wins over the date when both are given")
+    ]
+    CompareDate = Annotated[str | None, Field(description="YYYY-MM-DD: the revision in force that day")]
+
+    @tool(read_only)
+    async def compare_policy_section(
+        source: Source,
+        section_ref: SectionRef,
+        from_revision_id: CompareRevision = None,
+        to_revision_id: CompareRevision = None,
+        from_date: CompareDate = None,
+        to_date: CompareDate = None,
+    ) -> Annotated[CallToolResult, CompareOutput]:
+        """What changed in one section between two revisions of a policy, e.g. Para 116 of the NPPF from
+        December 2024 to the draft. Each side is the revision named, else the one in force on its date;
+        with neither, "to" is the newest revision and "from" the one before it.
+
+        Returns both texts with their citations (source, revision_id, version_label, section_ref,
+        page_numbers), a word-level diff (similarity, words added and removed, the new text with
+        [-removed-] and {+added+} inline) and reference_status: unchanged, changed, different (the same
+        reference now says something else), missing_in_from or missing_in_to. Editions renumber, so when
+        the reference is missing or different, matches lists the sections of the other revision
+        (matches_in) that best say what this one says, found by searching that revision with the
+        section's text, each with its score: cite those. Errors: section_not_found (in neither
+        revision), revision_not_found, policy_not_found, invalid_argument (the same revision twice)."""
+        work = partial(_compare, kb, source=source, section_ref=section_ref, from_revision_id=from_revision_id,
+                       to_revision_id=to_revision_id, from_date=from_date, to_date=to_date)  # fmt: skip
+        return await run_tool("compare_policy_section", work)

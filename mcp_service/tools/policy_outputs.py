@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from lib.policies.compare import Comparison
 from lib.policies.models import SearchHit
 from lib.policies.search import PolicySection
 from mcp_service.views import PolicyInfo, RevisionInfo, Snapshot
@@ -15,7 +16,11 @@ class SearchOutput(BaseModel):
     query: str
     effective_date: str | None
     results_count: int
-    results: list[SearchHit] = Field(description="Best first; relevance_score = max(0, 1 - L2 distance / 2)")
+    results: list[SearchHit] = Field(
+        description="Best first. relevance_score in 0..1: in dense mode max(0, 1 - L2 distance / 2); in lexical "
+        "mode the BM25 score over its maximum for the query; in hybrid the rank fusion of both, 1 for a chunk "
+        "both rank first. dense_score / lexical_score: each ranking's own score, null where it did not find the chunk."
+    )
 
 
 class BatchQueryResult(BaseModel):
@@ -32,6 +37,10 @@ class BatchSearchOutput(BaseModel):
 
 
 class SectionOutput(PolicySection):
+    status: str = "success"
+
+
+class CompareOutput(Comparison):
     status: str = "success"
 
 
@@ -59,16 +68,16 @@ class IngestOutput(BaseModel):
     chunks_created: int
     chunks_removed: int = Field(description="Chunks of an earlier ingestion that the new set no longer has")
     page_count: int
-    extraction_method: str = Field(description="text_layer | ocr | mixed")
+    extraction_method: str = Field(
+        description="text_layer (the PDF's text, PyMuPDF) | ocr (Tesseract on every page with text) | mixed"
+    )
     action: str = Field(description="ingested | reindexed | unchanged (this file was already ingested)")
 
 
 class RemoveOutput(BaseModel):
+    """Spec 000 FR-006 exactly: only chunks are removed, so there is nothing else to report."""
+
     status: str = "success"
     source: str
     revision_id: str
     chunks_removed: int
-    registry_entry_removed: bool = Field(
-        description="True when the revision was registered: it is removed with its chunks and file"
-    )
-    file_removed: bool

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from lib.policies.audit import audit_store
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.stores.objects import sha256_bytes
 from tests.fixtures_paths import IMAGE_ONLY_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
@@ -235,34 +237,63 @@ async def test_ingest_of_a_pdf_without_text_fails_with_no_content(fresh_service:
     assert kb.registry.get_revision("SCAN", "rev_scan").status.value == "failed"
 
 
-async def test_removing_the_only_active_revision_is_refused(registered: tuple[Service, Path]) -> None:
-    service, pdf = registered
-    args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
-    await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
-    out = await call(service.url, "remove_policy_revision", args)
-    assert (out["status"], out["error_type"]) == ("error", "cannot_delete_sole_revision")
-    assert service.kb.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") > 0
-
-
-async def test_remove_takes_a_registered_revision_out_and_reports_zero_for_unknown_ones(
+async def test_remove_takes_only_the_chunks_and_ingesting_the_same_file_again_rebuilds_them(
     registered: tuple[Service, Path],
 ) -> None:
     service, pdf = registered
     kb = service.kb
-    await call(service.url, "ingest_policy_revision",
-               {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07", "file_path": str(pdf)})  # fmt: skip
-    newer = pdf.parent / "ltn2025.pdf"
-    newer.write_bytes(policy_pdf_bytes(edition="2025"))
-    register_revision(kb, "LTN_1_20", RevisionCreate(revision_id="rev_LTN_1_20_2025_01", version_label="2025",
-                                                     effective_from="2025-01-01"), newer.read_bytes())  # fmt: skip
-    args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2025_01"}
-    ingested = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(newer)})
+    args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
+    ingested = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
+    before = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+
     out = await call(service.url, "remove_policy_revision", args)
-    assert out == {"status": "success", "source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2025_01",
-                   "chunks_removed": ingested["chunks_created"], "registry_entry_removed": True,
-                   "file_removed": True}  # fmt: skip
-    assert kb.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2025_01") == 0
-    back = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
-    assert (back.status.value, back.effective_to) == ("active", None)
-    none = await call(service.url, "remove_policy_revision", {"source": "LTN_1_20", "revision_id": "rev_gone"})
-    assert (none["status"], none["chunks_removed"], none["registry_entry_removed"]) == ("success", 0, False)
+
+    assert out == {"status": "success", **args, "chunks_removed": ingested["chunks_created"]}
+    assert kb.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == 0
+    assert kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == before
+    assert kb.objects.exists(before.file_path)
+    found = await call(service.url, "search_policy", {"query": "cycle lane width", "effective_date": "2021-01-01"})
+    assert found["results_count"] == 0
+    assert [(f.kind.value, f.repair) for f in audit_store(kb).findings] == [
+        ("chunk_count_mismatch", "re-ingest from the stored file")
+    ]
+    again = await call(service.url, "remove_policy_revision", args)
+    assert again == {"status": "success", **args, "chunks_removed": 0}
+
+    rebuilt = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
+    assert (rebuilt["action"], rebuilt["chunks_created"]) == ("ingested", ingested["chunks_created"])
+    found = await call(service.url, "search_policy", {"query": "cycle lane width", "effective_date": "2021-01-01"})
+    assert found["results"][0]["revision_id"] == "rev_LTN_1_20_2020_07"
+    assert audit_store(kb).ok
+
+
+async def test_remove_of_a_revision_without_chunks_reports_zero(fresh_service: Service) -> None:
+    out = await call(fresh_service.url, "remove_policy_revision", {"source": "LTN_1_20", "revision_id": "rev_gone"})
+    assert out == {"status": "success", "source": "LTN_1_20", "revision_id": "rev_gone", "chunks_removed": 0}
+
+
+async def test_reindex_with_another_file_replaces_the_stored_original_and_its_chunks(
+    registered: tuple[Service, Path],
+) -> None:
+    service, pdf = registered
+    kb = service.kb
+    args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
+    await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
+    old = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+    corrected = pdf.parent / "ltn-corrected.pdf"
+    corrected.write_bytes(policy_pdf_bytes(edition="corrected July 2020"))
+
+    refused = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(corrected)})
+    assert refused["error_type"] == "revision_already_exists"
+    out = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(corrected), "reindex": True})
+
+    assert (out["status"], out["action"], out["extraction_method"]) == ("success", "reindexed", "text_layer")
+    new = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+    assert new.file_sha256 == sha256_bytes(corrected.read_bytes()) != old.file_sha256
+    assert kb.objects.get_bytes(new.file_path) == corrected.read_bytes() and not kb.objects.exists(old.file_path)
+    assert (new.status, new.chunk_count) == (old.status, out["chunks_created"])
+    chunks = kb.vectors.section_chunks("LTN_1_20", "rev_LTN_1_20_2020_07", "Para 1")
+    assert chunks and all("corrected July 2020" in c.text for c in chunks)
+    assert audit_store(kb).ok
+    same = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(corrected)})
+    assert same["action"] == "unchanged"
