@@ -17,7 +17,7 @@ on every search (``PolicyRegistry.snapshot``), says when a block is out of date,
 asking Chroma. Where the blocks cannot serve (over budget, counts that disagree) the search runs as
 Chroma's filtered query instead. A block is also reloaded once it is 30 s old, which bounds how late a
 change made behind the pipeline's back is seen. The last answers are remembered per query vector and
-searched blocks (``PolicyVectorStore.answers``, a ``cachetools`` memo).
+searched blocks (``PolicyVectorStore.answers``, a ``cachetools`` memo), the lexical leg's per query text.
 
 The lexical leg (``PolicyVectorStore.lexical_search``, BM25) runs over the same blocks' lexical twins, so
 both legs see the same revisions' chunks as loaded. Where the blocks cannot serve, it reads the allowed
@@ -52,6 +52,7 @@ from lib.stores.block_cache import (
     Stamp,
     answer_key,
     exact_search,
+    lexical_answer_key,
     lexical_search,
 )
 from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
@@ -120,7 +121,7 @@ class PolicyVectorStore(ChunkCollection):
         """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
         super().__init__(client, collection_name)
         self.cache = RevisionBlockCache(cache_bytes, max_age_s=cache_max_age_s, clock=clock)
-        self.answers: LRUCache[tuple[object, ...], list[StoredChunk]] = LRUCache(
+        self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
         """The last answers of the exact search, filed by ``answer_key``. Kept because they measurably pay: on
@@ -129,7 +130,9 @@ class PolicyVectorStore(ChunkCollection):
         4.85 / 9.01 -> 0.97 / 2.68 ms (4 threads); undated 4.46 / 5.58 -> 0.30 / 0.54 ms (1 thread). Over MCP the
         service's CPU per dated call went from 2.99 to 2.09 ms (undated 5.55 to 2.26). A review agent asks the
         same checklist of every application, and every date in a revision's range resolves to the same blocks."""
-        self._remembered_search = cached(self.answers, key=answer_key, lock=threading.Lock())(exact_search)
+        lock = threading.Lock()
+        self._remembered_search = cached(self.answers, key=answer_key, lock=lock)(exact_search)
+        self._remembered_lexical = cached(self.answers, key=lexical_answer_key, lock=lock)(lexical_search)
         self.exact_searches = 0
         self.fallback_searches = 0
         """How many searches the cache answered and how many went to Chroma (approximate under concurrency;
@@ -201,7 +204,7 @@ class PolicyVectorStore(ChunkCollection):
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
-            return lexical_search(query, n_results, blocks)
+            return self._remembered_lexical(query, n_results, blocks)
         self.fallback_searches += 1
         return lexical_search(query, n_results, self._read_blocks(revisions))
 

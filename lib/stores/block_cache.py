@@ -56,7 +56,8 @@ from lib.stores.chroma import StoredChunk
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_AGE_S = 30.0
 LEXICAL_BYTES_PER_CHAR = 2
-"""What the lexical twin costs per character of text, about (postings and vocabulary; 1.2-1.6 on the NPPF)."""
+"""What the lexical twin costs per character of text, about (postings and vocabulary; 1.9 measured on
+``benchmarks/query_latency.py``'s 21k chunks)."""
 ROW_BYTES = 384 * 4 + 4 + 64 + 2048 + 800 * LEXICAL_BYTES_PER_CHAR
 """What one cached chunk costs, about: its float32 embedding, squared norm, id, text, metadata and lexical
 postings (an 800-character chunk)."""
@@ -183,6 +184,12 @@ def answer_key(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlock
     """What a remembered ``exact_search`` answer is filed under: the query vector, ``n_results`` and the
     ``serial`` of every block searched, so it is only ever reused for the very blocks that produced it."""
     return (query.tobytes(), n_results, *(b.serial for b in blocks))
+
+
+def lexical_answer_key(query: str, n_results: int, blocks: Sequence[RevisionBlock]) -> tuple[object, ...]:
+    """What a remembered ``lexical_search`` answer is filed under, like ``answer_key``: the query text,
+    ``n_results`` and every block's ``serial`` (tagged apart from the dense answers' keys)."""
+    return ("lexical", query, n_results, *(b.serial for b in blocks))
 
 
 def exact_search(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlock]) -> list[StoredChunk]:
