@@ -27,7 +27,6 @@ import statistics
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
@@ -44,7 +43,7 @@ from lib.policies.ingest import ingest_revision, store_chunks  # noqa: E402
 from lib.policies.lifecycle import create_revision, register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionStatus  # noqa: E402
 from lib.policies.search import search_policy  # noqa: E402
-from lib.retrieval.fusion import FUSION, FusionParams, fuse  # noqa: E402
+from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, fuse  # noqa: E402
 from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.encoders import EncoderName  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
@@ -57,7 +56,8 @@ DEPTH = 500
 TOP = 30
 """Chunks asked for nDCG@10 and the latencies: a small request, whose hybrid legs are ``candidates(TOP)`` deep."""
 SHARED = "(shared 2-core machine, other engineers' jobs running: timings are indicative)"
-NPPF_PDF = Path("/work/shared/data/policies/NPPF_December_2024.pdf")
+NPPF_PDF = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
+"""The bundled copy of the real NPPF December 2024 (``--nppf`` names another)."""
 QUESTIONS = Path(__file__).with_name("nppf_questions.json")
 Ranking = list[tuple[str, float]]
 
@@ -143,14 +143,15 @@ def ranked_docs(hits: Iterable[str]) -> list[str]:
 def run_queries(
     kb: KnowledgeBase, queries: dict[str, str], mode: str, source: str = SOURCE, n: int = DEPTH
 ) -> tuple[dict[str, list[tuple[str, str, float]]], list[float]]:
-    """Each query's hits ``(chunk_id, section_ref, leg score)`` and each call's milliseconds."""
+    """Each query's hits ``(chunk_id, section_ref, leg score)`` and each call's milliseconds; a lexical hit's
+    score is its BM25 over the query's ceiling (its relevance), the scale ``fuse`` combines it on."""
     results, millis = {}, []
     for qid, text in queries.items():
         kb.vectors.answers.clear()
         started = time.perf_counter()
         hits = search_policy(kb, text, sources=[source], n_results=n, mode=mode).results
         millis.append((time.perf_counter() - started) * 1000)
-        score = {"dense": "dense_score", "lexical": "lexical_score"}.get(mode, "relevance_score")
+        score = {"dense": "dense_score"}.get(mode, "relevance_score")
         results[qid] = [(h.chunk_id, h.section_ref, float(getattr(h, score, None) or h.relevance_score)) for h in hits]
     return results, millis
 
@@ -195,20 +196,25 @@ def tune(kb: KnowledgeBase, data: Path) -> None:
     train_legs, train_refs = leg_rankings(kb, train_q)
     test_legs, test_refs = leg_rankings(kb, test_q)
     grid = [
-        FusionParams(rrf_k=k, dense_weight=w, lexical_weight=1.0, depth=d)
+        FusionParams(method=FusionMethod.RRF, rrf_k=k, dense_weight=w, lexical_weight=1.0, depth=d)
         for k in (1, 5, 10, 20, 40, 60, 100) for w in (0.5, 0.7, 0.85, 1.0, 1.2, 1.5) for d in (30, 50, 100, 200, 500)
+    ] + [
+        FusionParams(method=FusionMethod.CONVEX, alpha=a / 20, depth=d)
+        for a in range(21) for d in (30, 50, 100, 200, 500)
     ]  # fmt: skip
     scored = sorted(((fused_quality(train_legs, train_refs, train_rel, p), p) for p in grid),
                     key=lambda pair: pair[0], reverse=True)  # fmt: skip
-    print(f"\nfusion grid on TRAIN ({len(train_q)} queries, {len(grid)} settings); best five:")
-    for score, p in scored[:5]:
-        test = fused_quality(test_legs, test_refs, test_rel, p)
-        print(f"  rrf_k={p.rrf_k:<5g} dense_weight={p.dense_weight:<5g} depth={p.depth:<4d} "
-              f"train nDCG@10 {score:.4f}  test {test:.4f}")  # fmt: skip
+    print(f"\nfusion grid on TRAIN ({len(train_q)} queries, {len(grid)} settings); best five of each family:")
+    for method in FusionMethod:
+        for score, p in [pair for pair in scored if pair[1].method == method][:5]:
+            test = fused_quality(test_legs, test_refs, test_rel, p)
+            setting = (f"alpha={p.alpha:<5g}" if method == FusionMethod.CONVEX
+                       else f"rrf_k={p.rrf_k:<5g} dense_weight={p.dense_weight:<5g}")  # fmt: skip
+            print(f"  {method.value:<7}{setting} depth={p.depth:<4d} train nDCG@10 {score:.4f}  test {test:.4f}")
     default = fused_quality(train_legs, train_refs, train_rel, FUSION)
     print(f"  current FUSION {FUSION}: train {default:.4f}  test "
           f"{fused_quality(test_legs, test_refs, test_rel, FUSION):.4f}")  # fmt: skip
-    plain = replace(FUSION, rrf_k=60.0, dense_weight=1.0, lexical_weight=1.0, depth=100)
+    plain = FusionParams(method=FusionMethod.RRF, rrf_k=60.0, dense_weight=1.0, lexical_weight=1.0, depth=100)
     print(f"  plain RRF k=60: train {fused_quality(train_legs, train_refs, train_rel, plain):.4f}  test "
           f"{fused_quality(test_legs, test_refs, test_rel, plain):.4f}")  # fmt: skip
 
@@ -236,11 +242,11 @@ def throughput(kbs: dict[str, KnowledgeBase], data: Path, sample: int) -> None:
         print(f"  {encoder:<6} {max(rates):7.1f} chunks/s (best of 2; workers={kb.embedder.workers})")
 
 
-def nppf_table(kb: KnowledgeBase) -> None:
+def nppf_table(kb: KnowledgeBase, pdf: Path = NPPF_PDF) -> None:
     if "NPPF" not in kb.registry.snapshot().sources:
         kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
         register_revision(kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
-                          NPPF_PDF.read_bytes())  # fmt: skip
+                          pdf.read_bytes())  # fmt: skip
         ingest_revision(kb, "NPPF", "rev_NPPF_2024_12")
     questions = json.loads(QUESTIONS.read_text())
     print(f"\nNPPF December 2024 ({kb.embedder.encoder_id}): hit@5 = a top-5 result from the answering section")
@@ -261,6 +267,7 @@ def main() -> None:
     parser.add_argument("--encoders", default="torch,int8")
     parser.add_argument("--tune", action="store_true", help="grid the fusion parameters on the train split")
     parser.add_argument("--sample", type=int, default=200, help="abstracts for the throughput comparison")
+    parser.add_argument("--nppf", type=Path, default=NPPF_PDF, help="the NPPF December 2024 PDF")
     args = parser.parse_args()
     _check_metrics()
     encoders = [e for e in args.encoders.split(",") if e in get_args(EncoderName)]
@@ -276,7 +283,7 @@ def main() -> None:
         throughput(kbs, args.data, args.sample)
         if args.tune:
             tune(kbs[encoders[0]], args.data)
-        nppf_table(kbs[encoders[0]])
+        nppf_table(kbs[encoders[0]], args.nppf)
     finally:
         for kb in kbs.values():
             stop_embedded_redis(kb.settings.redis_dir)

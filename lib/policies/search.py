@@ -15,8 +15,9 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
 - ``lexical``: BM25 over the same revisions' chunks (``PolicyVectorStore.lexical_search``), IDF over just
   them; ``relevance_score`` is the BM25 score over its least upper bound for the query (the share of the
   query's weight a chunk carries). No query is embedded.
-- ``hybrid`` (default): ``candidates(n)`` from each leg, fused by rank (``lib.retrieval.fusion``);
-  ``relevance_score`` is the fused relevance.
+- ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.fusion``: a convex
+  combination of the dense relevance and the BM25 score over its ceiling); ``relevance_score`` is the fused
+  relevance.
 Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it.
 """
 
@@ -210,6 +211,7 @@ def _ranked(
         [(c.id, relevance(c.distance or 0.0)) for c in dense_chunks],
         [(c.id, score) for c, score in lexical.hits],
         n_results,
+        lexical_ceiling=lexical.ceiling or 1.0,
     )
     return [
         _hit(chunks[f.key], r, f.relevance, dense_score=f.dense_score, lexical_score=f.lexical_score)

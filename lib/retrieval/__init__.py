@@ -5,7 +5,7 @@ query as the fallback); this package adds what ranks by words and codes and what
 search applies its filters by choosing which blocks both legs see, so they agree before ranking.
 """
 
-from lib.retrieval.fusion import FUSION, FusedHit, FusionParams, candidates, fuse
+from lib.retrieval.fusion import FUSION, FusedHit, FusionMethod, FusionParams, candidates, fuse
 from lib.retrieval.lexical import LexicalBlock, LexicalHit, bm25_ceiling, bm25_search
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.tokens import tokenize
@@ -13,6 +13,7 @@ from lib.retrieval.tokens import tokenize
 __all__ = [
     "FUSION",
     "FusedHit",
+    "FusionMethod",
     "FusionParams",
     "LexicalBlock",
     "LexicalHit",
