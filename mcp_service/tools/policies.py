@@ -1,8 +1,8 @@
 """The ``policy-kb-mcp`` tools: spec 000 FR-001..FR-006, plus a dated section lookup, a snapshot, a
 batch search and a section's comparison between revisions. Each handler validates through its typed
-signature, makes one call into ``lib`` on a worker thread and returns the spec's JSON (``envelope``) in
-the shape ``policy_outputs`` declares. The server they are registered on is built in
-``mcp_service.policy_kb``.
+signature and runs its ``policy_work`` function (one call into ``lib``) on a worker thread, returning
+the spec's JSON (``envelope``) in the shape ``policy_outputs`` declares. The server they are registered
+on is built in ``mcp_service.policy_kb``.
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
 annotations at registration, and the bounds come from the settings in ``register_policy_tools``.
@@ -10,29 +10,17 @@ annotations at registration, and the bounds come from the settings in ``register
 
 import inspect
 from collections.abc import Awaitable, Callable
-from datetime import date
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from lib.dates import parse_date
 from lib.kb import KnowledgeBase
-from lib.paths import read_allowed_file
-from lib.policies import search as lib_search
-from lib.policies.compare import compare_section
-from lib.policies.ingest import ingest_revision
-from lib.policies.lifecycle import RegistrationAction, ensure_registered, remove_revision_chunks
-from lib.policies.models import IngestOutcome, RevisionCreate
-from lib.policies.registry import check_revision_id, check_source
-from lib.policies.reindex import reindex_revision
-from lib.stores.objects import sha256_bytes
-from lib.text.filetypes import FileKind, detect_file_type
+from mcp_service.tools import policy_work
 from mcp_service.tools.envelope import run_tool
 from mcp_service.tools.policy_outputs import (
-    BatchQueryResult,
     BatchSearchOutput,
     CompareOutput,
     DocumentsOutput,
@@ -43,7 +31,6 @@ from mcp_service.tools.policy_outputs import (
     SectionOutput,
     SnapshotOutput,
 )
-from mcp_service.views import policy_info, revision_info, snapshot
 
 ToolFn = Callable[..., Awaitable[CallToolResult]]
 
@@ -97,102 +84,6 @@ Mode = Annotated[
         "'footnote 7', 'LTN 1/20'."
     ),
 ]
-
-
-# -- the work, one lib call each ------------------------------------------------------------------
-
-
-def _ingested(source: str, revision_id: str, outcome: IngestOutcome, action: str) -> IngestOutput:
-    return IngestOutput(source=source, revision_id=revision_id, chunks_created=outcome.chunks_created,
-                        chunks_removed=outcome.chunks_removed, page_count=outcome.page_count,
-                        extraction_method=outcome.extraction_method, action=action)  # fmt: skip
-
-
-def _ingest_file(kb: KnowledgeBase, source: str, revision_id: str, file_path: str, reindex: bool) -> IngestOutput:
-    """Ingest the PDF at ``file_path`` as the registered revision (spec 000 FR-005), through the same
-    ``lib`` functions as the ingestion and reindex flows: ``ensure_registered`` (idempotent by content
-    hash), then ``ingest_revision`` or ``reindex_revision``.
-
-    With ``reindex`` and a file other than the stored one, the revision is rebuilt from the file given,
-    which replaces the stored original (``reindex_revision(..., replacement=)``). The same file already
-    ingested is ``unchanged`` unless ``reindex``, or unless its chunks are gone (``remove_policy_revision``
-    then ``ingest_policy_revision``, the spec's reindex job): then it is ingested again."""
-    revision = kb.registry.get_revision(check_source(source), check_revision_id(revision_id))
-    content = read_allowed_file(kb.settings, file_path)
-    detect_file_type(content, {FileKind.PDF}, file_name=file_path)
-    if reindex and revision.resolvable and revision.file_sha256 != sha256_bytes(content):
-        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id, replacement=content),
-                         "reindexed")  # fmt: skip
-    registration = ensure_registered(
-        kb,
-        source,
-        RevisionCreate(
-            revision_id=revision_id,
-            version_label=revision.version_label,
-            effective_from=revision.effective_from,
-            effective_to=revision.effective_to,
-            notes=revision.notes,
-        ),
-        content,
-    )
-    current = registration.revision
-    if registration.action != RegistrationAction.UNCHANGED:
-        return _ingested(source, revision_id, ingest_revision(kb, source, revision_id), "ingested")
-    if reindex:
-        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id), "reindexed")
-    if kb.vectors.count_revision(source, revision_id) != current.chunk_count:
-        return _ingested(source, revision_id, reindex_revision(kb, source, revision_id), "ingested")
-    return IngestOutput(source=source, revision_id=revision_id, chunks_created=current.chunk_count,
-                        chunks_removed=0, page_count=current.page_count,
-                        extraction_method=current.extraction_method, action="unchanged")  # fmt: skip
-
-
-def _remove(kb: KnowledgeBase, source: str, revision_id: str) -> RemoveOutput:
-    """Remove a revision's chunks and nothing else (spec 000 FR-006, ``remove_revision_chunks``)."""
-    chunks = remove_revision_chunks(kb.vectors, check_source(source), check_revision_id(revision_id))
-    return RemoveOutput(source=source, revision_id=revision_id, chunks_removed=chunks)
-
-
-def _documents(kb: KnowledgeBase) -> DocumentsOutput:
-    policies = kb.registry.list_policies()
-    today = kb.resolver.resolve_many([p.source for p in policies], date.today())
-    infos = [policy_info(p, today.get(p.source)) for p in policies]
-    return DocumentsOutput(policy_count=len(infos), policies=infos)
-
-
-def _revisions(kb: KnowledgeBase, source: str) -> RevisionsOutput:
-    kb.registry.get_policy(check_source(source))
-    revisions = [revision_info(r) for r in kb.registry.list_revisions(source)]
-    return RevisionsOutput(source=source, revision_count=len(revisions), revisions=revisions)
-
-
-def _snapshot(kb: KnowledgeBase, effective_date: str) -> SnapshotOutput:
-    day = parse_date(effective_date, field="effective_date")
-    titles = {p.source: p.title for p in kb.registry.list_policies()}
-    return SnapshotOutput(**snapshot(day, kb.resolver.resolve_snapshot(day), titles).model_dump())
-
-
-def _search(kb: KnowledgeBase, **kwargs: Any) -> SearchOutput:
-    result = lib_search.search_policy(kb, **kwargs)
-    return SearchOutput(query=result.query, effective_date=result.effective_date,
-                        results_count=len(result.results), results=result.results)  # fmt: skip
-
-
-def _search_batch(kb: KnowledgeBase, queries: list[str], **kwargs: Any) -> BatchSearchOutput:
-    results = lib_search.search_policy_batch(kb, queries, **kwargs)
-    return BatchSearchOutput(
-        effective_date=results[0].effective_date if results else None,
-        query_count=len(results),
-        results=[BatchQueryResult(query=r.query, results_count=len(r.results), results=r.results) for r in results],
-    )
-
-
-def _section(kb: KnowledgeBase, **kwargs: Any) -> SectionOutput:
-    return SectionOutput(**lib_search.get_policy_section(kb, **kwargs).model_dump())
-
-
-def _compare(kb: KnowledgeBase, **kwargs: Any) -> CompareOutput:
-    return CompareOutput(**compare_section(kb, **kwargs).model_dump())
 
 
 # -- registration ---------------------------------------------------------------------------------
@@ -252,8 +143,8 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         results for it. Each result carries chunk_id, text, relevance_score, source, revision_id,
         version_label, section_ref and page_number for the citation, and dense_score / lexical_score from
         the rankings that found it."""
-        work = partial(_search, kb, query=query, sources=sources, effective_date=effective_date, n_results=n_results,
-                       mode=mode)  # fmt: skip
+        work = partial(policy_work.search, kb, query=query, sources=sources, effective_date=effective_date,
+                       n_results=n_results, mode=mode)  # fmt: skip
         return await run_tool("search_policy", work)
 
     @tool(read_only)
@@ -266,7 +157,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
     ) -> Annotated[CallToolResult, BatchSearchOutput]:
         """Run several searches in one call, with the same sources, date and mode (one registry lookup, one
         embedding batch). Results come back per query, in order, each shaped like search_policy's."""
-        work = partial(_search_batch, kb, queries, sources=sources, effective_date=effective_date,
+        work = partial(policy_work.search_batch, kb, queries, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
         return await run_tool("search_policy_batch", work)
 
@@ -279,7 +170,12 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         'Chapter N' returns the whole chapter. Errors: section_not_found (no such reference in that
         revision), revision_not_found (no revision in force on the date), policy_not_found."""
         work = partial(
-            _section, kb, source=source, section_ref=section_ref, revision_id=revision_id, effective_date=effective_date
+            policy_work.section,
+            kb,
+            source=source,
+            section_ref=section_ref,
+            revision_id=revision_id,
+            effective_date=effective_date,
         )
         return await run_tool("get_policy_section", work)
 
@@ -287,19 +183,19 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
     async def get_policy_snapshot(effective_date: SnapshotDate) -> Annotated[CallToolResult, SnapshotOutput]:
         """Which revision of every registered policy was in force on a date, and for the others why none
         was (not yet in force, or a gap between revisions). Use it to state the policy context of a review."""
-        return await run_tool("get_policy_snapshot", partial(_snapshot, kb, effective_date))
+        return await run_tool("get_policy_snapshot", partial(policy_work.snapshot_on, kb, effective_date))
 
     @tool(read_only)
     async def list_policy_documents() -> Annotated[CallToolResult, DocumentsOutput]:
         """Every registered policy document: source slug, title, category and the revision in force today.
         The slugs are what the other tools' source and sources arguments take."""
-        return await run_tool("list_policy_documents", partial(_documents, kb))
+        return await run_tool("list_policy_documents", partial(policy_work.documents, kb))
 
     @tool(read_only)
     async def list_policy_revisions(source: Source) -> Annotated[CallToolResult, RevisionsOutput]:
         """All revisions of one policy, newest first, with effective_from/effective_to (null = still in
         force), status (processing, active, superseded, failed) and chunk_count."""
-        return await run_tool("list_policy_revisions", partial(_revisions, kb, source))
+        return await run_tool("list_policy_revisions", partial(policy_work.revisions, kb, source))
 
     @tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def ingest_policy_revision(
@@ -317,7 +213,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         file_not_found, path_not_allowed, unsupported_file_type, no_content, cannot_reindex (the revision
         is processing or being reindexed), revision_already_exists (another file, without reindex)."""
         return await run_tool(
-            "ingest_policy_revision", partial(_ingest_file, kb, source, revision_id, file_path, reindex)
+            "ingest_policy_revision", partial(policy_work.ingest_file, kb, source, revision_id, file_path, reindex)
         )
 
     @tool(ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
@@ -328,7 +224,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         stored PDF stay, so ingest_policy_revision can rebuild it (the reindex job of spec 000). Until then
         searches find nothing of that revision. chunks_removed is 0 when it had none. To delete a revision
         entirely use the REST API (DELETE /api/v1/policies/{source}/revisions/{revision_id})."""
-        return await run_tool("remove_policy_revision", partial(_remove, kb, source, revision_id))
+        return await run_tool("remove_policy_revision", partial(policy_work.remove_chunks, kb, source, revision_id))
 
     CompareRevision = Annotated[
         str | None, Field(description="A revision id (list_policy_revisions); wins over the date when both are given")
@@ -356,6 +252,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         (matches_in) that best say what this one says, found by searching that revision with the
         section's text, each with its score: cite those. Errors: section_not_found (in neither
         revision), revision_not_found, policy_not_found, invalid_argument (the same revision twice)."""
-        work = partial(_compare, kb, source=source, section_ref=section_ref, from_revision_id=from_revision_id,
-                       to_revision_id=to_revision_id, from_date=from_date, to_date=to_date)  # fmt: skip
+        work = partial(policy_work.compare, kb, source=source, section_ref=section_ref,
+                       from_revision_id=from_revision_id, to_revision_id=to_revision_id, from_date=from_date,
+                       to_date=to_date)  # fmt: skip
         return await run_tool("compare_policy_section", work)
