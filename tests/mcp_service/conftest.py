@@ -11,6 +11,7 @@ The Redis databases here (7 and 8) are not the one the rest of the suite flushes
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -182,3 +183,28 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -
         except httpx.HTTPError:
             time.sleep(0.2)
     pytest.fail("the service did not become healthy", pytrace=False)
+
+
+def sse_events(stream: httpx.Response) -> Iterator[tuple[str, str]]:
+    """``(event, data)`` pairs of a server-sent event stream, as they arrive."""
+    event = ""
+    for line in stream.iter_lines():
+        if line.startswith("event:"):
+            event = line.removeprefix("event:").strip()
+        elif line.startswith("data:"):
+            yield event, line.removeprefix("data:").strip()
+
+
+def service_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
+    """The environment a service subprocess reads ``settings``' stores from, listening on ``port``."""
+    return os.environ | {
+        "REDIS_URL": settings.redis_url or "",
+        "POLICY_KB_DATA_DIR": str(settings.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
+        "OBJECT_STORE_URL": settings.object_store_url or "",
+        "POLICY_KB_PORT": str(port),
+        "MCP_API_KEY": FULL_KEY,
+        "HF_HUB_OFFLINE": "1",
+        **extra,
+    }

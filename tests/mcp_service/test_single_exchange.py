@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -29,13 +28,13 @@ from mcp_service.transports.single_exchange import SingleExchangeLane
 from mcp_service.transports.streamable_http import LANE_NEEDS
 from tests.conftest import free_port
 from tests.mcp_service.conftest import (
-    FULL_KEY,
     INITIALIZE,
     MCP_HEADERS,
     Service,
     bearer,
     mcp_session,
     running,
+    service_env,
     wait_healthy,
 )
 
@@ -244,17 +243,7 @@ def test_the_service_serves_and_imports_the_lane_only_when_the_setting_is_on(
     """``python -X importtime`` lists every module the service imported, on its stderr."""
     settings = nppf_service.settings
     port = free_port()
-    env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
-        "OBJECT_STORE_URL": settings.object_store_url or "",
-        "POLICY_KB_PORT": str(port),
-        "MCP_API_KEY": FULL_KEY,
-        "MCP_SINGLE_EXCHANGE": str(setting).lower(),
-        "HF_HUB_OFFLINE": "1",
-    }
+    env = service_env(settings, port, MCP_SINGLE_EXCHANGE=str(setting).lower())
     url = f"http://127.0.0.1:{port}"
     stderr = tmp_path / "stderr.log"
     with stderr.open("wb") as sink:

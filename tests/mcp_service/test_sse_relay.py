@@ -28,7 +28,7 @@ from mcp.client.sse import sse_client
 from mcp_service.policy_kb import create_app
 from mcp_service.transports.sse_relay import replica_channel, session_key
 from tests.conftest import free_port
-from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, running
+from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, running, sse_events
 
 DEADLINE_S = 30
 """Bound on every wait below: the relay retries with a backoff capped at 5 s."""
@@ -112,15 +112,6 @@ def tool_call(request_id: int, name: str = "list_policy_documents") -> dict[str,
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": {}}}
 
 
-def _sse_events(stream: httpx.Response) -> Iterator[tuple[str, str]]:
-    event = ""
-    for line in stream.iter_lines():
-        if line.startswith("event:"):
-            event = line.removeprefix("event:").strip()
-        elif line.startswith("data:"):
-            yield event, line.removeprefix("data:").strip()
-
-
 def retries_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith("sse_relay.retrying task=listener")]
 
@@ -194,7 +185,7 @@ def test_a_message_relayed_while_redis_is_down_gets_503_and_the_session_complete
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=DEADLINE_S)) as client,
         client.stream("GET", f"{url_a}/sse") as stream,
     ):
-        events = _sse_events(stream)
+        events = sse_events(stream)
         _, endpoint = next(events)
         session_id = endpoint.rsplit("=", 1)[1]
         holder = wait_until(lambda: relay_redis.sessions().get(session_id), "the session to be registered")
@@ -228,7 +219,7 @@ def test_a_relayed_post_answers_what_the_holders_sdk_answered_or_503_when_no_rep
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=DEADLINE_S)) as client,
         client.stream("GET", f"{fresh_service.url}/sse") as stream,
     ):
-        events = _sse_events(stream)  # held: closing it would close the stream
+        events = sse_events(stream)  # held: closing it would close the stream
         _, endpoint = next(events)
         session_id = endpoint.rsplit("=", 1)[1]
         holder = wait_until(lambda: store.get(session_key(session_id)), "the session to be registered")

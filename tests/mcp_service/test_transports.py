@@ -4,11 +4,9 @@ sessions spread over two replicas."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,13 +16,14 @@ from mcp_service.policy_kb import create_app
 from mcp_service.tools.policies import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
 from tests.mcp_service.conftest import (
-    FULL_KEY,
     INITIALIZE,
     MCP_HEADERS,
     Service,
     bearer,
     mcp_session,
     running,
+    service_env,
+    sse_events,
     wait_healthy,
 )
 
@@ -72,15 +71,6 @@ def test_mcp_route_takes_post_get_and_delete_without_a_redirect(nppf_service: Se
         assert (slash.status_code, slash.headers["location"]) == (307, f"{nppf_service.url}/mcp")
 
 
-def _sse_events(stream: httpx.Response) -> Iterator[tuple[str, str]]:
-    event = ""
-    for line in stream.iter_lines():
-        if line.startswith("event:"):
-            event = line.removeprefix("event:").strip()
-        elif line.startswith("data:"):
-            yield event, line.removeprefix("data:").strip()
-
-
 def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_service: Service) -> None:
     """Replica A holds the stream; the client's POSTs land on replica B (a load balancer's choice)."""
     replica_b = create_app(fresh_service.settings, kb=fresh_service.kb, warm=False)
@@ -89,7 +79,7 @@ def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_servi
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=15)) as client,
         client.stream("GET", f"{fresh_service.url}/sse") as stream,
     ):
-        events = _sse_events(stream)
+        events = sse_events(stream)
         kind, endpoint = next(events)
         assert kind == "endpoint" and endpoint.startswith("/messages/?session_id=")
         posted = client.post(f"{url_b}{endpoint}", json=INITIALIZE, headers=MCP_HEADERS)
@@ -116,17 +106,7 @@ def test_the_service_starts_from_its_commands_with_settings_from_the_environment
 ) -> None:
     settings = nppf_service.settings
     port = free_port()
-    env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
-        "OBJECT_STORE_URL": settings.object_store_url or "",
-        "POLICY_KB_PORT": str(port),
-        "MCP_API_KEY": FULL_KEY,
-        "POLICY_KB_WORKERS": str(workers),
-        "HF_HUB_OFFLINE": "1",
-    }
+    env = service_env(settings, port, POLICY_KB_WORKERS=str(workers))
     proc = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
