@@ -16,8 +16,11 @@ Two families, both functions of the two legs' candidate lists alone (so every re
 - ``rrf``: weighted reciprocal-rank fusion, ``sum(weight / (rrf_k + rank))`` (Cormack et al. 2009),
   relevance divided by the best possible (first in both legs).
 
-``relevance`` is in 0..1 and monotone in the fused score. ``FUSION``'s values were tuned on BEIR SciFact's
-train split only (``benchmarks/retrieval.py --tune``); the README quotes train and test figures.
+``relevance`` is in 0..1 and monotone in the fused score. ``FUSION`` was chosen on BEIR SciFact's train split
+only (``benchmarks/retrieval.py --tune``, 809 queries, 315 settings): the convex family beats every RRF
+setting (best RRF 0.7172 train); ``alpha = 0.5`` is the best share at every depth; depth 500 scores 0.7339
+on train against 0.7315 at depth 100, and depth 100 is kept because each leg's candidates are paid for on
+every query (the 3 ms budget of hybrid over dense). Test split: 0.7238 (plain RRF k=60: 0.7174).
 """
 
 from __future__ import annotations
