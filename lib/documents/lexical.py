@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from cachetools import TTLCache
 
-from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
+from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import ChunkCollection, StoredChunk
 
 MAX_AGE_S = 30.0
@@ -151,7 +151,5 @@ def lexical_search(
         for name in sorted(block.types)
         if allowed is None or name in allowed
     ]
-    lexical = [block.lexical for block in searched]
-    found = bm25_search(query, lexical, k)
-    hits = [(searched[hit.block_index].chunks[hit.row], hit.score) for hit in found]
-    return LexicalHits(hits, bm25_ceiling(query, lexical) if hits else 0.0)
+    found, ceiling = bm25_rank(query, [block.lexical for block in searched], k)
+    return LexicalHits([(searched[hit.block_index].chunks[hit.row], hit.score) for hit in found], ceiling)

@@ -6,7 +6,7 @@ search applies its filters by choosing which blocks both legs see, so they agree
 """
 
 from lib.retrieval.fusion import FUSION, FusedHit, FusionMethod, FusionParams, candidates, fuse
-from lib.retrieval.lexical import LexicalBlock, LexicalHit, bm25_ceiling, bm25_search
+from lib.retrieval.lexical import LexicalBlock, LexicalHit, LexicalRanking, bm25_ceiling, bm25_rank, bm25_search
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.tokens import tokenize
 
@@ -17,8 +17,10 @@ __all__ = [
     "FusionParams",
     "LexicalBlock",
     "LexicalHit",
+    "LexicalRanking",
     "SearchMode",
     "bm25_ceiling",
+    "bm25_rank",
     "bm25_search",
     "candidates",
     "check_mode",

@@ -107,6 +107,12 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(tokenize(query)))
 
 
+class LexicalRanking(NamedTuple):
+    hits: list[LexicalHit]
+    ceiling: float
+    """The least upper bound of any score for this query over these blocks (``bm25_ceiling``); 0 without hits."""
+
+
 def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1) -> float:
     """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
     sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
@@ -119,7 +125,19 @@ def bm25_search(
 ) -> list[LexicalHit]:
     """The ``k`` best rows of ``blocks`` for ``query`` by BM25 over their union, best first, ties by
     ``(block_index, row)``; rows with a zero score (no query term) are never returned."""
+    return bm25_rank(query, blocks, k, k1=k1, b=b).hits
+
+
+def bm25_rank(query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B) -> LexicalRanking:
+    """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once."""
     idf, avgdl = _idf(query_terms(query), blocks)
+    hits = _scored(idf, avgdl, blocks, k, k1, b)
+    return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
+
+
+def _scored(
+    idf: Mapping[str, float], avgdl: float, blocks: Sequence[LexicalBlock], k: int, k1: float, b: float
+) -> list[LexicalHit]:
     if not idf or k <= 0:
         return []
     owners: list[np.ndarray] = []

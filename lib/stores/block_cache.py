@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from cachetools import TTLCache
 
-from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
+from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import StoredChunk
 
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
@@ -231,7 +231,5 @@ class LexicalAnswer:
 def lexical_search(query: str, n_results: int, blocks: Sequence[RevisionBlock]) -> LexicalAnswer:
     """The ``n_results`` chunks of ``blocks`` best for ``query`` by BM25, with IDF over exactly these blocks;
     best first, ties in block then row order; chunks holding no query term are never returned."""
-    lexical = [b.lexical for b in blocks]
-    hits = bm25_search(query, lexical, n_results)
-    chunks = [(blocks[h.block_index].chunk(h.row), h.score) for h in hits]
-    return LexicalAnswer(chunks, bm25_ceiling(query, lexical) if hits else 0.0)
+    hits, ceiling = bm25_rank(query, [b.lexical for b in blocks], n_results)
+    return LexicalAnswer([(blocks[h.block_index].chunk(h.row), h.score) for h in hits], ceiling)
