@@ -103,6 +103,36 @@ class Settings(BaseSettings):
         "mcp release; with any other the SDK transport serves alone)",
     )
 
+    # kb server (spec 002): notes, collections, chunked uploads
+    kb_mcp_port: int = Field(default=3004, alias="KB_MCP_PORT")
+    kb_engine_url: str | None = Field(
+        default=None,
+        alias="KB_ENGINE_URL",
+        description="The kb engine the kb MCP server calls; unset = this deployment's own service",
+    )
+    kb_api_key: SecretStr | None = Field(default=None, alias="KB_API_KEY", description="The engine's key")
+    kb_mcp_api_key: SecretStr | None = Field(
+        default=None, alias="KB_MCP_API_KEY", description="Callers of the kb MCP server; unset = open"
+    )
+    kb_collection: str = Field(
+        default="kb_docs", min_length=3, max_length=63, alias="CHROMA_KB_COLLECTION",
+        description="Chroma collection of notes and uploaded files",
+    )  # fmt: skip
+    kb_max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="KB_MAX_UPLOAD_BYTES")
+    kb_upload_ttl_seconds: int = Field(default=600, ge=1, alias="KB_UPLOAD_TTL_SECONDS")
+
+    # governance server (spec 004): ADRs, PRDs, PEPs for agents
+    governance_port: int = Field(default=3005, alias="GOVERNANCE_PORT")
+    governance_collection: str = Field(
+        default="governance_docs", min_length=3, max_length=63, alias="CHROMA_GOVERNANCE_COLLECTION",
+        description="Chroma collection of governance chunks",
+    )  # fmt: skip
+    governance_log_questions: bool = Field(
+        default=False,
+        alias="GOVERNANCE_LOG_QUESTIONS",
+        description="Log each query's question in clear; by default only its hash is logged (spec 004 NF4)",
+    )
+
     # Jobs (Prefect flows)
     prefect_api_url: str | None = Field(
         default=None,

@@ -168,3 +168,38 @@ class EncoderMismatchError(KBError):
 
     error_type = "encoder_mismatch"
     http_status = 409
+
+
+class StoreUnavailableError(KBError):
+    """A store the request needs (the Chroma server, the S3 server) did not answer; nothing was written."""
+
+    error_type = "store_unavailable"
+    http_status = 503
+
+
+class EngineUnavailableError(KBError):
+    """The kb MCP server could not reach its engine at ``KB_ENGINE_URL`` (spec 002: engine unreachable)."""
+
+    error_type = "engine_unavailable"
+    http_status = 503
+
+
+class NotANoteError(KBError):
+    """Only notes can be updated in place; the document is an uploaded file (spec 002)."""
+
+    error_type = "not_a_note"
+    http_status = 409
+
+
+class UploadNotFoundError(KBError):
+    """No chunked upload is staged under this ``upload_id``: unknown, finished or expired (spec 002)."""
+
+    error_type = "upload_not_found"
+    http_status = 404
+
+
+class IndexNotBuiltError(KBError):
+    """The governance index holds no documents yet; the message names the command that builds it (spec 004 NF3)."""
+
+    error_type = "index_not_built"
+    http_status = 503

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import sys
@@ -21,14 +22,21 @@ from starlette.applications import Starlette
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.kb import KnowledgeBase, open_kb
-from mcp_service.document_store import create_document_store_app
-from mcp_service.policy_kb import create_app
 
-SERVERS: dict[str, tuple[Callable[..., Starlette], Callable[[Settings], int]]] = {
-    "policy-kb": (create_app, lambda settings: settings.policy_kb_port),
-    "document-store": (create_document_store_app, lambda settings: settings.document_store_port),
+SERVERS: dict[str, tuple[str, Callable[[Settings], int]]] = {
+    "policy-kb": ("mcp_service.policy_kb:create_app", lambda settings: settings.policy_kb_port),
+    "document-store": ("mcp_service.document_store:create_document_store_app", lambda s: s.document_store_port),
+    "kb": ("mcp_service.kb:create_kb_app", lambda settings: settings.kb_mcp_port),
+    "governance": ("mcp_service.governance:create_governance_app", lambda settings: settings.governance_port),
 }
-"""Server name → (app factory taking ``settings`` and ``kb=``, its port in the settings)."""
+"""Server name → (``module:factory`` of its app, taking ``settings`` and ``kb=``; its port in the settings).
+Factories are imported only for the servers asked for, so one server's dependencies never slow another."""
+
+
+def app_factory(name: str) -> Callable[..., Starlette]:
+    module, attribute = SERVERS[name][0].split(":")
+    factory: Callable[..., Starlette] = getattr(importlib.import_module(module), attribute)
+    return factory
 
 
 class _GroupServer(uvicorn.Server):
@@ -93,9 +101,9 @@ def serve(
     kb: KnowledgeBase = open_kb(settings)
     group: list[uvicorn.Server] = []
     for name in names:
-        factory, default_port = SERVERS[name]
+        default_port = SERVERS[name][1]
         config = uvicorn.Config(
-            factory(settings, kb=kb),
+            app_factory(name)(settings, kb=kb),
             host=host or settings.host,
             port=port or default_port(settings),
             proxy_headers=True,

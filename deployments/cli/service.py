@@ -38,7 +38,8 @@ def serve(
     servers: Annotated[
         str,
         typer.Option(
-            help="Comma-separated: policy-kb (POLICY_KB_PORT, 3003), document-store (DOCUMENT_STORE_PORT, 3002)"
+            help="Comma-separated: policy-kb (POLICY_KB_PORT, 3003), document-store (DOCUMENT_STORE_PORT, 3002), "
+            "kb (KB_MCP_PORT, 3004), governance (GOVERNANCE_PORT, 3005)"
         ),
     ] = "policy-kb",
 ) -> None:
@@ -62,7 +63,7 @@ def up(
     """The embedded stack in the foreground: Redis (started if needed) and the MCP service; prints the URLs."""
     from lib.stores.objects import open_object_store
     from lib.stores.redis_server import ensure_embedded_redis
-    from mcp_service.__main__ import check_servers
+    from mcp_service.__main__ import SERVERS, check_servers
     from mcp_service.__main__ import serve as run_service
 
     settings = load_settings()
@@ -75,13 +76,12 @@ def up(
     chroma = str(settings.chroma_persist_dir)
     if settings.chroma_host:
         chroma = f"http://{settings.chroma_host}:{settings.chroma_port}"
-    ports = {"policy-kb": settings.policy_kb_port, "document-store": settings.document_store_port}
     typer.secho("policy-kb embedded stack", bold=True)
     typer.echo(f"  redis         {redis_url}")
     typer.echo(f"  chroma        {chroma}")
     typer.echo(f"  object store  {objects}")
     for name in names:
-        base = f"http://{settings.host}:{ports[name]}"
+        base = f"http://{settings.host}:{SERVERS[name][1](settings)}"
         typer.echo(f"  {name:<13} {base}/mcp  (SSE {base}/sse, health {base}/health, REST {base}/api/v1)")
     prefect = settings.prefect_api_url or "none: ingestions run in this process (set PREFECT_API_URL for a server)"
     typer.echo(f"  prefect       {prefect}")
