@@ -8,6 +8,7 @@ search applies its filters by choosing which blocks both legs see, so they agree
 from lib.retrieval.fusion import FUSION, FusedHit, FusionMethod, FusionParams, candidates, fuse
 from lib.retrieval.lexical import LexicalBlock, LexicalHit, LexicalRanking, bm25_ceiling, bm25_rank, bm25_search
 from lib.retrieval.modes import SearchMode, check_mode
+from lib.retrieval.ranking import leg_depth, rank_by_mode
 from lib.retrieval.tokens import tokenize
 
 __all__ = [
@@ -25,5 +26,7 @@ __all__ = [
     "candidates",
     "check_mode",
     "fuse",
+    "leg_depth",
+    "rank_by_mode",
     "tokenize",
 ]
