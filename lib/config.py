@@ -57,14 +57,23 @@ class Settings(BaseSettings):
     onnx_query_embeddings: bool = Field(
         default=True,
         alias="ONNX_QUERY_EMBEDDINGS",
-        description="Embed search queries with an ONNX export of the model (kept under the data dir)",
+        description="With the torch encoder, embed search queries with an ONNX export of the model (kept in "
+        "MODEL_CACHE_DIR)",
     )
     embedding_encoder: Literal["torch", "int8"] = Field(
         default="torch",
         alias="EMBEDDING_ENCODER",
-        description="Encoder of documents and queries: torch (sentence-transformers) or int8 (quantised ONNX, "
-        "kept under the data dir); recorded with each collection, switched by the reencode flow",
+        description="Encoder of documents and queries: int8 (the model's ONNX export, int8-quantised, kept in "
+        "MODEL_CACHE_DIR) or torch (sentence-transformers); recorded with each collection, switched by the "
+        "reencode flow",
     )
+    model_cache_dir: Path | None = Field(
+        default=None,
+        alias="MODEL_CACHE_DIR",
+        description="Where the model's ONNX export and its int8 quantisation are made, once per machine; unset = "
+        "$XDG_CACHE_HOME/policy-kb/models (~/.cache/policy-kb/models)",
+    )
+    xdg_cache_home: Path | None = Field(default=None, alias="XDG_CACHE_HOME")
 
     # Search
     search_cache_mb: int = Field(
@@ -161,6 +170,9 @@ class Settings(BaseSettings):
         self.chroma_persist_dir = self.chroma_persist_dir.expanduser().resolve()
         if not self.object_store_url:
             self.object_store_url = (self.data_dir / "objects").as_uri()
+        if self.model_cache_dir is None:
+            self.model_cache_dir = (self.xdg_cache_home or Path("~/.cache")) / "policy-kb" / "models"
+        self.model_cache_dir = self.model_cache_dir.expanduser().resolve()
         if "allowed_file_roots" not in self.model_fields_set:
             self.allowed_file_roots = [self.inbox_dir]
         self.allowed_file_roots = [root.expanduser().resolve() for root in self.allowed_file_roots]
