@@ -1,0 +1,130 @@
+"""What a process searches: every registered document's live chunks, their vectors and their BM25 block.
+
+Derived, never written: each process builds it from Redis and Chroma and serves it while the registry's
+generation (``kbn:gen``, bumped in the same write as every registration, note update and tag change) is
+the one it was built under. A moved generation re-reads the registry's ``live`` map (one HGETALL) and
+loads from Chroma only the documents whose live generation changed, so one new note costs one document's
+read and tokenisation, not the collection's.
+
+Why the dense leg is an exact search here rather than Chroma's query: the live chunk set of a note is
+chosen by the registry, not by Chroma (during an update both generations are stored), and the tags filter
+is a set of ids from Redis; scoring exactly the live vectors of the allowed documents applies both before
+ranking, as the lexical leg does, and never lets hidden chunks crowd the candidates out. A matrix-vector
+product over tens of thousands of 384-dimensional rows takes about a millisecond.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from lib.notes.chunks import NoteChunkStore, chunk_id
+from lib.notes.registry import NoteRegistry
+from lib.retrieval.lexical import LexicalBlock
+from lib.stores.chroma import StoredChunk
+
+logger = logging.getLogger(__name__)
+
+_READ_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class DocumentIndex:
+    """One generation of one document: its chunks in index order, their vectors and their BM25 block."""
+
+    document_id: int
+    generation: int
+    chunks: tuple[StoredChunk, ...]
+    vectors: np.ndarray
+    lexical: LexicalBlock
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every live document under one registry generation, ordered by id."""
+
+    generation: int
+    documents: tuple[DocumentIndex, ...]
+    complete: bool = True
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """Every live chunk's vector, documents in order: ``(chunks, dims)``."""
+        parts = [d.vectors for d in self.documents if len(d.chunks)]
+        return np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """For each row of ``matrix``, the position of its document in ``documents``."""
+        return np.repeat(np.arange(len(self.documents)), [len(d.chunks) for d in self.documents])
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Where each document's rows start in ``matrix``."""
+        return np.concatenate([[0], np.cumsum([len(d.chunks) for d in self.documents])]).astype(np.int64)
+
+    def chunk_at(self, row: int) -> tuple[DocumentIndex, StoredChunk]:
+        document = self.documents[int(self.owners[row])]
+        return document, document.chunks[row - int(self.offsets[int(self.owners[row])])]
+
+
+class NoteIndexCache:
+    """The current ``Snapshot`` of this process, rebuilt when the registry's generation moves. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+
+    def snapshot(self, registry: NoteRegistry, chunks: NoteChunkStore) -> Snapshot:
+        generation = registry.generation()  # before the rest: a snapshot is never labelled newer than it is
+        with self._lock:
+            known = self._snapshot
+        if known is not None and known.generation == generation and known.complete:
+            return known
+        live = registry.live()
+        held = {d.document_id: d for d in known.documents} if known is not None else {}
+        stale = {i: spec for i, spec in live.items() if i not in held or held[i].generation != spec[0]}
+        loaded = _load(chunks, stale)
+        documents = tuple(loaded[i] if i in stale else held[i] for i in sorted(live) if i in loaded or i not in stale)
+        snapshot = Snapshot(generation, documents, complete=len(loaded) == len(stale))
+        if stale:
+            logger.info("notes.index_loaded generation=%d documents=%d loaded=%d", generation, len(live), len(stale))
+        with self._lock:
+            self._snapshot = snapshot
+        return snapshot
+
+    def clear(self) -> None:
+        with self._lock:
+            self._snapshot = None
+
+
+def _load(chunks: NoteChunkStore, wanted: dict[int, tuple[int, int]]) -> dict[int, DocumentIndex]:
+    """The documents of ``wanted`` (id -> (generation, chunk count)) read from Chroma in batches. A document
+    whose chunks are not all there (its generation was replaced and removed meanwhile) is left out."""
+    ids = [chunk_id(i, generation, n) for i, (generation, count) in sorted(wanted.items()) for n in range(count)]
+    found: dict[str, tuple[StoredChunk, np.ndarray]] = {}
+    for start in range(0, len(ids), _READ_BATCH):
+        page = chunks.collection.get(ids=ids[start : start + _READ_BATCH], include=["documents", "metadatas",
+                                                                                  "embeddings"])  # fmt: skip
+        vectors = page["embeddings"] if page["embeddings"] is not None else []
+        for cid, text, meta, vector in zip(
+            page["ids"], page["documents"] or [], page["metadatas"] or [], vectors, strict=True
+        ):
+            found[cid] = (StoredChunk(cid, text or "", dict(meta or {})), np.asarray(vector, dtype=np.float32))
+    out: dict[int, DocumentIndex] = {}
+    for document_id, (generation, count) in wanted.items():
+        rows = [found.get(chunk_id(document_id, generation, n)) for n in range(count)]
+        present = [row for row in rows if row is not None]
+        if len(present) < count:
+            logger.warning("notes.index_generation_gone document_id=%d generation=%d", document_id, generation)
+            continue
+        texts = [c.text for c, _ in present]
+        vectors = np.asarray([v for _, v in present], dtype=np.float32).reshape(len(present), -1)
+        out[document_id] = DocumentIndex(
+            document_id, generation, tuple(c for c, _ in present), vectors, LexicalBlock.build(texts)
+        )
+    return out
