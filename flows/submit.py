@@ -1,13 +1,18 @@
-"""Start an ingestion or reindex without waiting for it: what the service's upload and reindex routes call.
+"""Start a flow run without waiting for it: what the service's upload and reindex routes call.
 
-With ``PREFECT_API_URL`` set and the deployment registered there, the run goes to the deployment's work
-pool (``run_deployment(..., timeout=0)``) and its flow run id comes back. Otherwise (the embedded
-default, or a server without the deployment) the flow runs in a background thread of this process and
-a generated ``local-...`` id comes back. Either way ``lib.policies.ingest`` records progress on the revision in
-Redis, so a status reader in any process sees it.
+``submit_flow_run`` is the one way in. With ``PREFECT_API_URL`` set and the deployment registered there,
+the run goes to the deployment's work pool (``run_deployment(..., timeout=0)``) and its flow run id comes
+back. Otherwise (the embedded default, or a server without the deployment) the flow runs in a background
+thread of this process and a generated ``local-...`` id comes back. Progress lives where the flow writes
+it (for a policy revision, on the revision in Redis), so a status reader in any process sees it.
 
-If the background flow cannot even start because the Prefect API is unreachable, the same ``lib``
-pipeline runs without orchestration: an upload must not wait for the orchestrator.
+A background run reports every failure it cannot leave to the flow: Prefect's local API not starting,
+the flow run not being created, parameters refused before the flow body runs, a crash of the engine.
+The caller's ``on_failure`` records it (a revision ends ``failed`` with the error); it is also called
+after failures the flow itself recorded, so it must leave an already-recorded failure alone.
+
+If the Prefect API is unreachable once the run is under way and the caller gave ``without_orchestration``,
+that runs instead (the same ``lib`` pipeline, no Prefect): an upload must not wait for the orchestrator.
 """
 
 from __future__ import annotations
@@ -17,20 +22,21 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import httpx
+from prefect import Flow
 from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows.common import bound_kb
-from flows.ingest import ingest_policy_revision
+from flows.ingest import ingest_policy_revision, settle_failure
+from flows.local_api import ensure_local_api
 from flows.reindex import reindex_policy_revision
 from lib.config import Settings
-from lib.errors import KBError
-from lib.kb import KnowledgeBase, open_kb
+from lib.kb import open_kb
 from lib.policies.ingest import ingest_revision
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import check_reindexable, reindex_revision
@@ -45,7 +51,32 @@ INGEST_DEPLOYMENT = "ingest_policy_revision/ingest-policy-revision"
 REINDEX_DEPLOYMENT = "reindex_policy_revision/reindex-policy-revision"
 LOCAL_PREFIX = "local-"
 
-_ORCHESTRATOR_ERRORS = (httpx.HTTPError, PrefectHTTPStatusError)
+ORCHESTRATOR_ERRORS = (httpx.HTTPError, PrefectHTTPStatusError)
+"""The Prefect API failing to answer: the work itself may still be fine."""
+
+OnFailure = Callable[[BaseException], None]
+
+
+def submit_flow_run(
+    settings: Settings,
+    deployment: str,
+    flow: Flow[..., Any],
+    parameters: dict[str, Any],
+    *,
+    on_failure: OnFailure,
+    without_orchestration: Callable[[], object] | None = None,
+) -> str:
+    """Start ``flow`` with ``parameters``; return the job id (a flow run id, or ``local-...``).
+
+    ``deployment`` is ``flow_name/deployment_name`` on the server of ``settings.prefect_api_url``.
+    ``on_failure(exc)`` is called from the background thread whenever the run cannot start or ends in
+    an exception; it must be idempotent. Nothing here raises for a failure of the run itself.
+    """
+    if settings.prefect_api_url:
+        flow_run_id = _submit_to_deployment(settings.prefect_api_url, deployment, parameters)
+        if flow_run_id is not None:
+            return flow_run_id
+    return _run_in_background(flow, parameters, on_failure, without_orchestration)
 
 
 def submit_ingestion(settings: Settings, source: str, revision_id: str, *, reindex: bool = False) -> str:
@@ -53,27 +84,43 @@ def submit_ingestion(settings: Settings, source: str, revision_id: str, *, reind
 
     The revision must exist. A reindex that would be refused (the revision is ``processing``) raises
     ``CannotReindexError`` here, before anything is submitted, so the caller can answer 409 at once.
+    Whatever stops the run before the flow records it leaves the revision ``failed`` with the error.
     """
     registry = PolicyRegistry(redis_client(settings))
     if reindex:
         check_reindexable(registry, source, revision_id)
     else:
         registry.get_revision(source, revision_id)
-    deployment = REINDEX_DEPLOYMENT if reindex else INGEST_DEPLOYMENT
-    if settings.prefect_api_url:
-        flow_run_id = _submit_to_deployment(settings.prefect_api_url, deployment, source, revision_id)
-        if flow_run_id is not None:
-            return flow_run_id
-    return _run_in_background(settings, source, revision_id, reindex=reindex)
+    kb = open_kb(settings)
+
+    def on_failure(exc: BaseException) -> None:
+        error = settle_failure(kb, source, revision_id, exc)
+        logger.warning("submit.job_failed source=%s revision_id=%s error=%s", source, revision_id, error)
+
+    def without_orchestration() -> None:
+        if reindex:
+            reindex_revision(kb, source, revision_id)
+        elif not kb.registry.get_revision(source, revision_id).resolvable:
+            ingest_revision(kb, source, revision_id)
+
+    with bound_kb(kb):  # the background thread copies this context, so its flow works on ``kb``
+        return submit_flow_run(
+            settings,
+            REINDEX_DEPLOYMENT if reindex else INGEST_DEPLOYMENT,
+            reindex_policy_revision if reindex else ingest_policy_revision,
+            {"source": source, "revision_id": revision_id},
+            on_failure=on_failure,
+            without_orchestration=without_orchestration,
+        )
 
 
-def _submit_to_deployment(api_url: str, deployment: str, source: str, revision_id: str) -> str | None:
+def _submit_to_deployment(api_url: str, deployment: str, parameters: dict[str, Any]) -> str | None:
     """The flow run id, or None when the server is unreachable or does not have the deployment."""
     try:
         with temporary_settings({PREFECT_API_URL: api_url}):
             run = _run_deployment_sync(
                 deployment,
-                parameters={"source": source, "revision_id": revision_id},
+                parameters=parameters,
                 timeout=0,
                 as_subflow=False,
                 tags=["policy-kb", "submitted"],
@@ -82,55 +129,63 @@ def _submit_to_deployment(api_url: str, deployment: str, source: str, revision_i
     except ObjectNotFound:
         logger.warning("submit.no_deployment deployment=%s: running in-process instead", deployment)
         return None
-    except _ORCHESTRATOR_ERRORS as exc:
+    except ORCHESTRATOR_ERRORS as exc:
         logger.warning("submit.prefect_unreachable deployment=%s error=%s: running in-process instead", deployment, exc)
         return None
-    logger.info(
-        "submit.deployment deployment=%s source=%s revision_id=%s flow_run_id=%s",
-        deployment, source, revision_id, run.id,
-    )  # fmt: skip
+    logger.info("submit.deployment deployment=%s flow_run_id=%s", deployment, run.id)
     return str(run.id)
 
 
-def _run_in_background(settings: Settings, source: str, revision_id: str, *, reindex: bool) -> str:
+def _run_in_background(
+    flow: Flow[..., Any],
+    parameters: dict[str, Any],
+    on_failure: OnFailure,
+    without_orchestration: Callable[[], object] | None,
+) -> str:
     job_id = f"{LOCAL_PREFIX}{uuid.uuid4().hex}"
     context = contextvars.copy_context()
     thread = threading.Thread(
         target=context.run,
-        args=(_run_job, settings, job_id, source, revision_id, reindex),
+        args=(_run_job, job_id, flow, parameters, on_failure, without_orchestration),
         name=f"policy-kb-{job_id}",
         daemon=True,
     )
     thread.start()
-    logger.info("submit.background job_id=%s source=%s revision_id=%s reindex=%s", job_id, source, revision_id, reindex)
+    logger.info("submit.background job_id=%s flow=%s", job_id, flow.name)
     return job_id
 
 
-def _run_job(settings: Settings, job_id: str, source: str, revision_id: str, reindex: bool) -> None:
-    """The body of a background job. Failures are already on the revision; here they are only logged."""
-    kb = open_kb(settings)
-    flow = reindex_policy_revision if reindex else ingest_policy_revision
+def _run_job(
+    job_id: str,
+    flow: Flow[..., Any],
+    parameters: dict[str, Any],
+    on_failure: OnFailure,
+    without_orchestration: Callable[[], object] | None,
+) -> None:
+    """The body of a background job: every way it can end without success reaches ``on_failure``."""
     try:
-        with bound_kb(kb):
-            flow.with_options(flow_run_name=job_id)(source=source, revision_id=revision_id)
-    except _ORCHESTRATOR_ERRORS as exc:
-        if not reindex and kb.registry.get_revision(source, revision_id).resolvable:
-            logger.warning("submit.orchestrator_error_after_ingestion job_id=%s error=%s", job_id, exc)
+        ensure_local_api()
+    except BaseException as exc:
+        logger.warning("submit.local_api_failed job_id=%s error=%r", job_id, exc)
+        _report(job_id, on_failure, exc)
+        return
+    try:
+        flow.with_options(flow_run_name=job_id)(**parameters)
+    except ORCHESTRATOR_ERRORS as exc:
+        if without_orchestration is None:
+            _report(job_id, on_failure, exc)
             return
-        logger.warning("submit.orchestrator_unavailable job_id=%s error=%s: running the pipeline directly", job_id, exc)
-        _run_without_orchestration(kb, job_id, source, revision_id, reindex)
-    except Exception as exc:
-        logger.warning(
-            "submit.job_failed job_id=%s source=%s revision_id=%s error=%s",
-            job_id, source, revision_id, getattr(exc, "error_type", type(exc).__name__),
-        )  # fmt: skip
+        logger.warning("submit.orchestrator_unavailable job_id=%s error=%s: running without Prefect", job_id, exc)
+        try:
+            without_orchestration()
+        except BaseException as direct:
+            _report(job_id, on_failure, direct)
+    except BaseException as exc:  # a thread's last stop: whatever it is, it must reach the job's record
+        _report(job_id, on_failure, exc)
 
 
-def _run_without_orchestration(kb: KnowledgeBase, job_id: str, source: str, revision_id: str, reindex: bool) -> None:
+def _report(job_id: str, on_failure: OnFailure, exc: BaseException) -> None:
     try:
-        if reindex:
-            reindex_revision(kb, source, revision_id)
-        else:
-            ingest_revision(kb, source, revision_id)
-    except KBError as exc:
-        logger.warning("submit.job_failed job_id=%s error_type=%s", job_id, exc.error_type)
+        on_failure(exc)
+    except Exception as recording:
+        logger.error("submit.failure_not_recorded job_id=%s error=%r recording_error=%r", job_id, exc, recording)

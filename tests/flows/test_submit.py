@@ -1,8 +1,10 @@
-"""``flows.submit.submit_ingestion``: what the service's upload and reindex routes call.
+"""``flows.submit``: ``submit_flow_run`` and, on top of it, ``submit_ingestion`` (what the service's
+upload and reindex routes call).
 
 In-process (no ``PREFECT_API_URL``, or a server without the deployment) the flow runs in a background
 thread and progress shows on the revision in Redis; with the deployment registered on a server the
-call only creates a flow run for a worker and returns its id.
+call only creates a flow run for a worker and returns its id. A background run that cannot start, or
+dies before the flow records its failure, still ends with the failure recorded (``on_failure``).
 """
 
 from __future__ import annotations
@@ -13,17 +15,21 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.server.api.server import SubprocessASGIServer
+from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
 
 from flows.ingest import ingest_policy_revision
-from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, submit_ingestion
+from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, submit_flow_run, submit_ingestion
 from lib.config import Settings
 from lib.errors import CannotReindexError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import Revision, RevisionCreate, RevisionStatus
 from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.polling import eventually
 
 WAIT_S = 90
 
@@ -110,3 +116,42 @@ def test_with_the_deployment_on_the_server_a_flow_run_is_created_for_a_worker_ev
     finally:
         with get_client(sync_client=True) as client:
             client.delete_deployment(deployment_id)
+
+
+@flow(name="submit_probe", validate_parameters=True)
+def submit_probe(count: int) -> int:
+    return count * 2
+
+
+def test_a_flow_run_refused_before_its_body_runs_reaches_on_failure(flow_settings: Settings) -> None:
+    failures: list[BaseException] = []
+
+    job_id = submit_flow_run(
+        flow_settings, "submit_probe/none", submit_probe, {"count": "not a number"}, on_failure=failures.append
+    )
+
+    assert job_id.startswith(LOCAL_PREFIX)
+    eventually(lambda: bool(failures), within=WAIT_S)
+    assert "count" in str(failures[0])
+
+
+def test_when_prefects_local_api_cannot_start_the_revision_ends_failed_with_the_error_and_no_server_is_left(
+    flow_kb: KnowledgeBase, flow_settings: Settings, registered: str
+) -> None:
+    """The embedded default (no API URL) with a start-up timeout no server can meet: the start fails."""
+    harness = SubprocessASGIServer._instances.pop(None)
+    try:
+        with temporary_settings(
+            updates={PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 0}, restore_defaults={PREFECT_API_URL}
+        ):
+            job_id = submit_ingestion(flow_settings, "NPPF", registered)
+        failed = wait_for(flow_kb, registered, lambda r: r.status != RevisionStatus.PROCESSING)
+        left = SubprocessASGIServer._instances.get(None)
+    finally:
+        SubprocessASGIServer._instances[None] = harness
+
+    assert job_id.startswith(LOCAL_PREFIX)
+    assert failed.status == RevisionStatus.FAILED
+    assert "Timed out while attempting to connect to ephemeral Prefect API" in failed.error
+    assert flow_kb.vectors.count_revision("NPPF", registered) == 0
+    assert left is None or left.server_process is None, "the server that missed its start-up was stopped"

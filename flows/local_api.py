@@ -1,0 +1,94 @@
+"""Prefect's temporary local API in the embedded default: started once per process, stopped with it.
+
+Without ``PREFECT_API_URL`` Prefect starts a temporary server (a uvicorn subprocess, ~230 MB) the first
+time anything in the process needs its API. Prefect's own start is not safe across threads: a second
+caller arriving while the first is still starting sees it "running" with no process yet and fails with a
+bare ``AssertionError`` (two uploads posted back to back did exactly that). ``ensure_local_api`` makes the
+first start happen once, under a process-wide lock, before any flow runs; later callers (Prefect's own
+included) then find it up.
+
+Prefect stops that server from ``atexit``, which a SIGTERM never reaches: the default action kills the
+process at once and leaves the server orphaned. ``exit_on_sigterm`` turns SIGTERM into ``SystemExit`` (as
+SIGINT already is ``KeyboardInterrupt``), so the normal exit path runs, and ``stop_local_api`` stops the
+server explicitly wherever a process winds down.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from types import FrameType
+
+from prefect.server.api.server import SubprocessASGIServer
+from prefect.settings import PREFECT_API_URL
+
+logger = logging.getLogger(__name__)
+
+_start_lock = threading.Lock()
+
+SIGTERM_EXIT_CODE = 128 + signal.SIGTERM
+
+
+def uses_local_api() -> bool:
+    """True when this process's Prefect has no API URL, so it would start its temporary server."""
+    return not PREFECT_API_URL.value()
+
+
+def ensure_local_api() -> str | None:
+    """Start Prefect's temporary server if this process uses it and it is not up; return its API URL.
+
+    None when an API URL is set (a real server, or a test harness). Raises what the start raised (a
+    timeout, a crashed server): the caller decides what that failure means for its job.
+    """
+    if not uses_local_api():
+        return None
+    with _start_lock:
+        server = SubprocessASGIServer()
+        if server.server_process is not None and server.server_process.poll() is not None:
+            logger.warning("prefect.local_api_died returncode=%s: starting it again", server.server_process.returncode)
+            server.stop()
+            server = SubprocessASGIServer()
+        if not server.running:
+            try:
+                server.start()
+            except BaseException:
+                server.stop()  # Prefect leaves a process that missed its start-up timeout running
+                raise
+            logger.info("prefect.local_api_started url=%s pid=%s", server.api_url, _pid(server))
+        if server.server_process is None:
+            raise RuntimeError("Prefect's temporary server is being started outside ensure_local_api")
+        return server.api_url
+
+
+def stop_local_api() -> bool:
+    """Stop Prefect's temporary server if this process started one; True when one was stopped."""
+    with _start_lock:
+        server = SubprocessASGIServer._instances.get(None)
+        if server is None or server.server_process is None:
+            return False
+        pid = _pid(server)
+        server.stop()
+        logger.info("prefect.local_api_stopped pid=%s", pid)
+        return True
+
+
+def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM end the process through ``SystemExit``, so ``finally`` blocks and ``atexit`` run.
+
+    Only from the main thread (Python's rule for signal handlers), and only over the default action: a
+    handler someone else installed is kept. uvicorn installs its own while serving and, after its graceful
+    shutdown, restores this one and re-raises the signal, so a served process exits through here too.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _raise_system_exit)
+
+
+def _pid(server: SubprocessASGIServer) -> int | None:
+    return server.server_process.pid if server.server_process is not None else None
