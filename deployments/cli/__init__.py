@@ -7,12 +7,12 @@ Prefect's local API (about ten seconds to start). Reads (search, revisions) call
 
 from __future__ import annotations
 
-from deployments.cli import documents, policies, service
+from deployments.cli import documents, policies, service, stack, tools
 from deployments.cli.app import app
 
 app.info.help = __doc__
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (documents, policies, service)
+_COMMAND_MODULES = (documents, policies, service, stack, tools)
 """Imported for their ``@app.command()`` registrations."""
 
 
