@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: setup system venv inspector test demo lint bench clean
+.PHONY: setup system venv inspector langchain-client test demo lint bench clean
 
 setup: system venv
 
@@ -54,7 +54,20 @@ $(INSPECTOR):
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	@touch $(INSPECTOR)
 
-test: setup inspector
+## langchain-mcp-adapters in a venv of its own (it needs mcp 1.x; this project runs mcp 2.x), the LangChain
+## client of tests/mcp_service/test_governance_langchain.py.
+LANGCHAIN_VENV := .tools/langchain-venv
+LANGCHAIN_CLIENT := $(LANGCHAIN_VENV)/.installed
+
+langchain-client: $(LANGCHAIN_CLIENT)
+
+$(LANGCHAIN_CLIENT):
+	@py=$$(command -v $(PYTHON) || command -v python3); $$py -m venv $(LANGCHAIN_VENV)
+	$(LANGCHAIN_VENV)/bin/pip install -q --disable-pip-version-check langchain-mcp-adapters==0.3.2 mcp==1.30.0 \
+		langchain-core==1.7.2 $(PIP_QUIET)
+	@touch $(LANGCHAIN_CLIENT)
+
+test: setup inspector langchain-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
