@@ -1,0 +1,89 @@
+"""The ``kb`` MCP server's composition root (spec 002; ``policy-kb serve --servers kb``, ``KB_MCP_PORT`` 3004).
+
+Two faces on one port:
+
+    /mcp /sse /messages/ /health   the kb tools (``tools.kb``), for callers presenting ``KB_MCP_API_KEY``
+    /api/v1/...                    the engine: this service's REST API, under its own key ``MCP_API_KEY``
+
+The tools call the engine over HTTP at ``KB_ENGINE_URL`` with ``KB_API_KEY``, as the spec's separate MCP
+container does. Unset, the engine is the one mounted here (``kb_engine_client.engine_url``), so
+``--servers kb`` alone is a whole deployment; set, this app is only the MCP server in front of that engine
+and mounts no API. The two keys are independent: the MCP key opens no engine route and the engine key opens
+no MCP route. The server starts whether or not the engine answers; a tool that needs it then returns
+``engine_unavailable``. Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lib.config import Settings, load_settings
+from lib.kb import KnowledgeBase, open_kb
+from lib.notes.uploads import UploadStaging
+from lib.stores.redis_server import redis_client
+from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.auth import BearerAuthMiddleware
+from mcp_service.kb_engine_client import KbEngineClient
+from mcp_service.rest.app import API_PREFIX, create_rest_app
+from mcp_service.tools.kb import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_kb_tools
+
+logger = logging.getLogger(__name__)
+
+
+def open_upload_staging(settings: Settings, kb: KnowledgeBase) -> UploadStaging:
+    return UploadStaging(
+        redis_client(settings),
+        kb.objects,
+        max_upload_bytes=settings.kb_max_upload_bytes,
+        ttl_seconds=settings.kb_upload_ttl_seconds,
+    )
+
+
+def build_kb_server(engine: KbEngineClient, staging: UploadStaging, max_results: int) -> MCPServer:
+    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
+    register_kb_tools(server, engine, staging, max_results)
+    return server
+
+
+class _KbApp:
+    """``/api/v1`` to the engine (behind its own auth), everything else (lifespan included) to the MCP app;
+    the engine client is closed once the MCP app has shut down."""
+
+    def __init__(self, mcp_app: Starlette, engine_app: ASGIApp | None, engine: KbEngineClient) -> None:
+        self.mcp_app, self.engine_app, self.engine = mcp_app, engine_app, engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if self.engine_app is not None and scope["type"] == "http" and (path + "/").startswith(API_PREFIX + "/"):
+            await self.engine_app({**scope, "root_path": scope.get("root_path", "") + API_PREFIX}, receive, send)
+            return
+        await self.mcp_app(scope, receive, send)
+        if scope["type"] == "lifespan":
+            await self.engine.aclose()
+
+
+def create_kb_app(settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True) -> ASGIApp:
+    """The ``kb`` app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` and, with no ``KB_ENGINE_URL``, ``/api/v1``."""
+    settings = settings or load_settings()
+    kb = kb or open_kb(settings)
+    engine = KbEngineClient.from_settings(settings)
+    self_engine = not settings.kb_engine_url
+    mcp_settings = settings.model_copy(update={"mcp_api_key": settings.kb_mcp_api_key, "mcp_read_api_key": None})
+    mcp_app = create_mcp_app(
+        mcp_settings,
+        build_kb_server(engine, open_upload_staging(settings, kb), settings.max_results),
+        port=settings.kb_mcp_port,
+        write_tools=WRITE_TOOLS,
+        warm_up=kb.embedder.warm_up if warm and self_engine else None,
+    )
+    engine_app: ASGIApp | None = None
+    if self_engine:
+        engine_app = BearerAuthMiddleware(
+            create_rest_app(kb), api_key=settings.mcp_api_key, read_api_key=settings.mcp_read_api_key, exempt_paths=()
+        )
+    logger.info("kb.engine url=%s mounted_here=%s", engine.base_url, self_engine)
+    return _KbApp(mcp_app, engine_app, engine)
