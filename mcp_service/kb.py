@@ -23,8 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lib.config import Settings, load_settings
 from lib.kb import KnowledgeBase, open_kb
-from lib.notes.uploads import UploadStaging
-from lib.stores.redis_server import redis_client
+from lib.notes.uploads import UploadStaging, upload_staging
 from mcp_service.app import create_mcp_app, new_mcp_server
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.kb_engine_client import KbEngineClient
@@ -32,15 +31,6 @@ from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.kb import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_kb_tools
 
 logger = logging.getLogger(__name__)
-
-
-def open_upload_staging(settings: Settings, kb: KnowledgeBase) -> UploadStaging:
-    return UploadStaging(
-        redis_client(settings),
-        kb.objects,
-        max_upload_bytes=settings.kb_max_upload_bytes,
-        ttl_seconds=settings.kb_upload_ttl_seconds,
-    )
 
 
 def build_kb_server(engine: KbEngineClient, staging: UploadStaging, max_results: int) -> MCPServer:
@@ -75,7 +65,7 @@ def create_kb_app(settings: Settings | None = None, *, kb: KnowledgeBase | None 
     mcp_settings = settings.model_copy(update={"mcp_api_key": settings.kb_mcp_api_key, "mcp_read_api_key": None})
     mcp_app = create_mcp_app(
         mcp_settings,
-        build_kb_server(engine, open_upload_staging(settings, kb), settings.max_results),
+        build_kb_server(engine, upload_staging(kb), settings.max_results),
         port=settings.kb_mcp_port,
         write_tools=WRITE_TOOLS,
         warm_up=kb.embedder.warm_up if warm and self_engine else None,

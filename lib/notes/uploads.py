@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 import redis
 from pydantic import BaseModel, Field
@@ -41,7 +42,11 @@ from redis.typing import EncodableT, FieldT
 
 from lib.errors import InvalidArgumentError, StoreUnavailableError, UnsupportedFileTypeError, UploadNotFoundError
 from lib.stores.objects import ObjectStore, sha256_bytes
+from lib.stores.redis_server import redis_client
 from lib.text.filetypes import FileKind, detect_file_type
+
+if TYPE_CHECKING:
+    from lib.kb import KnowledgeBase
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +171,17 @@ def decode_chunk(data: str, max_bytes: int = MAX_CHUNK_BYTES) -> bytes:
     if len(raw) > max_bytes:
         raise InvalidArgumentError(f"A chunk may carry at most {max_bytes} bytes (before base64); got {len(raw)}")
     return raw
+
+
+def upload_staging(kb: KnowledgeBase) -> UploadStaging:
+    """The deployment's staging: its Redis and object store, ``KB_MAX_UPLOAD_BYTES``, ``KB_UPLOAD_TTL_SECONDS``."""
+    settings = kb.settings
+    return UploadStaging(
+        redis_client(settings),
+        kb.objects,
+        max_upload_bytes=settings.kb_max_upload_bytes,
+        ttl_seconds=settings.kb_upload_ttl_seconds,
+    )
 
 
 class UploadStaging:

@@ -22,6 +22,7 @@ EXPECTED = {
     "consistency_audit/consistency-audit",
     "ingest_application_documents/ingest-application-documents",
     "remove_application_document/remove-application-document",
+    "cleanup_kb_uploads/cleanup-kb-uploads",
 }
 
 

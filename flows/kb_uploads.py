@@ -1,0 +1,34 @@
+"""``cleanup_kb_uploads``: chunked uploads abandoned past ``KB_UPLOAD_TTL_SECONDS`` (spec 002: no finish within
+10 minutes) lose their staged chunks and tracking; chunk objects that no upload tracks (a crash between a
+finish's two deletes) go too. Scheduled every few minutes (``prefect.yaml``); the kb tools also clean an
+expired upload when it is next touched, so the schedule only bounds how long abandoned bytes stay stored."""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+
+from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
+from lib.kb import KnowledgeBase
+from lib.notes.uploads import UploadCleanup, upload_staging
+
+ARTIFACT_KEY = "kb-uploads-cleanup"
+
+
+@task(name="clean-kb-uploads", **IO_TASK_OPTIONS)
+def cleanup_task(kb: KnowledgeBase) -> UploadCleanup:
+    return upload_staging(kb).cleanup()
+
+
+@flow(name="cleanup_kb_uploads", validate_parameters=True)
+def cleanup_kb_uploads() -> UploadCleanup:
+    """Remove abandoned kb uploads (tracking in Redis, chunks in the object store) and unowned chunk objects."""
+    cleaned = cleanup_task(flow_kb())
+    log_event("kb_uploads.cleaned", expired=cleaned.expired_uploads, orphan_objects=cleaned.orphan_objects)
+    create_markdown_artifact(
+        key=ARTIFACT_KEY,
+        markdown=f"Abandoned uploads removed: **{cleaned.expired_uploads}**; "
+        f"unowned chunk objects removed: **{cleaned.orphan_objects}**",
+        description="kb chunked uploads cleaned",
+    )
+    return cleaned
