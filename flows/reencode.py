@@ -10,8 +10,6 @@ safe: an interrupted switch is finished, a finished one is redone with the same 
 
 from __future__ import annotations
 
-import os
-
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from pydantic import BaseModel
@@ -19,7 +17,7 @@ from pydantic import BaseModel
 from flows.common import IO_TASK_OPTIONS, artifact_key, log_event
 from lib.config import Settings, load_settings
 from lib.stores.chroma import ChunkCollection, open_chroma
-from lib.stores.embeddings import Embedder
+from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.encoders import EncoderName, encoder_id, recorded_encoder, reencode_collection
 
 FLOW = "reencode"
@@ -39,12 +37,7 @@ class ReencodeResult(BaseModel):
 
 def target_embedder(settings: Settings, encoder: EncoderName) -> Embedder:
     """An embedder of ``encoder`` built from ``settings`` as ``open_kb`` builds it."""
-    return Embedder(
-        batch_size=settings.embedding_batch_size,
-        encoder=encoder,
-        int8_dir=settings.data_dir / "models",
-        workers=os.cpu_count() or 1,
-    )
+    return settings_embedder(settings, encoder)
 
 
 def reencode_one(collection: ChunkCollection, encoder: EncoderName, embedder: Embedder) -> ReencodedCollection:

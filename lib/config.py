@@ -61,7 +61,7 @@ class Settings(BaseSettings):
         "MODEL_CACHE_DIR)",
     )
     embedding_encoder: Literal["torch", "int8"] = Field(
-        default="torch",
+        default="int8",
         alias="EMBEDDING_ENCODER",
         description="Encoder of documents and queries: int8 (the model's ONNX export, int8-quantised, kept in "
         "MODEL_CACHE_DIR) or torch (sentence-transformers); recorded with each collection, switched by the "

@@ -28,7 +28,7 @@ from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
 from lib.stores.chroma import open_chroma
-from lib.stores.embeddings import Embedder
+from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.objects import LocalObjectStore
 
 
@@ -117,7 +117,8 @@ def chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    return Embedder()
+    """The configured encoder (``EMBEDDING_ENCODER``, int8 by default), its model files in ``MODEL_CACHE_DIR``."""
+    return settings_embedder(load_settings())
 
 
 @pytest.fixture

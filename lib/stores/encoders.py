@@ -41,6 +41,15 @@ def recorded_encoder(collection: ChunkCollection) -> str | None:
     return None if recorded is None else str(recorded)
 
 
+def _remedy(recorded: str, name: EncoderName) -> str:
+    if "->" in recorded:
+        return "a switch of encoders was interrupted; run the reencode_collections flow (flows/reencode.py) again"
+    return (
+        f"set EMBEDDING_ENCODER={recorded.rsplit('/', 1)[-1]} to use the collection as it is, or switch it with the "
+        f"reencode_collections flow (flows/reencode.py), which re-embeds every chunk with '{name}'"
+    )
+
+
 def _record(collection: ChunkCollection, value: str) -> None:
     # Chroma refuses any ``hnsw:`` key on modify (the space is fixed at creation) and keeps it in its config.
     kept = {k: v for k, v in (collection.collection.metadata or {}).items() if not k.startswith("hnsw:")}
@@ -57,7 +66,7 @@ def bind_encoder(collection: ChunkCollection, name: EncoderName) -> str:
     if recorded != wanted:
         raise EncoderMismatchError(
             f"Collection '{collection.collection.name}' holds vectors of encoder '{recorded}' but EMBEDDING_ENCODER "
-            f"is '{name}'; run the reencode flow to switch the collection, or configure '{recorded}'",
+            f"is '{name}': {_remedy(recorded, name)}",
             collection=collection.collection.name,
             recorded=recorded,
             configured=wanted,

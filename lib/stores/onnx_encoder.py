@@ -1,11 +1,14 @@
 """Search queries embedded on onnxruntime: the model's transformer exported once to ONNX, with the model's own
 tokenizer, mean pooling and normalisation. One short query costs about a third of torch's time.
 
-The export (``torch.onnx.export``, opset 17) runs once per data dir, by the service's warm-up, in a child
-process (``python -m lib.stores.onnx_encoder export-onnx TARGET``), and is kept only if it reproduced
-torch's vectors on probe texts (max abs difference ≤ ``ONNX_TOLERANCE``); its file name carries the
-versions that produced it, so an upgrade re-exports. Until it exists, or if it fails, ``Embedder`` embeds
-queries with torch: the same vectors, only slower.
+The model files are made once per machine, in ``MODEL_CACHE_DIR`` (``~/.cache/policy-kb/models``): the
+export (``torch.onnx.export``, opset 17) in a child process (``python -m lib.stores.onnx_encoder export-onnx
+TARGET``), kept only if it reproduced torch's vectors on probe texts (max abs difference ≤
+``ONNX_TOLERANCE``). A file's name carries the versions that produced it (the model package, torch,
+transformers, onnx; onnxruntime for the int8 file), so an upgrade makes new files beside the old. Processes
+that start at once take turns on a file lock per file (``filelock``): the first makes it under a temporary
+name and renames it into place, the others find it made. With the torch encoder, queries run on the export
+once the service's warm-up has made it; until then, or if it fails, on torch: the same vectors, only slower.
 
 The int8 encoder (``EMBEDDING_ENCODER=int8``) is that export quantised by onnxruntime's dynamic quantisation
 (int8 weights per output channel, 7-bit range so no CPU saturates its int16 sums and every replica computes
@@ -28,13 +31,14 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from filelock import FileLock
 
 from lib.stores.embedding_model import MODEL_NAME, load_model, model_dir
 
@@ -218,6 +222,18 @@ def export_in_subprocess(target: Path) -> None:
         raise RuntimeError(f"ONNX export exited with {done.returncode}: {done.stderr.strip()[-800:]}")
 
 
+def make_once(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make`` unless it exists: one process of the machine at a time (a file lock beside
+    it), so processes that start at once make it once; ``make`` must write it atomically (temporary name, then
+    rename), so a reader never opens half a file."""
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(target.with_name(f".{target.name}.lock"), timeout=2 * EXPORT_TIMEOUT_S):
+            if not target.exists():
+                make(target)
+    return target
+
+
 def load_onnx_encoder(cache_dir: Path, *, export: bool = False, wait: bool = True) -> OnnxQueryEncoder | None:
     """The process-wide ONNX encoder kept in ``cache_dir``, or ``None`` (the caller uses torch).
 
@@ -239,9 +255,7 @@ def load_onnx_encoder(cache_dir: Path, *, export: bool = False, wait: bool = Tru
             RETRY_AFTER_S
         ):
             try:
-                if not target.exists():
-                    export_in_subprocess(target)
-                _onnx_encoders[cache_dir] = OnnxQueryEncoder(target, model_dir())
+                _onnx_encoders[cache_dir] = OnnxQueryEncoder(make_once(target, export_in_subprocess), model_dir())
             except Exception:
                 logger.exception("embeddings.onnx_unavailable cache_dir=%s; queries use torch for now", cache_dir)
                 _onnx_failures[cache_dir] = time.monotonic()
@@ -251,7 +265,8 @@ def load_onnx_encoder(cache_dir: Path, *, export: bool = False, wait: bool = Tru
 
 
 def load_int8_encoder(cache_dir: Path, workers: int = 1) -> Int8Encoder:
-    """The process-wide int8 encoder kept in ``cache_dir``, exporting and quantising it first if need be.
+    """The process-wide int8 encoder kept in ``cache_dir`` (``MODEL_CACHE_DIR``), exporting and quantising it
+    first if no process of the machine has.
 
     There is no fallback: a collection's vectors come from one encoder, so a failure here is raised.
     """
@@ -262,13 +277,12 @@ def load_int8_encoder(cache_dir: Path, workers: int = 1) -> Int8Encoder:
         return encoder
     with _onnx_lock:
         if key not in _int8_encoders:
-            target = cache_dir / int8_file_name()
-            if not target.exists():
-                exported = cache_dir / onnx_file_name()
-                if not exported.exists():
-                    export_in_subprocess(exported)
-                quantize_int8(exported, target)
-            _int8_encoders[key] = Int8Encoder(target, model_dir(), workers)
+            exported = cache_dir / onnx_file_name()
+
+            def quantised(target: Path) -> None:
+                quantize_int8(make_once(exported, export_in_subprocess), target)
+
+            _int8_encoders[key] = Int8Encoder(make_once(cache_dir / int8_file_name(), quantised), model_dir(), workers)
     return _int8_encoders[key]
 
 

@@ -30,11 +30,13 @@ def store(kb: KnowledgeBase, rid: str, frm: str, to: str | None, text: str) -> N
 
 
 def test_reencode_switches_every_revision_and_the_stores_then_open_with_the_new_encoder_only(
-    flow_kb: KnowledgeBase, flow_settings: Settings
+    flow_settings: Settings, redis_client: object
 ) -> None:
-    flow_kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-    store(flow_kb, "rev_old", "2023-09-05", "2024-12-11", CYCLING)
-    store(flow_kb, "rev_new", "2024-12-12", None, HIGHWAYS)
+    torch_settings = flow_settings.model_copy(update={"embedding_encoder": "torch"})
+    torch_kb = open_kb(torch_settings)  # a data dir made before int8 was the default
+    torch_kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+    store(torch_kb, "rev_old", "2023-09-05", "2024-12-11", CYCLING)
+    store(torch_kb, "rev_new", "2024-12-12", None, HIGHWAYS)
     int8_settings = flow_settings.model_copy(update={"embedding_encoder": "int8"})
     with pytest.raises(EncoderMismatchError):
         open_kb(int8_settings)
@@ -45,7 +47,7 @@ def test_reencode_switches_every_revision_and_the_stores_then_open_with_the_new_
     before = [(c.encoder_before, c.chunks) for c in result.collections]
     assert before == [("minilm-l6-v2/torch", 2), ("minilm-l6-v2/torch", 0)]
     with pytest.raises(EncoderMismatchError):
-        open_kb(flow_settings)
+        open_kb(torch_settings)
     switched = open_kb(int8_settings)
     stored = switched.vectors.collection.get(include=["embeddings", "documents"])
     expected = switched.embedder.embed_batch(list(stored["documents"] or []))

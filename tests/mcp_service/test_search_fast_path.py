@@ -5,11 +5,11 @@ replica holds them in its cache; and the ONNX query encoder against torch."""
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from lib.config import load_settings
 from lib.kb import KnowledgeBase
 from lib.models import Chunk
 from lib.policies.chunks import PolicyVectorStore, revision_filter
@@ -267,7 +267,7 @@ def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_
 
 
 def test_query_vectors_are_remembered_by_text_and_equal_freshly_computed_ones(embedder: Embedder) -> None:
-    remembering = Embedder(query_cache_size=2)
+    remembering = Embedder(query_cache_size=2, encoder=embedder.encoder, int8_dir=embedder.int8_dir)
     first = remembering.embed_queries(["green belt", "flood risk", "green belt"])
     assert np.array_equal(first[0], first[2])
     assert np.array_equal(first, np.asarray(embedder.embed_batch(["green belt", "flood risk", "green belt"])))
@@ -275,12 +275,13 @@ def test_query_vectors_are_remembered_by_text_and_equal_freshly_computed_ones(em
     assert np.array_equal(again[1], first[0]) and again.flags.writeable
 
 
-def test_onnx_query_vectors_match_torch_within_tolerance(service_base: Path, embedder: Embedder) -> None:
-    models = service_base / "data" / "models"
-    encoder = load_onnx_encoder(models, export=True)  # the service's warm-up exported it, or is doing so
+def test_onnx_query_vectors_match_torch_within_tolerance() -> None:
+    models = load_settings().model_cache_dir
+    assert models is not None
+    encoder = load_onnx_encoder(models, export=True)  # made once per machine (MODEL_CACHE_DIR)
     assert encoder is not None and (models / onnx_file_name()).is_file()
     texts = [*QUERIES, "a", "Planning policies and decisions should promote an effective use of land " * 40]
-    reference = np.asarray(embedder.embed_batch(texts), dtype=np.float32)
+    reference = np.asarray(Embedder().embed_batch(texts), dtype=np.float32)
     batch = encoder.encode(texts)
     singles = np.vstack([encoder.encode([t]) for t in texts])
     assert float(np.abs(batch - reference).max()) <= ONNX_TOLERANCE

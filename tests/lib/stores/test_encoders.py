@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -15,7 +17,9 @@ from lib.kb import open_kb
 from lib.stores.chroma import ChunkCollection, open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.encoders import ENCODERS, bind_encoder, recorded_encoder, reencode_collection
-from lib.stores.onnx_encoder import int8_file_name
+from lib.stores.onnx_encoder import int8_file_name, onnx_file_name
+
+ROOT = Path(__file__).resolve().parents[3]
 
 TEXTS = [
     "cycle parking",
@@ -27,19 +31,65 @@ TEXTS = [
 ]
 
 
+_MAKE_INT8 = "import logging, sys; from pathlib import Path; from lib.stores.onnx_encoder import load_int8_encoder; "
+_MAKE_INT8 += "logging.basicConfig(level=logging.INFO); load_int8_encoder(Path(sys.argv[1]))"
+
+
 @pytest.fixture(scope="module")
-def int8(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    """The int8 encoder, exported from the package's model and quantised once for this module."""
-    return Embedder(encoder="int8", int8_dir=tmp_path_factory.mktemp("models"), workers=2)
+def made_at_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[subprocess.CompletedProcess[str]]]:
+    """An empty model cache filled by two processes started at once, as two services starting together."""
+    folder = tmp_path_factory.mktemp("models")
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", _MAKE_INT8, str(folder)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    done = []
+    for proc in starts:
+        out, err = proc.communicate(timeout=900)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return folder, done
+
+
+@pytest.fixture(scope="module")
+def int8(made_at_once: tuple[Path, list[subprocess.CompletedProcess[str]]]) -> Embedder:
+    """The int8 encoder from the model cache the two processes made."""
+    return Embedder(encoder="int8", int8_dir=made_at_once[0], workers=2)
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> Embedder:
+    return Embedder(encoder="torch")
 
 
 def collection(settings: Settings) -> ChunkCollection:
     return ChunkCollection(open_chroma(settings), f"enc_{uuid.uuid4().hex[:12]}")
 
 
-def test_int8_vectors_are_unit_length_and_close_to_torchs(int8: Embedder, embedder: Embedder) -> None:
+def test_processes_starting_at_once_make_the_model_files_once_and_both_use_them(
+    made_at_once: tuple[Path, list[subprocess.CompletedProcess[str]]],
+) -> None:
+    folder, done = made_at_once
+    assert [p.returncode for p in done] == [0, 0], [p.stderr[-800:] for p in done]
+    assert sum(p.stderr.count("embeddings.int8_quantised") for p in done) == 1
+    assert sorted(p.name for p in folder.iterdir() if not p.name.endswith(".lock")) == sorted(
+        [onnx_file_name(), int8_file_name()]
+    ), "nothing half-written is left beside the two files"
+
+
+def test_the_model_files_are_named_for_the_versions_that_made_them() -> None:
+    assert onnx_file_name().startswith("all-MiniLM-L6-v2-") and int8_file_name().startswith("all-MiniLM-L6-v2-int8-")
+    assert onnx_file_name() != int8_file_name()
+
+
+def test_int8_vectors_are_unit_length_and_close_to_torchs(int8: Embedder, torch_embedder: Embedder) -> None:
     quantised = np.asarray(int8.embed_batch(TEXTS))
-    reference = np.asarray(embedder.embed_batch(TEXTS))
+    reference = np.asarray(torch_embedder.embed_batch(TEXTS))
     assert quantised.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
     assert (quantised * reference).sum(axis=1).min() > 0.97
@@ -85,20 +135,20 @@ def test_a_new_collection_records_the_configured_encoder(settings: Settings) -> 
     assert bind_encoder(reopened, "int8") == "minilm-l6-v2/int8"
 
 
-def test_opening_a_collection_with_another_encoder_is_refused(settings: Settings, embedder: Embedder) -> None:
+def test_opening_a_collection_with_another_encoder_is_refused(settings: Settings, torch_embedder: Embedder) -> None:
     chunks = collection(settings)
     bind_encoder(chunks, "torch")
-    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    chunks.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
     with pytest.raises(EncoderMismatchError, match="minilm-l6-v2/torch") as refused:
         bind_encoder(ChunkCollection(open_chroma(settings), chunks.collection.name), "int8")
     assert refused.value.error_type == "encoder_mismatch"
 
 
 def test_a_collection_from_before_encoders_were_recorded_holds_torch_vectors(
-    settings: Settings, embedder: Embedder
+    settings: Settings, torch_embedder: Embedder
 ) -> None:
     chunks = collection(settings)
-    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    chunks.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
     assert recorded_encoder(chunks) == "minilm-l6-v2/torch"
     with pytest.raises(EncoderMismatchError):
         bind_encoder(chunks, "int8")
@@ -107,13 +157,13 @@ def test_a_collection_from_before_encoders_were_recorded_holds_torch_vectors(
 
 
 def test_reencoding_replaces_every_vector_keeps_texts_and_metadata_and_records_the_encoder(
-    settings: Settings, embedder: Embedder, int8: Embedder
+    settings: Settings, torch_embedder: Embedder, int8: Embedder
 ) -> None:
     chunks = collection(settings)
     bind_encoder(chunks, "torch")
     ids = [f"c{i}" for i in range(len(TEXTS))]
     metadatas: list[Metadata] = [{"chunk_index": i, "revision_ref": "NPPF/rev_a"} for i in range(len(TEXTS))]
-    chunks.upsert(ids, TEXTS, embedder.embed_batch(TEXTS), metadatas)
+    chunks.upsert(ids, TEXTS, torch_embedder.embed_batch(TEXTS), metadatas)
     seen: list[tuple[int, int]] = []
     assert reencode_collection(chunks, "int8", int8.embed_batch, lambda done, total: seen.append((done, total))) == 4
     assert seen[-1] == (4, 4)
@@ -130,10 +180,10 @@ def test_reencoding_replaces_every_vector_keeps_texts_and_metadata_and_records_t
 
 
 def test_an_interrupted_switch_is_refused_by_both_encoders_until_finished(
-    settings: Settings, embedder: Embedder, int8: Embedder
+    settings: Settings, torch_embedder: Embedder, int8: Embedder
 ) -> None:
     chunks = collection(settings)
-    chunks.upsert(["a"], ["cycle parking"], embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    chunks.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
 
     def crash(texts: list[str]) -> list[list[float]]:
         raise RuntimeError("the worker died")
@@ -147,11 +197,24 @@ def test_an_interrupted_switch_is_refused_by_both_encoders_until_finished(
     assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
 
 
-def test_open_kb_refuses_collections_of_another_encoder(settings: Settings, tmp_path: Path) -> None:
+def test_open_kb_embeds_with_int8_from_the_machine_model_cache_by_default(settings: Settings) -> None:
     kb = open_kb(settings)
-    assert kb.embedder.encoder_id == "minilm-l6-v2/torch"
-    assert kb.vectors.collection.metadata["encoder"] == "minilm-l6-v2/torch"
-    assert kb.documents.chunks.collection.metadata["encoder"] == "minilm-l6-v2/torch"
+    assert (kb.embedder.encoder_id, kb.embedder.int8_dir) == ("minilm-l6-v2/int8", settings.model_cache_dir)
+    assert kb.vectors.collection.metadata["encoder"] == "minilm-l6-v2/int8"
+    assert kb.documents.chunks.collection.metadata["encoder"] == "minilm-l6-v2/int8"
     kb.vectors.upsert(["a"], ["cycle parking"], kb.embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
     with pytest.raises(EncoderMismatchError):
-        open_kb(settings.model_copy(update={"embedding_encoder": "int8"}))
+        open_kb(settings.model_copy(update={"embedding_encoder": "torch"}))
+
+
+def test_a_data_dir_made_under_torch_is_refused_by_the_int8_default_saying_how_to_go_on(
+    settings: Settings, torch_embedder: Embedder
+) -> None:
+    torch_settings = settings.model_copy(update={"embedding_encoder": "torch"})
+    kb = open_kb(torch_settings)
+    assert kb.embedder.encoder_id == "minilm-l6-v2/torch"
+    kb.vectors.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    with pytest.raises(EncoderMismatchError) as refused:
+        open_kb(settings)
+    assert "EMBEDDING_ENCODER=torch" in refused.value.message and "reencode_collections" in refused.value.message
+    assert open_kb(torch_settings).embedder.encoder == "torch"
