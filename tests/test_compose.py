@@ -119,3 +119,42 @@ def test_the_image_builds_from_files_that_exist(compose: dict[str, Any]) -> None
         if line.startswith("COPY ") and not line.startswith("COPY . "):
             for source in line.split()[1:-1]:
                 assert (ROOT / source).is_file(), source
+
+
+MODEL_MEMORY = "2G"
+"""Spec 000 NFR-002 (the policy-kb MCP container) and spec 003 NFR-003 (the document store it also serves):
+2 GB; the worker and the seeder run the same model (and OCR) in their flow runs, so they get the same budget."""
+LOADS_THE_MODEL = {"mcp", "prefect-worker", "policy-init"}
+
+
+def test_every_container_that_loads_the_model_is_limited_to_the_specs_memory(compose: dict[str, Any]) -> None:
+    for name, service in compose["services"].items():
+        limit = (((service.get("deploy") or {}).get("resources") or {}).get("limits") or {}).get("memory")
+        assert limit == (MODEL_MEMORY if name in LOADS_THE_MODEL else None), f"{name}: memory limit {limit}"
+
+
+def test_every_long_running_service_has_a_health_check_and_dependants_wait_for_it(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    one_shot = {name for name, s in services.items() if s.get("restart") == "no"}
+    assert one_shot == {"minio-init", "prefect-deploy", "policy-init"}
+    for name, service in services.items():
+        if name not in one_shot:
+            assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
+        for dependency, condition in (service.get("depends_on") or {}).items():
+            expected = "service_completed_successfully" if dependency in one_shot else "service_healthy"
+            assert condition["condition"] == expected, f"{name} -> {dependency}"
+
+
+def test_the_local_stack_sets_the_same_settings_names_as_compose(compose: dict[str, Any], tmp_path: Path) -> None:
+    """``policy-kb stack up`` gives its replicas and worker the stores under the names compose uses."""
+    from deployments.stack.layout import StackLayout
+
+    stack = StackLayout.with_free_ports(tmp_path).settings_env()
+    ours = environment(compose["services"]["mcp"])
+    assert set(stack) <= settings_aliases() | set(THIRD_PARTY_FOR_OUR_IMAGE)
+    shared = {"REDIS_URL", "CHROMA_HOST", "CHROMA_PORT", "OBJECT_STORE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+              "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "PREFECT_API_URL", "POLICY_KB_DATA_DIR"}  # fmt: skip
+    assert shared <= set(stack) & set(ours)
+    assert stack["OBJECT_STORE_URL"] == ours["OBJECT_STORE_URL"]
+    assert stack["AWS_ACCESS_KEY_ID"] == ours["AWS_ACCESS_KEY_ID"]
+    Settings.model_validate(stack)
