@@ -1,0 +1,114 @@
+"""What a process keeps of the governance index to answer queries: the records, and each current document's
+chunks, vectors and lexical block, refreshed when the registry's version moves.
+
+The registry's ``version`` is read on every query (one Redis GET); when it moved, the records are re-read and
+only the documents whose current generation this process has not loaded yet are read from Chroma, so a
+re-ingested document costs its own chunks, not the corpus. Chunks of a generation the record does not name
+(a re-chunking not flipped yet, or one whose old chunks are not deleted yet) are never loaded, which is how
+the old chunks stay the ones searched until the flip. Every replica reaches the same state from the same
+stores, so any replica answers any query.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from lib.governance.in_force import Lifecycle
+from lib.governance.keys import generation_key, search_text
+from lib.governance.models import GovernanceRecord
+from lib.governance.parsing import header_date
+from lib.governance.registry import GovernanceRegistry
+from lib.retrieval.lexical import LexicalBlock
+from lib.stores.chroma import StoredChunk
+from lib.stores.embedding_model import DIMENSIONS
+
+if TYPE_CHECKING:
+    from lib.governance.chunks import GovernanceChunkStore
+
+
+@dataclass(frozen=True)
+class DocumentBlock:
+    """One generation of one document: its chunks in order, their vectors, their BM25 block."""
+
+    key: str
+    chunks: list[StoredChunk]
+    vectors: np.ndarray
+    lexical: LexicalBlock
+
+
+@dataclass
+class Catalog:
+    """The index as of one registry version. ``matrix`` stacks every block's vectors; ``owners[row]`` is the
+    index in ``ids`` of the document that row belongs to and ``offsets[i]`` where document ``ids[i]`` starts."""
+
+    version: int
+    records: dict[str, GovernanceRecord]
+    lifecycles: dict[str, Lifecycle]
+    ids: list[str] = field(default_factory=list)
+    blocks: list[DocumentBlock] = field(default_factory=list)
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, DIMENSIONS), np.float32))
+    owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def lifecycle(record: GovernanceRecord) -> Lifecycle:
+    return Lifecycle(
+        id=record.id,
+        status=record.status,
+        created=header_date(record.created),
+        supported_until=header_date(record.supported_until),
+        superseded_by=tuple(record.superseded_by),
+        replaces=tuple(record.replaces),
+    )
+
+
+class CatalogCache:
+    """One per process and collection (held by the ``GovernanceChunkStore``'s owner); thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._catalog: Catalog | None = None
+        self._blocks: dict[str, DocumentBlock] = {}
+
+    def current(self, registry: GovernanceRegistry, chunks: GovernanceChunkStore) -> Catalog:
+        version = registry.version()
+        catalog = self._catalog
+        if catalog is not None and catalog.version == version:
+            return catalog
+        with self._lock:
+            if self._catalog is not None and self._catalog.version == version:
+                return self._catalog
+            version, records = registry.snapshot()
+            self._catalog = self._build(version, records, chunks)
+            return self._catalog
+
+    def _build(self, version: int, records: dict[str, GovernanceRecord], store: GovernanceChunkStore) -> Catalog:
+        keys = {doc_id: generation_key(doc_id, r.generation) for doc_id, r in records.items()}
+        missing = [key for key in keys.values() if key not in self._blocks]
+        loaded: dict[str, list[tuple[StoredChunk, np.ndarray]]] = {key: [] for key in missing}
+        for chunk, vector in store.generation_chunks(missing):
+            loaded[str(chunk.metadata.get("doc_gen"))].append((chunk, vector))
+        wanted = set(keys.values())
+        self._blocks = {key: block for key, block in self._blocks.items() if key in wanted}
+        for key, rows in loaded.items():
+            rows.sort(key=lambda row: int(row[0].metadata.get("chunk_index", 0)))
+            if rows:
+                self._blocks[key] = DocumentBlock(
+                    key=key,
+                    chunks=[chunk for chunk, _ in rows],
+                    vectors=np.vstack([vector for _, vector in rows]).astype(np.float32),
+                    lexical=LexicalBlock.build([search_text(c.metadata, c.text) for c, _ in rows]),
+                )
+        catalog = Catalog(version, records, {doc_id: lifecycle(r) for doc_id, r in records.items()})
+        catalog.ids = [doc_id for doc_id in sorted(keys) if keys[doc_id] in self._blocks]
+        catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
+        if catalog.blocks:
+            catalog.matrix = np.vstack([block.vectors for block in catalog.blocks])
+            sizes = np.asarray([len(block.chunks) for block in catalog.blocks], dtype=np.int64)
+            catalog.owners = np.repeat(np.arange(len(catalog.blocks), dtype=np.int64), sizes)
+            catalog.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        return catalog

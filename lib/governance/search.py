@@ -1,0 +1,157 @@
+"""``query_governance``: the one retrieval function every governance interface calls (spec 004 F1-F4, issue 12).
+
+Both legs search exactly the chunks of the documents that pass the filters: in force on ``as_of`` (today by
+default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for. The
+dense leg scores the allowed rows of the process's stacked matrix (exact cosine; the other rows are masked
+before the top is taken), the lexical leg runs BM25 over the allowed documents' blocks only (so IDF comes
+from them), and ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+
+import numpy as np
+
+from lib.dates import parse_date
+from lib.errors import IndexNotBuiltError, InvalidArgumentError
+from lib.governance.catalog import Catalog
+from lib.governance.in_force import in_force_ids
+from lib.governance.models import (
+    GovernanceAnswer,
+    GovernanceHit,
+    GovernanceMetadata,
+    GovernanceRecord,
+    normalise_type,
+)
+from lib.kb import KnowledgeBase
+from lib.policies.search import MAX_QUERY_CHARS
+from lib.retrieval import SearchMode, bm25_rank, check_mode, leg_depth, rank_by_mode
+from lib.stores.chroma import StoredChunk
+
+MAX_TOP_K = 20
+INGEST_COMMAND = "policy-kb governance ingest PATH"
+
+
+def index_not_built() -> IndexNotBuiltError:
+    return IndexNotBuiltError(
+        f"The governance index is not built yet: run `{INGEST_COMMAND}` with the folder of governance documents "
+        "(or the ingest_governance_corpus flow), then ask again"
+    )
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+def query_governance(
+    kb: KnowledgeBase,
+    question: str,
+    *,
+    top_k: int = 5,
+    doc_types: Sequence[str] | None = None,
+    as_of: str | None = None,
+    include_inactive: bool = False,
+    mode: str = "hybrid",
+) -> GovernanceAnswer:
+    """The ``top_k`` best chunks for ``question`` among the documents in force on ``as_of`` (ISO date; today
+    when omitted) or among all with ``include_inactive``, of ``doc_types`` when given (compared normalised:
+    ``Standards Track`` = ``standards-track``). Raises ``InvalidArgumentError``, ``InvalidDateError``, or
+    ``IndexNotBuiltError`` naming the ingest command when nothing is indexed."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidArgumentError("question must be a non-empty string")
+    if len(question) > MAX_QUERY_CHARS:
+        raise InvalidArgumentError(f"question is longer than {MAX_QUERY_CHARS} characters")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidArgumentError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+    search_mode = check_mode(mode)
+    day = today() if as_of is None else parse_date(as_of, field="as_of")
+    types = {normalise_type(t) for t in doc_types} if doc_types else None
+    if doc_types is not None and any(not isinstance(t, str) or not t.strip() for t in doc_types):
+        raise InvalidArgumentError("doc_types must be non-empty strings")
+
+    stores = kb.governance
+    catalog = stores.chunks.catalog.current(stores.registry, stores.chunks)
+    if not catalog.records:
+        raise index_not_built()
+    allowed = _allowed(catalog, day, types, include_inactive)
+    depth = leg_depth(search_mode, top_k)
+    dense = _dense(kb, catalog, allowed, question, depth) if search_mode != SearchMode.LEXICAL else []
+    lexical, ceiling = _lexical(catalog, allowed, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
+    chunks = {chunk.id: chunk for chunk, _ in [*dense, *lexical]}
+    ranked = rank_by_mode(
+        search_mode,
+        [(c.id, s) for c, s in dense],
+        [(c.id, s) for c, s in lexical],
+        top_k,
+        lexical_ceiling=ceiling,
+    )
+    results = [
+        GovernanceHit(
+            text=chunks[hit.key].text,
+            score=round(hit.relevance, 4),
+            dense_score=None if hit.dense_score is None else round(hit.dense_score, 4),
+            lexical_score=None if hit.lexical_score is None else round(hit.lexical_score, 4),
+            metadata=hit_metadata(catalog.records[str(chunks[hit.key].metadata["doc_id"])], chunks[hit.key]),
+        )
+        for hit in ranked
+    ]
+    return GovernanceAnswer(
+        question=question, top_k=top_k, as_of=day.isoformat(), mode=search_mode.value, results=results
+    )
+
+
+def hit_metadata(record: GovernanceRecord, chunk: StoredChunk) -> GovernanceMetadata:
+    return GovernanceMetadata(
+        id=record.id,
+        title=record.title,
+        type=record.type,
+        status=record.status,
+        file_path=record.file_path,
+        heading=str(chunk.metadata.get("heading") or record.title),
+        created=record.created,
+        superseded_by=record.superseded_by,
+        replaces=record.replaces,
+    )
+
+
+def _allowed(catalog: Catalog, day: date, types: set[str] | None, include_inactive: bool) -> np.ndarray:
+    """Indexes into ``catalog.ids`` of the documents both legs may return."""
+    live = None if include_inactive else in_force_ids(catalog.lifecycles, day)
+    return np.asarray(
+        [
+            index
+            for index, doc_id in enumerate(catalog.ids)
+            if (live is None or doc_id in live) and (types is None or catalog.records[doc_id].type_key in types)
+        ],
+        dtype=np.int64,
+    )
+
+
+def _dense(
+    kb: KnowledgeBase, catalog: Catalog, allowed: np.ndarray, question: str, depth: int
+) -> list[tuple[StoredChunk, float]]:
+    if not len(allowed):
+        return []
+    vector = kb.embedder.embed_queries([question])[0].astype(np.float32)
+    mask = np.zeros(len(catalog.ids), dtype=bool)
+    mask[allowed] = True
+    rows = np.flatnonzero(mask[catalog.owners])
+    scores = catalog.matrix[rows] @ vector
+    top = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
+    top = top[np.lexsort((rows[top], -scores[top]))]
+    return [(_chunk_at(catalog, int(rows[i])), max(0.0, min(1.0, float(scores[i])))) for i in top]
+
+
+def _lexical(
+    catalog: Catalog, allowed: np.ndarray, question: str, depth: int
+) -> tuple[list[tuple[StoredChunk, float]], float]:
+    blocks = [catalog.blocks[int(i)] for i in allowed]
+    ranking = bm25_rank(question, [block.lexical for block in blocks], depth)
+    return [(blocks[h.block_index].chunks[h.row], h.score) for h in ranking.hits], ranking.ceiling
+
+
+def _chunk_at(catalog: Catalog, row: int) -> StoredChunk:
+    owner = int(catalog.owners[row])
+    return catalog.blocks[owner].chunks[row - int(catalog.offsets[owner])]
