@@ -1,0 +1,32 @@
+"""A governance index over the real fixture documents (tests/fixtures/governance), built once per module."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lib.governance.api import CorpusIngestReport, ingest_governance_corpus_files
+from lib.kb import KnowledgeBase
+from lib.stores.embeddings import Embedder
+from tests.conftest import isolated_kb
+
+CORPUS = Path(__file__).parents[2] / "fixtures" / "governance"
+PEPS = CORPUS / "peps"
+MADR = CORPUS / "madr"
+SEEDS = CORPUS / "seeds"
+
+
+def governance_kb(redis_url: str, folder: Path, chroma_dir: Path, embedder: Embedder) -> KnowledgeBase:
+    """A knowledge base whose governance collection (and so its registry keys) is the test's own."""
+    return isolated_kb(redis_url, folder, chroma_dir, embedder, governance_collection=f"gov_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture(scope="module")
+def corpus_kb(
+    redis_url: str, chroma_dir: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[KnowledgeBase, CorpusIngestReport]]:
+    kb = governance_kb(redis_url, tmp_path_factory.mktemp("governance"), chroma_dir, embedder)
+    yield kb, ingest_governance_corpus_files(kb, CORPUS)
