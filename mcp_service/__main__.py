@@ -3,6 +3,9 @@
 ``serve(servers=("policy-kb", "document-store"))`` (``policy-kb serve --servers policy-kb,document-store``)
 runs several servers in one process, each on its own port (``DOCUMENT_STORE_PORT``, default 3002, for
 the document store) and all over one knowledge base; an interrupt stops them all.
+
+``python -m mcp_service --stdio governance`` (``policy-kb serve --stdio --servers governance``) serves one
+server over stdin/stdout instead, for a client that starts it as a subprocess (Claude Code's ``.mcp.json``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from starlette.applications import Starlette
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.kb import KnowledgeBase, open_kb
+from lib.signals import exit_on_sigterm
 
 SERVERS: dict[str, tuple[str, Callable[[Settings], int]]] = {
     "policy-kb": ("mcp_service.policy_kb:create_app", lambda settings: settings.policy_kb_port),
@@ -31,6 +35,10 @@ SERVERS: dict[str, tuple[str, Callable[[Settings], int]]] = {
 }
 """Server name → (``module:factory`` of its app, taking ``settings`` and ``kb=``; its port in the settings).
 Factories are imported only for the servers asked for, so one server's dependencies never slow another."""
+
+
+STDIO_SERVERS: dict[str, str] = {"governance": "mcp_service.governance:serve_governance_stdio"}
+"""Server name → ``module:function`` serving it over stdio, taking ``settings``."""
 
 
 def app_factory(name: str) -> Callable[..., Starlette]:
@@ -79,6 +87,7 @@ def serve(
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     settings = settings or load_settings()
     names = check_servers(servers)
+    exit_on_sigterm()  # so what this process started (Prefect's local API) is stopped on SIGTERM too
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
@@ -114,5 +123,28 @@ def serve(
         asyncio.run(_serve_all(group))
 
 
+def serve_stdio(settings: Settings | None = None, *, servers: Sequence[str] = ("governance",)) -> None:
+    """Serve one server over this process's stdin/stdout until stdin closes; logs go to stderr."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    names = check_servers(servers)
+    if len(names) != 1 or names[0] not in STDIO_SERVERS:
+        raise InvalidArgumentError(f"--stdio serves one server, one of: {', '.join(STDIO_SERVERS)}")
+    module, attribute = STDIO_SERVERS[names[0]].split(":")
+    getattr(importlib.import_module(module), attribute)(settings or load_settings())
+
+
+def main(argv: Sequence[str]) -> None:
+    if argv[:1] != ["--stdio"]:
+        serve()
+        return
+    try:
+        serve_stdio(servers=list(argv[1:]) or ["governance"])
+    except InvalidArgumentError as exc:
+        print(f"error ({exc.error_type}): {exc.message}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 if __name__ == "__main__":
-    serve()
+    main(sys.argv[1:])

@@ -17,13 +17,15 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from lib.config import Settings
@@ -60,9 +62,11 @@ def create_mcp_app(
     write_tools: Collection[str],
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
+    health: Callable[[Request], Awaitable[Response]] = liveness,
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
-    server of this service shares. ``port`` is only logged; ``warm_up`` runs on a thread once the app is up."""
+    server of this service shares. ``port`` is only logged; ``warm_up`` runs on a thread once the app is up;
+    ``health`` answers ``/health`` (without auth) when a server has more to say than liveness."""
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.host)
     session_manager = server.session_manager
@@ -85,7 +89,7 @@ def create_mcp_app(
             await anyio.to_thread.run_sync(warming.join)
 
     all_routes = [
-        Route("/health", liveness, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
         Route(
             "/mcp",
             mcp_endpoint(session_manager, single_exchange=settings.mcp_single_exchange),

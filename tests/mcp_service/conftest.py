@@ -208,3 +208,9 @@ def service_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
         "HF_HUB_OFFLINE": "1",
         **extra,
     }
+
+
+# The governance server's fixtures (spec 004), shared by the test_governance_* files; defined after what they use.
+from tests.mcp_service.governance_fixtures import empty_governance_service, governance_service  # noqa: E402
+
+__all__ = ["empty_governance_service", "governance_service"]
