@@ -1,5 +1,5 @@
 """The kb engine's stores, opened together: the registry in Redis, the chunks in ``kb_docs``, and the
-search index this process derives from both (``lib.notes.index``)."""
+search index this process derives from both (``lib.notes.index``), and the ingestion jobs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from redis import Redis
 from lib.config import Settings
 from lib.notes.chunks import NoteChunkStore
 from lib.notes.index import NoteIndexCache
+from lib.notes.job_store import JobStore
 from lib.notes.registry import NoteRegistry
 from lib.stores.chroma import open_chroma
 from lib.stores.encoders import bind_encoder
@@ -21,8 +22,9 @@ from lib.stores.redis_server import redis_client
 class NoteStores:
     registry: NoteRegistry
     chunks: NoteChunkStore
+    jobs: JobStore
+    redis: Redis
     index: NoteIndexCache = field(default_factory=NoteIndexCache, repr=False)
-    redis: Redis | None = field(default=None, repr=False)
 
 
 def open_note_stores(
@@ -33,4 +35,4 @@ def open_note_stores(
     chunks = NoteChunkStore(chroma or open_chroma(settings), collection or settings.kb_collection)
     bind_encoder(chunks, settings.embedding_encoder)
     client = redis or redis_client(settings)
-    return NoteStores(registry=NoteRegistry(client), chunks=chunks, redis=client)
+    return NoteStores(registry=NoteRegistry(client), chunks=chunks, jobs=JobStore(client), redis=client)

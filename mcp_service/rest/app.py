@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from lib.kb import KnowledgeBase
 from mcp_service.rest.errors import install_error_handlers
+from mcp_service.rest.kb_routes import router as kb_router
 from mcp_service.rest.routes import API_PREFIX, router
 
 __all__ = ["API_PREFIX", "create_rest_app"]
@@ -28,4 +29,5 @@ def create_rest_app(kb: KnowledgeBase) -> FastAPI:
     app.state.kb = kb
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(kb_router)
     return app

@@ -1,0 +1,82 @@
+"""The kb engine's ingestion through Prefect (spec 002): one job, one note or file, one document.
+
+``POST /api/v1/jobs`` queues a job in Redis (``lib.notes.jobs``) and calls ``submit_kb_job``, which starts
+``ingest_kb_document`` without waiting: a deployment run on a worker when ``PREFECT_API_URL`` has the
+deployment, else a background thread of the service (``flows.submit.submit_flow_run``). The flow marks
+the job running, ingests through a task that retries store outages, and ends the job ``completed`` with
+the document id or ``failed`` with the error; a run that cannot even start reaches ``fail_job`` through
+``on_failure``. Nothing of a failed ingestion stays registered (``lib.notes.ingest``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+from pydantic import Field
+
+from flows.common import IO_TASK_OPTIONS, artifact_key, bound_kb, flow_kb, log_event
+from flows.submit import submit_flow_run
+from lib.kb import KnowledgeBase
+from lib.notes.jobs import complete_job, fail_job, ingest_job, run_job, start_job
+from lib.notes.models import DocumentOut, JobRecord, NoteDocument
+
+FLOW = "kb-document"
+KB_DEPLOYMENT = "ingest_kb_document/ingest-kb-document"
+
+
+@task(name="ingest-kb-document", **IO_TASK_OPTIONS)
+def ingest(kb: KnowledgeBase, job: JobRecord) -> NoteDocument:
+    """One note or file through ``lib.notes.ingest``; store outages are retried, bad input is not."""
+    return ingest_job(kb, job)
+
+
+@flow(name="ingest_kb_document", validate_parameters=True)
+def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100)]) -> DocumentOut:
+    """Ingest the note or file queued as a kb job; the job ends completed (with the document) or failed.
+
+    Args:
+        job_id: The job id POST /api/v1/jobs returned.
+    """
+    kb = flow_kb()
+    jobs = kb.notes.jobs
+    try:
+        job = start_job(jobs, job_id)
+        log_event("kb_document.started", job_id=job_id, kind=job.kind, filename=job.filename or "")
+        document = ingest(kb, job)
+    except BaseException as exc:
+        fail_job(jobs, job_id, exc)
+        log_event("kb_document.failed", job_id=job_id, error_type=getattr(exc, "error_type", "internal"))
+        raise
+    complete_job(jobs, job_id, document)
+    create_markdown_artifact(
+        f"# kb document {document.document_id}\n\n{document.kind} `{document.filename or document.title or ''}`: "
+        f"{document.chunk_count} chunks; tags {', '.join(document.tags) or 'none'}\n",
+        key=artifact_key(FLOW, job_id),
+        description=f"Ingestion of kb job {job_id}",
+    )
+    log_event("kb_document.done", job_id=job_id, document_id=document.document_id, chunks=document.chunk_count)
+    return DocumentOut.of(document)
+
+
+def submit_kb_job(kb: KnowledgeBase, job_id: str) -> str:
+    """Start ``ingest_kb_document`` for a queued job without waiting; the flow run id (or ``local-...``).
+    Whatever stops the run before it ends the job leaves the job ``failed`` with the error."""
+    jobs = kb.notes.jobs
+
+    def on_failure(exc: BaseException) -> None:
+        fail_job(jobs, job_id, exc)
+
+    def without_orchestration() -> None:
+        run_job(kb, jobs, job_id)
+
+    with bound_kb(kb):
+        return submit_flow_run(
+            kb.settings,
+            KB_DEPLOYMENT,
+            ingest_kb_document,
+            {"job_id": job_id},
+            on_failure=on_failure,
+            without_orchestration=without_orchestration,
+        )

@@ -1,0 +1,114 @@
+"""Searching the kb (spec 002's ``POST /api/v1/search``): dense, lexical (BM25) or both fused.
+
+Both legs score exactly the same chunks: the live generation of every registered document carrying all the
+requested tags (``lib.notes.index``). The dense leg is an exact cosine over their vectors, the lexical leg
+BM25 over their blocks (IDF and average length from those chunks alone), and ``rank_by_mode`` makes the
+final ranking. A note being rewritten is searched in its old text until the registry flips to the new
+one, and in the new text only from then on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from lib.errors import InvalidArgumentError
+from lib.kb import KnowledgeBase
+from lib.notes.index import Snapshot
+from lib.notes.models import SearchHit, SearchResult
+from lib.notes.registry import check_tags
+from lib.policies.search import MAX_QUERY_CHARS
+from lib.retrieval.lexical import bm25_rank
+from lib.retrieval.modes import SearchMode, check_mode
+from lib.retrieval.ranking import leg_depth, rank_by_mode
+from lib.stores.chroma import StoredChunk
+
+DEFAULT_TOP = 10
+Key = tuple[int, int]
+"""A chunk: (document_id, chunk_index)."""
+
+
+def search_notes(
+    kb: KnowledgeBase,
+    query: str,
+    top: int = DEFAULT_TOP,
+    tags: Sequence[str] | None = None,
+    *,
+    fts_only: bool = False,
+    mode: str | None = None,
+) -> SearchResult:
+    """The ``top`` best chunks for ``query`` among documents carrying every tag of ``tags``, best first.
+    ``fts_only`` is spec 002's name for the lexical mode and wins over ``mode``."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("query must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgumentError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    maximum = kb.settings.max_results
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= maximum:
+        raise InvalidArgumentError(f"top must be an integer from 1 to {maximum}, got {top!r}")
+    search_mode = SearchMode.LEXICAL if fts_only else check_mode(mode or SearchMode.HYBRID)
+    wanted = check_tags(tags or [])
+    stores = kb.notes
+    snapshot = stores.index.snapshot(stores.registry, stores.chunks)
+    allowed = stores.registry.tagged(wanted) if wanted else None
+    selected = [k for k, d in enumerate(snapshot.documents) if allowed is None or d.document_id in allowed]
+    depth = leg_depth(search_mode, top)
+
+    texts: dict[Key, str] = {}
+    dense: list[tuple[Key, float]] = []
+    if search_mode != SearchMode.LEXICAL and selected:
+        for chunk, score in _dense(snapshot, selected, kb.embedder.embed_queries([query])[0], depth):
+            texts[_key(chunk.metadata)] = chunk.text
+            dense.append((_key(chunk.metadata), score))
+    lexical: list[tuple[Key, float]] = []
+    ceiling = 1.0
+    if search_mode != SearchMode.DENSE and selected:
+        documents = [snapshot.documents[k] for k in selected]
+        ranking = bm25_rank(query, [d.lexical for d in documents], depth)
+        for hit in ranking.hits:
+            chunk = documents[hit.block_index].chunks[hit.row]
+            texts[_key(chunk.metadata)] = chunk.text
+            lexical.append((_key(chunk.metadata), hit.score))
+        ceiling = ranking.ceiling
+
+    fused = rank_by_mode(search_mode, dense, lexical, top, lexical_ceiling=ceiling)
+    records = {r.document_id: r for r in stores.registry.get_many(sorted({f.key[0] for f in fused}))}
+    results = [
+        SearchHit(
+            document_id=doc_id,
+            chunk_index=index,
+            text=texts[(doc_id, index)],
+            score=round(hit.relevance, 4),
+            dense_score=None if hit.dense_score is None else round(hit.dense_score, 4),
+            lexical_score=None if hit.lexical_score is None else round(hit.lexical_score, 4),
+            title=record.title,
+            source_path=record.source_path,
+            kind=record.kind,
+            filename=record.filename,
+            tags=record.tags,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+        for hit in fused
+        for doc_id, index in [hit.key]
+        if (record := records.get(doc_id)) is not None
+    ]
+    return SearchResult(query=query, mode=search_mode.value, results=results)
+
+
+def _key(metadata: dict[str, object]) -> Key:
+    return int(str(metadata["document_id"])), int(str(metadata["chunk_index"]))
+
+
+def _dense(snapshot: Snapshot, selected: list[int], vector: np.ndarray, depth: int) -> list[tuple[StoredChunk, float]]:
+    """The ``depth`` live chunks of the ``selected`` documents nearest to ``vector`` (unit vectors: cosine)."""
+    scores = snapshot.matrix @ np.asarray(vector, dtype=np.float32)
+    if len(selected) < len(snapshot.documents):
+        scores = np.where(np.isin(snapshot.owners, selected), scores, -np.inf)
+    count = min(depth, int(np.isfinite(scores).sum()))
+    if count <= 0:
+        return []
+    best = np.argpartition(-scores, count - 1)[:count]
+    best = best[np.lexsort((best, -scores[best]))]
+    return [(snapshot.chunk_at(row)[1], max(0.0, float(scores[row]))) for row in best.tolist()]

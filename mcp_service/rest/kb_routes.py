@@ -1,0 +1,225 @@
+"""The kb engine's HTTP API (spec 002: what the ``kb`` MCP server calls), under ``/api/v1`` beside the policies.
+
+Thin handlers over ``lib.notes``: search, jobs (a JSON note or a multipart file, ingested by the Prefect
+flow ``ingest_kb_document``), documents with their chunks, tags, in-place note updates and the status.
+Errors are raised and mapped once by ``errors.install_error_handlers`` (``{"error": {code, message, details}}``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.datastructures import UploadFile
+
+from lib.errors import FileTooLargeError
+from lib.kb import KnowledgeBase
+from lib.notes.ingest import update_note
+from lib.notes.jobs import DEFAULT_LIST, MAX_LIST, fail_job, new_file_job, new_note_job
+from lib.notes.models import ChunkOut, DocumentDetail, DocumentOut, JobOut, JobRecord, JobStatus, SearchResult
+from lib.notes.search import DEFAULT_TOP, search_notes
+from lib.notes.status import EngineStatus, engine_status
+from mcp_service.rest.errors import ApiError, error_responses, validation_details
+from mcp_service.rest.upload import FORM_OVERHEAD
+
+TAG = "kb"
+
+
+def _kb(request: Request) -> KnowledgeBase:
+    kb: KnowledgeBase = request.app.state.kb
+    return kb
+
+
+KB = Annotated[KnowledgeBase, Depends(_kb)]
+DocumentId = Annotated[int, Path(ge=1, description="The integer id the registry allocated")]
+
+
+class SearchRequest(BaseModel):
+    query: str = Field(min_length=1, description="What to look for")
+    top: int = Field(default=DEFAULT_TOP, ge=1, description="How many chunks, 1..MAX_RESULTS")
+    tags: list[str] | None = Field(default=None, description="Only documents carrying ALL of these tags")
+    fts_only: bool = Field(default=False, description="Rank by words only (the lexical mode)")
+    mode: Literal["hybrid", "dense", "lexical"] | None = Field(default=None, description="Default hybrid")
+
+
+class NoteJobRequest(BaseModel):
+    text: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    title: str | None = None
+    source_path: str | None = None
+
+
+class JobAccepted(BaseModel):
+    job_id: str
+    status: JobStatus
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentOut]
+
+
+class TagsRequest(BaseModel):
+    tags: list[str] = Field(min_length=1)
+
+
+class NoteUpdate(BaseModel):
+    text: str = Field(min_length=1)
+
+
+JOB_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": NoteJobRequest.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary", "description": "PDF, Markdown or plain text"},
+                        "tags": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "Repeated fields, or one comma-separated field",
+                        },
+                        "source_path": {"type": "string"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+router = APIRouter(tags=[TAG])
+
+
+@router.post("/search", response_model=SearchResult, responses=error_responses(400, 422))
+def search(body: SearchRequest, kb: KB) -> SearchResult:
+    """The best chunks by meaning and words (``hybrid``), meaning (``dense``) or words (``lexical``/``fts_only``)."""
+    return search_notes(kb, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
+
+
+@router.post(
+    "/jobs",
+    status_code=202,
+    response_model=JobAccepted,
+    openapi_extra=JOB_BODY,
+    responses=error_responses(400, 413, 415, 422),
+)
+async def create_job(request: Request) -> JSONResponse:
+    """Queue a note (JSON) or a file (multipart) for ingestion; the job id comes back at once."""
+    kb = _kb(request)
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        data, filename, tags, source_path = await _read_file_form(request, kb.settings.kb_max_upload_bytes)
+        job = await anyio.to_thread.run_sync(
+            lambda: new_file_job(kb, kb.notes.jobs, data, filename, tags, source_path=source_path)
+        )
+    elif content_type.startswith("application/json"):
+        try:
+            note = NoteJobRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            errors = validation_details(exc.errors())
+            raise ApiError(422, "validation_error", "The request does not match the schema", errors=errors) from exc
+        job = await anyio.to_thread.run_sync(
+            lambda: new_note_job(kb.notes.jobs, note.text, note.tags, title=note.title, source_path=note.source_path)
+        )
+    else:
+        raise ApiError(415, "unsupported_media_type", "Send a JSON note or a multipart/form-data file")
+    status = await anyio.to_thread.run_sync(_submit, kb, job)
+    return JSONResponse(JobAccepted(job_id=job.job_id, status=status).model_dump(mode="json"), status_code=202)
+
+
+def _submit(kb: KnowledgeBase, job: JobRecord) -> JobStatus:
+    from flows.kb_documents import submit_kb_job  # Prefect is a heavy import only jobs need
+
+    try:
+        submit_kb_job(kb, job.job_id)
+    except Exception as exc:  # the run could not even be submitted: the job ends failed with the reason
+        fail_job(kb.notes.jobs, job.job_id, exc)
+    current = kb.notes.jobs.get(job.job_id)
+    return current.status if current is not None else JobStatus.FAILED
+
+
+async def _read_file_form(request: Request, limit: int) -> tuple[bytes, str, list[str], str | None]:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit + FORM_OVERHEAD:
+        raise FileTooLargeError(f"The upload is larger than the {limit} byte limit")
+    async with request.form(max_files=1, max_fields=256, max_part_size=FORM_OVERHEAD) as form:
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise ApiError(422, "validation_error", "Send the file as the multipart field 'file'")
+        if upload.size is not None and upload.size > limit:
+            raise FileTooLargeError(f"The upload is larger than the {limit} byte limit")
+        data = await upload.read()
+        filename = upload.filename or "upload"
+        tags = [t.strip() for value in form.getlist("tags") if isinstance(value, str) for t in value.split(",")]
+        source_path = form.get("source_path")
+    return data, filename, [t for t in tags if t], source_path if isinstance(source_path, str) else None
+
+
+@router.get("/jobs", response_model=JobList)
+def list_jobs(
+    kb: KB,
+    status: Annotated[JobStatus | None, Query(description="Only jobs in this state")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = DEFAULT_LIST,
+) -> JobList:
+    """Recent jobs, newest first."""
+    return JobList(jobs=[JobOut.of(job) for job in kb.notes.jobs.list(status, limit)])
+
+
+@router.get("/jobs/{job_id}", response_model=JobOut, responses=error_responses(404))
+def get_job(job_id: str, kb: KB) -> JobOut:
+    job = kb.notes.jobs.get(job_id) if len(job_id) <= 100 else None
+    if job is None:
+        raise ApiError(404, "job_not_found", f"Job not found: {job_id}", job_id=job_id)
+    return JobOut.of(job)
+
+
+@router.get("/documents", response_model=DocumentList, responses=error_responses(422))
+def list_documents(kb: KB, source_path: Annotated[str, Query(min_length=1)]) -> DocumentList:
+    """The documents ingested with this ``source_path``."""
+    return DocumentList(documents=[DocumentOut.of(d) for d in kb.notes.registry.by_source_path(source_path)])
+
+
+@router.get("/documents/{document_id}", response_model=DocumentDetail, responses=error_responses(404))
+def get_document(document_id: DocumentId, kb: KB) -> DocumentDetail:
+    """A document with its live chunks in order."""
+    stores = kb.notes
+    document = stores.registry.require(document_id)
+    chunks = [
+        ChunkOut(chunk_index=int(c.metadata["chunk_index"]), text=c.text, page=c.metadata.get("page"))
+        for c in stores.chunks.chunks_of(document_id, document.generation)
+    ]
+    return DocumentDetail(**DocumentOut.of(document).model_dump(), chunks=chunks)
+
+
+@router.post("/documents/{document_id}/tags", response_model=DocumentOut, responses=error_responses(400, 404))
+def add_tags(document_id: DocumentId, body: TagsRequest, kb: KB) -> DocumentOut:
+    """Add tags; searches filter by them from the next query on."""
+    return DocumentOut.of(kb.notes.registry.change_tags(document_id, body.tags, add=True))
+
+
+@router.delete("/documents/{document_id}/tags/{tag:path}", response_model=DocumentOut, responses=error_responses(404))
+def remove_tag(document_id: DocumentId, tag: str, kb: KB) -> DocumentOut:
+    """Remove one tag (URL-encoded: ``collection%3Amemory``); removing an absent tag changes nothing."""
+    return DocumentOut.of(kb.notes.registry.change_tags(document_id, [tag], add=False))
+
+
+@router.patch("/notes/{document_id}", response_model=DocumentOut, responses=error_responses(400, 404, 409))
+def patch_note(document_id: DocumentId, body: NoteUpdate, kb: KB) -> DocumentOut:
+    """Replace a note's text in place; searches see the old text until the new one is stored, then only the new."""
+    return DocumentOut.of(update_note(kb, document_id, body.text))
+
+
+@router.get("/status", response_model=EngineStatus)
+def status(kb: KB) -> EngineStatus:
+    """Version, model, device, document and chunk counts, and the job queue."""
+    return engine_status(kb)
