@@ -1,0 +1,56 @@
+"""``rank_by_mode`` and ``leg_depth``: one ranking per mode from two legs' candidate lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from lib.retrieval import FUSION, FusionMethod, FusionParams, SearchMode, candidates, fuse, leg_depth, rank_by_mode
+
+DENSE = [("a", 0.92), ("b", 0.81), ("c", 0.40)]
+LEXICAL = [("d", 9.0), ("c", 6.0), ("a", 1.5)]
+CEILING = 10.0
+
+
+def test_only_hybrid_asks_the_legs_for_more_than_the_final_n() -> None:
+    assert leg_depth(SearchMode.DENSE, 5) == 5
+    assert leg_depth(SearchMode.LEXICAL, 5) == 5
+    assert leg_depth(SearchMode.HYBRID, 5) == candidates(5) == FUSION.depth
+    assert leg_depth(SearchMode.HYBRID, FUSION.depth + 7) == FUSION.depth + 7
+    assert leg_depth(SearchMode.HYBRID, 5, FusionParams(depth=12)) == 12
+
+
+def test_dense_keeps_the_dense_order_and_scores_clamped_to_0_1_with_no_lexical_score() -> None:
+    ranked = rank_by_mode(SearchMode.DENSE, [*DENSE, ("e", -0.2)], LEXICAL, 4, lexical_ceiling=CEILING)
+    assert [(h.key, h.relevance) for h in ranked] == [("a", 0.92), ("b", 0.81), ("c", 0.40), ("e", 0.0)]
+    assert [h.dense_score for h in ranked] == [0.92, 0.81, 0.40, -0.2]
+    assert all(h.lexical_score is None for h in ranked)
+    assert [h.key for h in rank_by_mode(SearchMode.DENSE, DENSE, [], 2)] == ["a", "b"]
+
+
+def test_lexical_keeps_the_bm25_order_and_reports_score_over_the_ceiling() -> None:
+    ranked = rank_by_mode(SearchMode.LEXICAL, [], LEXICAL, 2, lexical_ceiling=CEILING)
+    assert [(h.key, h.relevance, h.lexical_score, h.dense_score) for h in ranked] == [
+        ("d", 0.9, 9.0, None),
+        ("c", 0.6, 6.0, None),
+    ]
+
+
+def test_lexical_relevance_never_exceeds_1_and_a_zero_ceiling_does_not_divide_by_zero() -> None:
+    assert rank_by_mode(SearchMode.LEXICAL, [], [("x", 12.0)], 1, lexical_ceiling=10.0)[0].relevance == 1.0
+    assert rank_by_mode(SearchMode.LEXICAL, [], [("x", 0.5)], 1, lexical_ceiling=0.0)[0].relevance == 1.0
+    assert rank_by_mode(SearchMode.LEXICAL, [], [], 3) == []
+
+
+@pytest.mark.parametrize("params", [FUSION, FusionParams(method=FusionMethod.RRF), FusionParams(alpha=0.2)])
+def test_hybrid_is_exactly_the_fusion_of_the_two_legs(params: FusionParams) -> None:
+    ranked = rank_by_mode(SearchMode.HYBRID, DENSE, LEXICAL, 3, lexical_ceiling=CEILING, params=params)
+    assert ranked == fuse(DENSE, LEXICAL, 3, params, lexical_ceiling=CEILING)
+    assert len(ranked) == 3 and all(0.0 <= h.relevance <= 1.0 for h in ranked)
+
+
+def test_hybrid_lets_a_key_both_legs_find_rise_and_carries_both_leg_scores() -> None:
+    ranked = rank_by_mode(SearchMode.HYBRID, DENSE, LEXICAL, 4, lexical_ceiling=CEILING)
+    by_key = {h.key: h for h in ranked}
+    assert (by_key["c"].dense_score, by_key["c"].lexical_score) == (0.40, 6.0)
+    assert (by_key["d"].dense_score, by_key["b"].lexical_score) == (None, None)
+    assert ranked[0].key == "a"  # 0.5 * 0.92 + 0.5 * 0.15 beats d's 0.5 * 0 + 0.5 * 0.9
