@@ -54,6 +54,9 @@ class StackLayout:
     directory: Path
     ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
     extra_env: dict[str, str] = field(default_factory=dict)
+    shared_data_dir: Path | None = None
+    """``POLICY_KB_DATA_DIR`` of another stack to share (a second replica of it started alone keeps its
+    ONNX export); unset = ``<directory>/data``."""
 
     @classmethod
     def with_free_ports(cls, directory: Path, extra_env: dict[str, str] | None = None) -> StackLayout:
@@ -63,17 +66,33 @@ class StackLayout:
     def load(cls, directory: Path) -> StackLayout:
         """The layout saved in ``directory`` (raises ``FileNotFoundError`` when no stack was set up there)."""
         data = json.loads((directory / STATE_FILE).read_text())
-        return cls(Path(data["directory"]), {k: int(v) for k, v in data["ports"].items()}, data["extra_env"])
+        shared = Path(data["shared_data_dir"]) if data.get("shared_data_dir") else None
+        return cls(Path(data["directory"]), {k: int(v) for k, v in data["ports"].items()}, data["extra_env"], shared)
 
     def save(self) -> None:
         for sub in ("redis", "chroma", "prefect", "data", "logs"):
             (self.directory / sub).mkdir(parents=True, exist_ok=True)
-        state = {"directory": str(self.directory), "ports": self.ports, "extra_env": self.extra_env}
+        state = {
+            "directory": str(self.directory),
+            "ports": self.ports,
+            "extra_env": self.extra_env,
+            "shared_data_dir": str(self.shared_data_dir) if self.shared_data_dir else None,
+        }
         (self.directory / STATE_FILE).write_text(json.dumps(state, indent=2) + "\n")
 
     @property
     def logs(self) -> Path:
         return self.directory / "logs"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.shared_data_dir or self.directory / "data"
+
+    def with_new_replica(self, directory: Path) -> StackLayout:
+        """This stack's stores and data folder, with a fresh port for ``replica-a``, saved in ``directory``:
+        one more replica (or a restarted one) started alone with ``start_process(..., "replica-a")``."""
+        ports = {**self.ports, "replica-a": free_port()}
+        return StackLayout(directory.resolve(), ports, dict(self.extra_env), self.data_dir)
 
     @property
     def redis_url(self) -> str:
@@ -109,7 +128,7 @@ class StackLayout:
             **S3_CREDENTIALS,
             "AWS_DEFAULT_REGION": "us-east-1",
             "PREFECT_API_URL": self.prefect_api_url,
-            "POLICY_KB_DATA_DIR": str(self.directory / "data"),
+            "POLICY_KB_DATA_DIR": str(self.data_dir),
         }
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
@@ -128,6 +147,7 @@ class StackLayout:
             "PREFECT_HOME": str(self.directory / "prefect"),
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_WORKER_QUERY_SECONDS": "2",
+            "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "10",
             "ANONYMIZED_TELEMETRY": "False",
             "HF_HUB_OFFLINE": "1",
             "PYTHONUNBUFFERED": "1",
