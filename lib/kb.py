@@ -6,7 +6,6 @@ result down; nothing in ``lib`` builds its own clients.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from chromadb.api import ClientAPI
@@ -15,12 +14,15 @@ from redis import Redis
 from lib.config import Settings, load_settings
 from lib.documents.chunks import DocumentChunkStore
 from lib.documents.registry import DocumentRegistry
+from lib.governance.chunks import GovernanceChunkStore
+from lib.governance.registry import GovernanceRegistry
+from lib.notes.stores import NoteStores, open_note_stores
 from lib.paths import ensure_file_roots
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
 from lib.stores.chroma import open_chroma
-from lib.stores.embeddings import Embedder
+from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.encoders import bind_encoder
 from lib.stores.objects import ObjectStore, open_object_store
 from lib.stores.redis_server import redis_client
@@ -50,6 +52,25 @@ def open_document_stores(
 
 
 @dataclass
+class GovernanceStores:
+    """Governance documents (spec 004): the registry in Redis and the chunks in ``governance_docs``."""
+
+    registry: GovernanceRegistry
+    chunks: GovernanceChunkStore
+
+
+def open_governance_stores(
+    settings: Settings, *, collection: str | None = None, redis: Redis | None = None, chroma: ClientAPI | None = None
+) -> GovernanceStores:
+    """The governance stores; the collection is ``CHROMA_GOVERNANCE_COLLECTION`` unless given here, and names
+    the registry's keys too. A collection of another encoder than ``EMBEDDING_ENCODER`` is refused."""
+    name = collection or settings.governance_collection
+    chunks = GovernanceChunkStore(chroma or open_chroma(settings), name)
+    bind_encoder(chunks, settings.embedding_encoder)
+    return GovernanceStores(registry=GovernanceRegistry(redis or redis_client(settings), name), chunks=chunks)
+
+
+@dataclass
 class KnowledgeBase:
     settings: Settings
     registry: PolicyRegistry
@@ -58,6 +79,8 @@ class KnowledgeBase:
     vectors: PolicyVectorStore
     embedder: Embedder
     document_stores: DocumentStores | None = field(default=None, repr=False)
+    note_stores: NoteStores | None = field(default=None, repr=False)
+    governance_stores: GovernanceStores | None = field(default=None, repr=False)
 
     @property
     def documents(self) -> DocumentStores:
@@ -65,6 +88,20 @@ class KnowledgeBase:
         if self.document_stores is None:
             self.document_stores = open_document_stores(self.settings)
         return self.document_stores
+
+    @property
+    def notes(self) -> NoteStores:
+        """The kb engine's stores (spec 002), opened from the settings on first use when not given."""
+        if self.note_stores is None:
+            self.note_stores = open_note_stores(self.settings)
+        return self.note_stores
+
+    @property
+    def governance(self) -> GovernanceStores:
+        """The governance stores, opened from the settings on first use when not given."""
+        if self.governance_stores is None:
+            self.governance_stores = open_governance_stores(self.settings)
+        return self.governance_stores
 
 
 def open_kb(
@@ -87,12 +124,6 @@ def open_kb(
         resolver=EffectiveDateResolver(registry),
         objects=open_object_store(settings, create_bucket=True),
         vectors=vectors,
-        embedder=Embedder(
-            batch_size=settings.embedding_batch_size,
-            onnx_dir=settings.data_dir / "models" if settings.onnx_query_embeddings else None,
-            encoder=settings.embedding_encoder,
-            int8_dir=settings.data_dir / "models",
-            workers=os.cpu_count() or 1,
-        ),
+        embedder=settings_embedder(settings),
         document_stores=open_document_stores(settings, collection=document_collection, redis=client, chroma=chroma),
     )

@@ -23,6 +23,8 @@ EXPECTED = {
     "ingest_application_documents/ingest-application-documents",
     "remove_application_document/remove-application-document",
     "cleanup_kb_uploads/cleanup-kb-uploads",
+    "ingest_governance_corpus/ingest-governance-corpus",
+    "ingest_kb_document/ingest-kb-document",
 }
 
 
