@@ -1,0 +1,79 @@
+"""Prefect server and worker for real: deployments registered by ``prefect deploy --all`` and run by a
+process worker on the ``policy-kb`` pool, as the UI and the nightly schedule start them."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+import chromadb
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    ArtifactFilterFlowRunId,
+    FlowRunFilter,
+    FlowRunFilterDeploymentId,
+)
+from prefect.client.schemas.objects import FlowRun
+
+from deployments.stack import StackLayout
+from tests.polling import eventually
+from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, Prefect
+
+GHOST = {"source": "GHOST", "revision_id": "rev_GHOST_2020_01"}
+
+
+def test_an_ingestion_started_as_a_deployment_run_is_completed_by_the_worker_with_its_artifacts(
+    stack_nppf: FlowRun, prefect: Prefect
+) -> None:
+    assert stack_nppf.state is not None and stack_nppf.state.is_completed(), stack_nppf.state
+    assert stack_nppf.work_pool_name == "policy-kb"
+    with prefect.client() as client:
+        deployment = client.read_deployment_by_name(INGEST_DEPLOYMENT)
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[stack_nppf.id]))
+        )
+    assert stack_nppf.deployment_id == deployment.id
+    keys = {a.key for a in artifacts}
+    assert {"ingest-nppf-rev-nppf-2024-12", "ingest-sections-nppf-rev-nppf-2024-12"} <= keys
+
+
+def test_the_nightly_audit_deployment_has_its_cron_schedule_and_the_scheduler_plans_its_runs(prefect: Prefect) -> None:
+    """Prefect's scheduler must turn the cron into runs (with SQLAlchemy 2.1 it failed and planned none)."""
+    with prefect.client() as client:
+        deployment = client.read_deployment_by_name(AUDIT_DEPLOYMENT)
+    [schedule] = deployment.schedules
+    assert schedule.active and schedule.slug == "nightly-consistency-audit"
+    assert (schedule.schedule.cron, schedule.schedule.timezone) == ("30 2 * * *", "Europe/London")  # type: ignore[union-attr]
+    assert schedule.parameters == {"repair": False, "fail_on_findings": True}
+    assert deployment.work_pool_name == "policy-kb"
+
+    def planned() -> list[FlowRun]:
+        with prefect.client() as client:
+            return client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(deployment_id=FlowRunFilterDeploymentId(any_=[deployment.id]))
+            )
+
+    eventually(lambda: bool(planned()), within=60, every=1.0)
+    runs = [r for r in planned() if r.auto_scheduled]
+    assert runs and all(r.state is not None and r.state.is_scheduled() for r in runs)
+    assert runs[0].parameters == {"repair": False, "fail_on_findings": True}
+    london = [r.expected_start_time.astimezone(ZoneInfo("Europe/London")) for r in runs if r.expected_start_time]
+    assert london and {(t.hour, t.minute) for t in london} == {(2, 30)}
+
+
+def test_an_audit_run_with_findings_ends_failed(stack: StackLayout, stack_nppf: FlowRun, prefect: Prefect) -> None:
+    """An orphan chunk (no registered revision) written straight into the Chroma server is a finding."""
+    collection = chromadb.HttpClient(host="127.0.0.1", port=stack.ports["chroma"]).get_collection("policy_docs")
+    ghost_ref = f"{GHOST['source']}:{GHOST['revision_id']}"
+    collection.add(
+        ids=["GHOST__rev_GHOST_2020_01__Para_1__000"],
+        embeddings=[[0.0] * 383 + [1.0]],
+        documents=["a chunk nobody registered"],
+        metadatas=[{**GHOST, "revision_ref": ghost_ref, "section_ref": "Para 1", "chunk_index": 0}],
+    )
+
+    try:
+        run = prefect.wait_final(prefect.start(AUDIT_DEPLOYMENT, {"repair": False, "fail_on_findings": True}).id)
+    finally:
+        collection.delete(where={"revision_ref": ghost_ref})
+    assert run.state is not None and run.state.is_failed(), run.state
+    assert "orphan_chunks=1" in (run.state.message or "")

@@ -1,0 +1,22 @@
+"""``policy-kb stack status`` on the session's stack (started by the code behind ``policy-kb stack up``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from deployments.stack import StackLayout, process_names
+
+
+def test_stack_status_lists_every_process_up_with_its_pid_and_port(stack: StackLayout) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "deployments.cli", "stack", "status", "--dir", str(stack.directory)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:]}
+    assert list(rows) == process_names() == ["redis", "chroma", "s3", "prefect", "worker", "replica-a", "replica-b"]
+    for name, row in rows.items():
+        assert row[1].isdigit() and "up" in row, row
+        if name != "worker":
+            assert row[2] == str(stack.ports[name])
