@@ -16,8 +16,10 @@ a new ``ingested_at``; removal takes the revision out of the registry first. So 
 on every search (``PolicyRegistry.snapshot``), says when a block is out of date, in every replica, without
 asking Chroma. Where the blocks cannot serve (over budget, counts that disagree) the search runs as
 Chroma's filtered query instead. A block is also reloaded once it is 30 s old, which bounds how late a
-change made behind the pipeline's back is seen. The last answers are remembered per query vector and
-searched blocks (``PolicyVectorStore.answers``, a ``cachetools`` memo), the lexical leg's per query text.
+change made behind the pipeline's back is seen; one in use is reloaded in the background a little before,
+and a missing block is loaded once however many searches want it (``lib.stores.block_loader``). The last
+answers are remembered per query vector and searched blocks (``PolicyVectorStore.answers``, a
+``cachetools`` memo), the lexical leg's per query text.
 
 The lexical leg (``PolicyVectorStore.lexical_search``, BM25) runs over the same blocks' lexical twins, so
 both legs see the same revisions' chunks as loaded. Where the blocks cannot serve, it reads the allowed
@@ -55,6 +57,7 @@ from lib.stores.block_cache import (
     lexical_answer_key,
     lexical_search,
 )
+from lib.stores.block_loader import BlockLoader
 from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
 
 logger = logging.getLogger(__name__)
@@ -121,6 +124,9 @@ class PolicyVectorStore(ChunkCollection):
         """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
         super().__init__(client, collection_name)
         self.cache = RevisionBlockCache(cache_bytes, max_age_s=cache_max_age_s, clock=clock)
+        self.loader = BlockLoader(self.cache, self._load_block, clock=clock)
+        """Loads each missing block once however many searches want it, and refreshes blocks in use before
+        they expire (``lib.stores.block_loader``)."""
         self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
@@ -233,12 +239,9 @@ class PolicyVectorStore(ChunkCollection):
             return None
         blocks = []
         for key, revision in revisions.items():
-            stamp = revision_stamp(revision)
-            block = self.cache.get(key, stamp)
+            block = self.loader.get(key, revision_stamp(revision))
             if block is None:
-                block = self._load_block(key, stamp)
-                if block is None or not self.cache.put(block):
-                    return None
+                return None
             blocks.append(block)
         return blocks
 

@@ -1,0 +1,118 @@
+"""Loading revision blocks into a ``RevisionBlockCache``: once per block however many ask, and refreshed
+before they expire without anyone waiting.
+
+Why: a block is the chunks of one revision read from Chroma (tens of milliseconds for 500 chunks, seconds
+for the whole NPPF on a busy machine). Twenty clients arriving together at a cold service each found the
+block missing and each loaded it, twenty loads of the same rows at once; and every block expires 30 s
+after loading, so under steady traffic every block was reloaded by the request that found it expired,
+with every other request for it waiting or loading it too. Those were the 1-2 s p99 of a 20-client run.
+
+- Single flight: a missing block is loaded by one caller while the others for the same key wait for that
+  load and use its result (a lock per key; different blocks still load in parallel).
+- Refresh ahead: a block served when older than ``refresh_after_s`` (three quarters of the cache's
+  ``max_age_s`` by default) is reloaded in a background thread while it goes on being served; the new
+  load replaces it before it would expire. A block nobody asks for expires as before, and the cache's
+  own bound holds: no block is served more than ``max_age_s`` after its load.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from lib.stores.block_cache import RevisionBlock, RevisionBlockCache, Stamp
+
+logger = logging.getLogger(__name__)
+
+REFRESH_AT = 0.75
+"""The fraction of ``max_age_s`` after which a block in use is reloaded in the background."""
+
+REFRESH_RETRY_S = 2.0
+"""After a failed background refresh, how long the block is served before the next one is tried."""
+
+BlockLoad = Callable[[str, Stamp], RevisionBlock | None]
+"""Reads one block from the store; None when it must not be cached (its rows disagree with the stamp)."""
+
+
+class BlockLoader:
+    """The cache's blocks, each loaded by one caller at a time and refreshed ahead of its expiry."""
+
+    def __init__(
+        self,
+        cache: RevisionBlockCache,
+        load: BlockLoad,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        refresh_after_s: float | None = None,
+    ) -> None:
+        self.cache = cache
+        self._load = load
+        self._clock = clock
+        self.refresh_after_s = cache.max_age_s * REFRESH_AT if refresh_after_s is None else refresh_after_s
+        self._guard = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._loaded: dict[str, tuple[int, float]] = {}
+        """key → (serial, load time) of the block last put for it: how old the served block is."""
+        self.loads = 0
+        self.refreshes = 0
+        """How many loads ran in the foreground and in the background (for tests and health)."""
+
+    def get(self, key: str, stamp: Stamp) -> RevisionBlock | None:
+        """The block of ``key`` under ``stamp``, loaded if missing; None if it cannot be cached.
+
+        Raises what the load raises (a store outage); the next caller tries again.
+        """
+        block = self.cache.get(key, stamp)
+        if block is not None:
+            self._refresh_if_old(key, stamp, block)
+            return block
+        with self._lock(key):
+            block = self.cache.get(key, stamp)  # loaded by the caller this one waited for
+            if block is None:
+                self.loads += 1
+                block = self._load_and_keep(key, stamp)
+        return block
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def _load_and_keep(self, key: str, stamp: Stamp) -> RevisionBlock | None:
+        block = self._load(key, stamp)
+        if block is None or not self.cache.put(block):
+            return None
+        with self._guard:
+            self._loaded[key] = (block.serial, self._clock())
+        return block
+
+    def _refresh_if_old(self, key: str, stamp: Stamp, block: RevisionBlock) -> None:
+        with self._guard:
+            serial, loaded_at = self._loaded.get(key, (-1, 0.0))
+        if serial != block.serial or self._clock() - loaded_at < self.refresh_after_s:
+            return
+        lock = self._lock(key)
+        if not lock.acquire(blocking=False):  # a load or a refresh of this block is under way
+            return
+        try:
+            thread = threading.Thread(
+                target=self._refresh, args=(key, stamp, block, lock), name=f"block-refresh-{key}", daemon=True
+            )
+            thread.start()
+        except BaseException:
+            lock.release()
+            raise
+
+    def _refresh(self, key: str, stamp: Stamp, block: RevisionBlock, lock: threading.Lock) -> None:
+        """Reload ``block`` unless it was replaced meanwhile; on failure it is served until it expires."""
+        try:
+            if self.cache.get(key, stamp) is block:
+                self.refreshes += 1
+                self._load_and_keep(key, stamp)
+        except Exception as exc:
+            logger.warning("block_cache.refresh_failed key=%s error=%r: served until it expires", key, exc)
+            with self._guard:  # try again a little later, not on every search meanwhile
+                self._loaded[key] = (block.serial, self._clock() - self.refresh_after_s + REFRESH_RETRY_S)
+        finally:
+            lock.release()
