@@ -12,6 +12,11 @@ What it reports, and what ``repair_findings`` (``lib.policies.audit_repair``) do
 - ``missing_file``: an ``active``/``superseded`` revision whose original is not in the object store.
   No repair: an operator re-uploads it or removes the revision.
 - ``unreferenced_file``: a file under ``policies/`` that no revision names. Repair deletes it.
+- ``stale_search_index``: a revision block this process holds for search (its vectors and its lexical
+  index, ``lib.stores.block_cache``), still served under the registry's stamp, whose chunk ids or texts
+  differ from what Chroma stores now (rewritten behind the pipeline's back). Repair evicts it; the next
+  search reloads it from Chroma. Only the process that runs the audit is checked: each process derives
+  its own blocks from Chroma, and the service's blocks are checked when the service runs the audit.
 
 Reads are ordered so that work in flight is not mistaken for damage. Chroma is read before the
 registry: every writer creates the registry entry before its chunks, so a chunk seen first has its
@@ -37,8 +42,9 @@ from pydantic import BaseModel, Field
 
 from lib.dates import to_int
 from lib.kb import KnowledgeBase
-from lib.policies.chunks import PolicyVectorStore
+from lib.policies.chunks import PolicyVectorStore, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
+from lib.stores.block_cache import StaleBlock, stale_blocks
 from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
@@ -55,6 +61,7 @@ class FindingKind(StrEnum):
     STALE_METADATA = "stale_metadata"
     MISSING_FILE = "missing_file"
     UNREFERENCED_FILE = "unreferenced_file"
+    STALE_SEARCH_INDEX = "stale_search_index"
 
 
 class Finding(BaseModel):
@@ -162,6 +169,19 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
                 repair="delete the file",
             )
         )
+    for stale in stale_search_blocks(kb.vectors, revisions):
+        source, revision_id = chunk_owner({"revision_ref": stale.block.key})
+        findings.append(
+            Finding(
+                kind=FindingKind.STALE_SEARCH_INDEX,
+                source=source,
+                revision_id=revision_id,
+                count=len(stale.block.ids),
+                detail=f"this process's search block (vectors and lexical index) is out of step with Chroma: "
+                f"{stale.detail}",
+                repair="evict the block; the next search reloads it from Chroma",
+            )
+        )
     report = AuditReport(
         checked_at=now,
         revisions=sum(len(r) for r in revisions.values()),
@@ -174,6 +194,23 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
         report.revisions, report.chunks, report.files, len(findings),
     )  # fmt: skip
     return report
+
+
+def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list[Revision]]) -> list[StaleBlock]:
+    """The revision blocks this process would serve (stamp as the registry's ``revisions`` say) whose chunks
+    differ from Chroma's now."""
+    served = {
+        revision_ref(source, rev.revision_id): revision_stamp(rev)
+        for source, revs in revisions.items()
+        for rev in revs
+        if rev.resolvable
+    }
+
+    def stored(key: str) -> tuple[list[str], list[str]]:
+        found = vectors.collection.get(where={"revision_ref": key}, include=["documents"])
+        return list(found["ids"]), [text or "" for text in found["documents"] or []]
+
+    return stale_blocks(vectors.cache, served, stored)
 
 
 def _revision_findings(

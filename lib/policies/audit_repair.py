@@ -14,11 +14,13 @@ from pydantic import BaseModel
 
 from lib.errors import InvalidArgumentError, KBError, PolicyNotFoundError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
-from lib.policies.audit import AuditReport, Finding, FindingKind, audit_store, chunk_owner
+from lib.policies.audit import AuditReport, Finding, FindingKind, audit_store, chunk_owner, stale_search_blocks
+from lib.policies.chunks import revision_ref
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import RevisionStatus
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import reindex_revision
+from lib.stores.block_cache import evict_stale
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,13 @@ def _repair(kb: KnowledgeBase, finding: Finding) -> str:
             return f"re-ingested: {outcome.chunks_created} chunks, {outcome.chunks_removed} stale removed"
         case FindingKind.STALE_METADATA:
             return f"metadata rewritten on {sync_policy_chunks(kb.registry, kb.vectors, source)} chunks of {source}"
+        case FindingKind.STALE_SEARCH_INDEX:
+            key = revision_ref(source, revision_id)
+            revisions = kb.registry.revisions_by_source([source])
+            stale = [s for s in stale_search_blocks(kb.vectors, revisions) if s.block.key == key]
+            if not evict_stale(kb.vectors.cache, stale):
+                return "left alone: the block is in step with Chroma now, or no longer held"
+            return f"search block evicted; the next search reloads its {stale[0].stored_rows} chunks from Chroma"
         case FindingKind.UNREFERENCED_FILE:
             if _file_referenced(kb.registry, finding.key):
                 return "left alone: a revision refers to it now"

@@ -35,14 +35,21 @@ on first use from the very texts the block loaded, so the lexical leg (``lexical
 the chunks the dense leg sees, ages and reloads with them, and a changed revision costs only its own
 tokenisation. Every process derives the same twin from the same stored texts. Its cost is budgeted with
 the block (``LEXICAL_BYTES_PER_CHAR``) whether or not it has been built yet.
+
+Out of step: the blocks (and so the lexical index, which exists nowhere else) can only disagree with Chroma
+in a process that holds them, when a revision's chunks were changed behind the pipeline's back while its
+stamp stayed the same. ``stale_blocks`` finds such blocks by comparing each served block's ids and a digest
+of its texts with what Chroma stores for its key now; ``evict_stale`` drops them (the next search reloads
+from Chroma). The consistency audit reports and repairs them (``stale_search_index``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -107,6 +114,11 @@ class RevisionBlock:
         """A block for the lexical leg only (no embeddings): ``scoring`` is empty and never searched."""
         return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, metadatas, next(_SERIALS))
 
+    @cached_property
+    def digest(self) -> str:
+        """``block_digest`` of the chunks the block loaded."""
+        return block_digest(self.ids, self.texts)
+
     def embedding(self, row: int) -> np.ndarray:
         return self.scoring[row, :-1] * np.float32(-0.5)
 
@@ -126,6 +138,53 @@ class RevisionBlock:
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
+
+
+def block_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
+    """SHA-256 over a block's ``(id, text)`` pairs in id order: equal exactly when the chunks are, whatever
+    order a store returned them in."""
+    digest = hashlib.sha256()
+    for chunk_id, text in sorted(zip(ids, texts, strict=True)):
+        digest.update(f"{len(chunk_id)}:{chunk_id}{len(text)}:{text}".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StaleBlock:
+    """A held block whose chunks are no longer what the store holds for its key."""
+
+    block: RevisionBlock
+    stored_rows: int
+    detail: str
+
+
+def stale_blocks(
+    cache: RevisionBlockCache,
+    served: Mapping[str, Stamp],
+    read: Callable[[str], tuple[Sequence[str], Sequence[str]]],
+) -> list[StaleBlock]:
+    """The held blocks that would be served (their stamp is ``served[key]``, the caller's source of truth
+    now) but whose ids or texts differ from what ``read(key)`` (ids, texts) returns from the store now.
+    Blocks under an old stamp are left out: they are never served again and reload on next use."""
+    stale = []
+    for block in cache.blocks():
+        if served.get(block.key) != block.stamp:
+            continue
+        ids, texts = read(block.key)
+        if set(ids) != set(block.ids):
+            lost, new = len(set(block.ids) - set(ids)), len(set(ids) - set(block.ids))
+            detail = f"{len(block.ids)} chunks held, {len(ids)} stored ({lost} gone, {new} new)"
+        elif block_digest(ids, texts) != block.digest:
+            detail = f"{len(block.ids)} chunks held with the stored ids but other texts"
+        else:
+            continue
+        stale.append(StaleBlock(block, len(ids), detail))
+    return stale
+
+
+def evict_stale(cache: RevisionBlockCache, stale: Iterable[StaleBlock]) -> int:
+    """Drop each stale block still held (a newer load of its key is kept); how many were dropped."""
+    return sum(cache.evict(s.block) for s in stale)
 
 
 def _block_bytes(block: RevisionBlock) -> int:
@@ -174,6 +233,19 @@ class RevisionBlockCache:
     def nbytes(self) -> int:
         with self._lock:
             return int(self._blocks.currsize)
+
+    def blocks(self) -> list[RevisionBlock]:
+        """The blocks held now (none past their age)."""
+        with self._lock:
+            return list(self._blocks.values())
+
+    def evict(self, block: RevisionBlock) -> bool:
+        """Drop ``block`` if it is still the one held for its key (not a newer load); whether it was."""
+        with self._lock:
+            if (held := self._blocks.get(block.key)) is None or held.serial != block.serial:
+                return False
+            del self._blocks[block.key]
+            return True
 
     def __len__(self) -> int:
         with self._lock:

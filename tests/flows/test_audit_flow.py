@@ -96,6 +96,7 @@ def test_every_kind_of_damage_is_found_the_safe_ones_are_repaired_and_the_rest_f
         "stale_metadata": 1,
         "missing_file": 1,
         "unreferenced_file": 1,
+        "stale_search_index": 0,
     }
 
     with pytest.raises(InconsistentStoreError, match="missing_file=1"):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.stores.block_cache import RevisionBlock, RevisionBlockCache, answer_key, exact_search
+from lib.stores.block_cache import (
+    RevisionBlock,
+    RevisionBlockCache,
+    answer_key,
+    block_digest,
+    evict_stale,
+    exact_search,
+    stale_blocks,
+)
 
 
 class Clock:
@@ -80,7 +88,7 @@ def test_exact_search_returns_the_true_nearest_rows_in_order_over_every_block() 
         truth = [ids[i] for i in np.argsort(distances, kind="stable")[:10]]
         found = exact_search(query, 10, blocks)
         assert [c.id for c in found] == truth
-        assert np.allclose([c.distance for c in found], np.sort(distances)[:10], atol=1e-6)
+        assert np.allclose([c.distance or 0.0 for c in found], np.sort(distances)[:10], atol=1e-6)
     assert len(exact_search(query, 500, blocks)) == len(ids)
 
 
@@ -99,3 +107,30 @@ def test_answers_are_filed_under_the_very_blocks_searched_so_a_reloaded_block_ge
     assert answer_key(query, 10, [first]) == answer_key(query.copy(), 10, [first])
     assert answer_key(query, 10, [first]) != answer_key(query, 10, [again])
     assert answer_key(query, 10, [first]) != answer_key(query, 5, [first])
+
+
+def test_stale_blocks_are_the_served_ones_whose_ids_or_texts_differ_from_the_store() -> None:
+    same, rewritten, shrunk, old = block("same", 3), block("rewritten", 3), block("shrunk", 3), block("old", 3)
+    cache = RevisionBlockCache(10**8)
+    for b in (same, rewritten, shrunk, old):
+        cache.put(b)
+    stored = {b.key: (list(b.ids)[::-1], list(b.texts)[::-1]) for b in (same, rewritten, shrunk, old)}  # any order
+    stored["rewritten"][1][0] = "rewritten behind the pipeline's back"
+    stored["shrunk"] = (shrunk.ids[:2], shrunk.texts[:2])
+    stored["old"] = ([], [])
+    served = {b.key: b.stamp for b in (same, rewritten, shrunk)} | {"old": (9, "a newer ingestion")}
+    stale = stale_blocks(cache, served, lambda key: stored[key])
+    assert [(s.block.key, s.stored_rows) for s in stale] == [("rewritten", 3), ("shrunk", 2)]
+    assert "other texts" in stale[0].detail and "1 gone, 0 new" in stale[1].detail
+    assert evict_stale(cache, stale) == 2
+    assert {b.key for b in cache.blocks()} == {"same", "old"}
+    assert block_digest(same.ids, same.texts) == same.digest == block_digest(*stored["same"])
+
+
+def test_evicting_a_stale_block_keeps_a_newer_load_of_the_same_key() -> None:
+    stale_load, fresh_load = block("a", 2), block("a", 2, seed=1)
+    cache = RevisionBlockCache(10**8)
+    cache.put(stale_load)
+    found = stale_blocks(cache, {"a": stale_load.stamp}, lambda key: (["x"], ["y"]))
+    cache.put(fresh_load)  # another thread reloaded it meanwhile
+    assert evict_stale(cache, found) == 0 and cache.get("a", fresh_load.stamp) is fresh_load

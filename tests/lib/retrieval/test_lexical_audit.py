@@ -1,0 +1,63 @@
+"""The consistency audit finds a search block (vectors and lexical index) out of step with Chroma and evicts it
+(real Redis, Chroma and model; the rewrite comes through another Chroma client, behind the pipeline)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lib.kb import KnowledgeBase
+from lib.models import Section
+from lib.policies.audit import FindingKind, audit_store
+from lib.policies.audit_repair import repair_findings
+from lib.policies.chunks import chunk_id
+from lib.policies.ingest import store_chunks
+from lib.policies.lifecycle import create_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.policies.search import search_policy
+from lib.stores.chroma import open_chroma
+from lib.text.chunking import chunk_sections
+
+TEXTS = {
+    "Para 1": "Cycle parking should be secure, covered and close to building entrances.",
+    "Para 2": "Development should only be refused on highways grounds if the impact on highway safety is unacceptable.",
+}
+REWRITTEN = "Policy TR6: a segregated cycle track is required on busy roads."
+
+
+def stale_findings(kb: KnowledgeBase) -> list[tuple[FindingKind, str, int, bool]]:
+    return [
+        (f.kind, f.revision_id, f.count, f.repairable)
+        for f in audit_store(kb).findings
+        if f.kind == FindingKind.STALE_SEARCH_INDEX
+    ]
+
+
+def test_the_audit_reports_a_lexical_index_out_of_step_with_chroma_and_repair_evicts_it(kb: KnowledgeBase) -> None:
+    kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+    create_revision(kb.registry, kb.vectors, "NPPF", RevisionCreate(revision_id="rev_a", version_label="a",
+                                                                    effective_from="2024-01-01"))  # fmt: skip
+    chunks = chunk_sections([Section(section_ref=ref, text=text, page_number=1) for ref, text in TEXTS.items()])
+    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_a", chunks, kb.embedder.embed_batch([c.text for c in chunks]),
+                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    assert search_policy(kb, "segregated cycle track TR6", mode="lexical").results[0].text == TEXTS["Para 1"]
+    assert len(kb.vectors.cache) == 1 and stale_findings(kb) == []
+
+    # Another client rewrites a chunk in place: same id, same metadata, so the registry's stamp is unchanged.
+    other = open_chroma(kb.settings).get_collection(kb.vectors.collection.name)
+    target = chunk_id("NPPF", "rev_a", "Para 1", 0)
+    other.update(ids=[target], documents=[REWRITTEN], embeddings=np.asarray([kb.embedder.embed(REWRITTEN)], np.float32))
+    served = search_policy(kb, "segregated cycle track TR6", mode="lexical").results
+    assert REWRITTEN not in {h.text for h in served}, "the held block still answers from the old text"
+
+    assert stale_findings(kb) == [(FindingKind.STALE_SEARCH_INDEX, "rev_a", 2, True)]
+    stale = [f for f in audit_store(kb).findings if f.kind == FindingKind.STALE_SEARCH_INDEX]
+    assert "other texts" in stale[0].detail
+    actions = repair_findings(kb, stale)
+    assert [(a.kind, a.ok) for a in actions] == [(FindingKind.STALE_SEARCH_INDEX, True)]
+    assert "evicted" in actions[0].outcome and len(kb.vectors.cache) == 0
+
+    found = search_policy(kb, "segregated cycle track TR6", mode="lexical").results
+    assert (found[0].chunk_id, found[0].text) == (target, REWRITTEN)
+    assert stale_findings(kb) == []
+    again = repair_findings(kb, stale)
+    assert "left alone" in again[0].outcome
