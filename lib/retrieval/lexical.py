@@ -8,6 +8,11 @@ and every query term's document frequency over the union of those blocks at quer
 revision neither appears nor shifts any IDF; updating one block costs one block's tokenisation; and two
 processes holding the same blocks return the same ranking.
 
+A search may also narrow a block to some of its rows (``masks``: one boolean array per block, ``None`` for
+all rows): the masked-out rows are then out of N, the total length and every document frequency, and never
+scored, exactly as if the block had been built from the allowed rows alone. So a block may pack many units
+(``lib.retrieval.segments``) and a filter still applies before ranking.
+
 Why the scoring is written here rather than taken from ``bm25s``: bm25s (0.3.16) computes IDF and the
 average length when it indexes one fixed corpus and bakes them into its score matrix
 (``BM25.index`` -> ``_build_idf_array`` -> ``_build_scores_and_indices_for_matrix``); its ``weight_mask``
@@ -60,13 +65,18 @@ class LexicalBlock:
 
     @classmethod
     def build(cls, texts: Sequence[str]) -> LexicalBlock:
+        return cls.from_tokens([tokenize(text) for text in texts])
+
+    @classmethod
+    def from_tokens(cls, token_lists: Sequence[Sequence[str]]) -> LexicalBlock:
+        """The block of rows already tokenised (``tokenize``): lets a caller that keeps tokens rebuild a block
+        without tokenising again."""
         vocabulary: dict[str, int] = {}
         terms: list[int] = []
         rows: list[int] = []
         counts: list[int] = []
-        lengths = np.zeros(len(texts), dtype=np.int32)
-        for row, text in enumerate(texts):
-            tokens = tokenize(text)
+        lengths = np.zeros(len(token_lists), dtype=np.int32)
+        for row, tokens in enumerate(token_lists):
             lengths[row] = len(tokens)
             for term, count in Counter(tokens).items():
                 terms.append(vocabulary.setdefault(term, len(vocabulary)))
@@ -74,7 +84,7 @@ class LexicalBlock:
                 counts.append(count)
         postings = sp.csr_matrix(
             (np.asarray(counts, dtype=np.float32), (np.asarray(terms, np.int32), np.asarray(rows, np.int32))),
-            shape=(len(vocabulary), len(texts)),
+            shape=(len(vocabulary), len(token_lists)),
         )
         postings.sort_indices()
         return cls(vocabulary, postings, lengths, np.diff(postings.indptr).astype(np.int64), int(lengths.sum()))
@@ -90,13 +100,47 @@ class LexicalBlock:
         return arrays + self.lengths.nbytes + self.doc_freqs.nbytes + 100 * len(self.vocabulary)
 
 
-def _idf(terms: Sequence[str], blocks: Sequence[LexicalBlock]) -> tuple[dict[str, float], float]:
-    """Each term's IDF over the union of ``blocks`` (terms in none of them left out), and the average length."""
-    n_docs = sum(b.rows for b in blocks)
-    total = sum(b.total_length for b in blocks)
+Masks = Sequence[np.ndarray | None] | None
+"""For each block searched, a boolean array over its rows (``True``: searched) or ``None`` for every row."""
+
+
+def _masks(blocks: Sequence[LexicalBlock], masks: Masks) -> list[np.ndarray | None]:
+    if masks is None:
+        return [None] * len(blocks)
+    if len(masks) != len(blocks):
+        raise ValueError(f"{len(masks)} masks for {len(blocks)} blocks")
+    checked: list[np.ndarray | None] = []
+    for block, mask in zip(blocks, masks, strict=True):
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.shape != (block.rows,):
+                raise ValueError(f"a mask of shape {mask.shape} for a block of {block.rows} rows")
+        checked.append(mask)
+    return checked
+
+
+def _idf(
+    terms: Sequence[str], blocks: Sequence[LexicalBlock], masks: Sequence[np.ndarray | None]
+) -> tuple[dict[str, float], float]:
+    """Each term's IDF over the union of the allowed rows of ``blocks`` (terms in none of them left out), and
+    the average length."""
+    n_docs = 0
+    total = 0
+    for block, mask in zip(blocks, masks, strict=True):
+        n_docs += block.rows if mask is None else int(np.count_nonzero(mask))
+        total += block.total_length if mask is None else int(block.lengths[mask].sum())
     idf: dict[str, float] = {}
     for term in terms:
-        df = sum(int(b.doc_freqs[b.vocabulary[term]]) for b in blocks if term in b.vocabulary)
+        df = 0
+        for block, mask in zip(blocks, masks, strict=True):
+            column = block.vocabulary.get(term)
+            if column is None:
+                continue
+            if mask is None:
+                df += int(block.doc_freqs[column])
+            else:
+                indptr = block.postings.indptr
+                df += int(np.count_nonzero(mask[block.postings.indices[indptr[column] : indptr[column + 1]]]))
         if df:
             idf[term] = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
     return idf, (total / n_docs if n_docs else 0.0)
@@ -113,37 +157,47 @@ class LexicalRanking(NamedTuple):
     """The least upper bound of any score for this query over these blocks (``bm25_ceiling``); 0 without hits."""
 
 
-def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1) -> float:
+def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1, masks: Masks = None) -> float:
     """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
     sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
-    idf, _ = _idf(query_terms(query), blocks)
+    idf, _ = _idf(query_terms(query), blocks, _masks(blocks, masks))
     return (k1 + 1.0) * sum(idf.values())
 
 
 def bm25_search(
-    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B
+    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None
 ) -> list[LexicalHit]:
     """The ``k`` best rows of ``blocks`` for ``query`` by BM25 over their union, best first, ties by
-    ``(block_index, row)``; rows with a zero score (no query term) are never returned."""
-    return bm25_rank(query, blocks, k, k1=k1, b=b).hits
+    ``(block_index, row)``; rows with a zero score (no query term) are never returned. With ``masks``, only
+    the allowed rows are searched and counted."""
+    return bm25_rank(query, blocks, k, k1=k1, b=b, masks=masks).hits
 
 
-def bm25_rank(query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B) -> LexicalRanking:
+def bm25_rank(
+    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None
+) -> LexicalRanking:
     """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once."""
-    idf, avgdl = _idf(query_terms(query), blocks)
-    hits = _scored(idf, avgdl, blocks, k, k1, b)
+    checked = _masks(blocks, masks)
+    idf, avgdl = _idf(query_terms(query), blocks, checked)
+    hits = _scored(idf, avgdl, blocks, checked, k, k1, b)
     return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
 
 
 def _scored(
-    idf: Mapping[str, float], avgdl: float, blocks: Sequence[LexicalBlock], k: int, k1: float, b: float
+    idf: Mapping[str, float],
+    avgdl: float,
+    blocks: Sequence[LexicalBlock],
+    masks: Sequence[np.ndarray | None],
+    k: int,
+    k1: float,
+    b: float,
 ) -> list[LexicalHit]:
     if not idf or k <= 0:
         return []
     owners: list[np.ndarray] = []
     found_rows: list[np.ndarray] = []
     found_scores: list[np.ndarray] = []
-    for index, block in enumerate(blocks):
+    for index, (block, mask) in enumerate(zip(blocks, masks, strict=True)):
         columns = [(block.vocabulary[t], w) for t, w in idf.items() if t in block.vocabulary]
         if not columns:
             continue
@@ -151,6 +205,9 @@ def _scored(
         rows = np.concatenate([indices[indptr[c] : indptr[c + 1]] for c, _ in columns])
         tf = np.concatenate([data[indptr[c] : indptr[c + 1]] for c, _ in columns]).astype(np.float64)
         weights = np.concatenate([np.full(indptr[c + 1] - indptr[c], w) for c, w in columns])
+        if mask is not None:
+            allowed = mask[rows]
+            rows, tf, weights = rows[allowed], tf[allowed], weights[allowed]
         norm = k1 * (1.0 - b + b * block.lengths[rows] / avgdl)
         scores = np.bincount(rows, weights * tf * (k1 + 1.0) / (tf + norm), minlength=block.rows)
         hit = np.flatnonzero(scores > 0.0)
