@@ -177,9 +177,14 @@ def fail_revision(
     registry: PolicyRegistry, vectors: PolicyVectorStore, source: str, revision_id: str, error: str
 ) -> int:
     """Mark a revision ``failed``, delete whatever chunks it had, and carry the released dates to the
-    revision it had superseded. Returns the number of chunks removed."""
-    removed = vectors.delete_revision(source, revision_id)
+    revision it had superseded. Returns the number of chunks removed.
+
+    The registry is written first, so a failure recorded while Chroma is down still ends ``failed`` with
+    its dates given back (``StoreUnavailableError`` then follows); what Chroma kept (the failed revision's
+    chunks, the closed revision's old dates) is the audit's ``chunk_count_mismatch`` and ``stale_metadata``,
+    which its repair fixes. A failed revision is never searched, so its chunks are invisible meanwhile."""
     registry.mark_failed(source, revision_id, error)
+    removed = vectors.delete_revision(source, revision_id)
     sync_policy_chunks(registry, vectors, source)
     return removed
 

@@ -3,23 +3,33 @@
 ``ChunkCollection`` is the base of both chunk stores (``lib.policies.chunks.PolicyVectorStore`` and
 ``lib.documents.chunks.DocumentChunkStore``): writes in batches under Chroma's limit, reads paged, and
 Chroma's own nearest-neighbour query. Each store adds its ids, metadata and where-clauses.
+
+With a Chroma server (``CHROMA_HOST``) every call on the collection goes through ``Unreachable``'s guard: a
+server that does not answer (stopped, restarting, network down) is ``StoreUnavailableError``, which the
+MCP envelope and the REST API answer as ``store_unavailable`` and flows retry (its cause is transient).
+``HttpClient`` opens a new connection on the next call, so nothing needs restarting once the server is back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import chromadb
+import httpx
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Metadata
 
 from lib.config import Settings
+from lib.errors import StoreUnavailableError
 
 _PAGE = 5000
+_UNREACHABLE = (httpx.TransportError, ConnectionError, TimeoutError)
+"""What ``HttpClient`` raises when the server does not answer (connection refused or reset, timeouts)."""
 
 
 def open_chroma(settings: Settings) -> ClientAPI:
@@ -49,6 +59,37 @@ def where_all(*clauses: dict[str, Any]) -> dict[str, Any]:
     return clauses[0] if len(clauses) == 1 else {"$and": list(clauses)}
 
 
+def store_unavailable(exc: BaseException) -> StoreUnavailableError:
+    return StoreUnavailableError(
+        f"The Chroma server did not answer ({type(exc).__name__}); try again shortly", store="chroma"
+    )
+
+
+class Unreachable:
+    """A Chroma ``Collection`` whose calls raise ``StoreUnavailableError`` (caused by the transport error)
+    when the server does not answer; attributes that are not calls (``name``, ``metadata``) pass through."""
+
+    def __init__(self, collection: Collection) -> None:
+        self._collection = collection
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._collection, name)
+        if not callable(value):
+            return value
+        return _guarded(value)
+
+
+def _guarded(call: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(call)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise store_unavailable(exc) from exc
+
+    return guarded
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     id: str
@@ -65,10 +106,14 @@ class ChunkCollection:
 
     def __init__(self, client: ClientAPI, collection_name: str) -> None:
         self._client = client
-        self.collection: Collection = client.get_or_create_collection(
-            collection_name, embedding_function=None, metadata={"hnsw:space": "l2"}
-        )
-        self.max_batch = client.get_max_batch_size()
+        try:
+            collection = client.get_or_create_collection(
+                collection_name, embedding_function=None, metadata={"hnsw:space": "l2"}
+            )
+            self.max_batch = client.get_max_batch_size()
+        except _UNREACHABLE as exc:
+            raise store_unavailable(exc) from exc
+        self.collection = cast(Collection, Unreachable(collection))
 
     def upsert(
         self,
