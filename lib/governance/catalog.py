@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lib.governance.in_force import Lifecycle
+from lib.governance.in_force import Lifecycle, in_force_ids
 from lib.governance.keys import generation_key, search_text
 from lib.governance.models import GovernanceRecord
 from lib.governance.parsing import header_date
@@ -28,6 +29,9 @@ from lib.stores.embedding_model import DIMENSIONS
 
 if TYPE_CHECKING:
     from lib.governance.chunks import GovernanceChunkStore
+
+
+_IN_FORCE_DAYS = 256
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,16 @@ class Catalog:
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, DIMENSIONS), np.float32))
     owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    _in_force: dict[date, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def in_force(self, day: date) -> frozenset[str]:
+        """The ids in force on ``day`` (remembered for this version: agents mostly ask about today)."""
+        known = self._in_force.get(day)
+        if known is None:
+            if len(self._in_force) >= _IN_FORCE_DAYS:
+                self._in_force.clear()
+            known = self._in_force[day] = frozenset(in_force_ids(self.lifecycles, day))
+        return known
 
 
 def lifecycle(record: GovernanceRecord) -> Lifecycle:

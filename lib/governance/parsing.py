@@ -106,7 +106,9 @@ def _pep(raw: str) -> ParsedDocument:
     if not number.isdigit():
         raise UnreadableDocumentError(f"the PEP header has no number: {number!r}")
     title = " ".join((headers.get("Title") or "").split()) or f"PEP {int(number)}"
-    sections = rst_sections(body, title)
+    sections = rst_sections(body, title) if body.strip() else []
+    if not sections:
+        sections = [ParsedSection(title, title)]  # a PEP with headers alone is still registered and listed
     return ParsedDocument(
         id=pep_id(number),
         title=title,

@@ -17,7 +17,6 @@ import numpy as np
 from lib.dates import parse_date
 from lib.errors import IndexNotBuiltError, InvalidArgumentError
 from lib.governance.catalog import Catalog
-from lib.governance.in_force import in_force_ids
 from lib.governance.models import (
     GovernanceAnswer,
     GovernanceHit,
@@ -118,7 +117,7 @@ def hit_metadata(record: GovernanceRecord, chunk: StoredChunk) -> GovernanceMeta
 
 def _allowed(catalog: Catalog, day: date, types: set[str] | None, include_inactive: bool) -> np.ndarray:
     """Indexes into ``catalog.ids`` of the documents both legs may return."""
-    live = None if include_inactive else in_force_ids(catalog.lifecycles, day)
+    live = None if include_inactive else catalog.in_force(day)
     return np.asarray(
         [
             index

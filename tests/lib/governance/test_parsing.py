@@ -74,3 +74,10 @@ def test_every_way_of_naming_a_pep_is_one_id(value: str) -> None:
 def test_unreadable_documents_are_refused_with_a_reason(text: str) -> None:
     with pytest.raises(UnreadableDocumentError):
         parse_document(Path("broken.md"), text)
+
+
+def test_a_pep_with_headers_alone_is_one_section_holding_its_title() -> None:
+    doc = parse_document(Path("pep-0210.rst"), "PEP: 210\nTitle: Decoupling the Interpreter Loop\nStatus: Rejected\n")
+    assert (doc.id, doc.status, [s.text for s in doc.sections]) == (
+        "PEP-0210", "Rejected", ["Decoupling the Interpreter Loop"]
+    )  # fmt: skip
