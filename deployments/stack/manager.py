@@ -45,12 +45,17 @@ def _env_file(env: dict[str, str]) -> str:
 
 
 def supervisor_pid(directory: Path) -> int | None:
-    """honcho's pid if the stack in ``directory`` is running."""
+    """honcho's pid if the stack in ``directory`` is running (a reused pid of another process is not)."""
     try:
         pid = int((directory / PID_FILE).read_text())
     except (FileNotFoundError, ValueError):
         return None
-    return pid if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
+    try:
+        proc = psutil.Process(pid)
+        ours = proc.status() != psutil.STATUS_ZOMBIE and proc.environ().get(MARKER) == str(directory.resolve())
+    except psutil.Error:
+        return None
+    return pid if ours else None
 
 
 def up(layout: StackLayout, timeout: float = UP_TIMEOUT_S) -> subprocess.Popen[bytes]:
