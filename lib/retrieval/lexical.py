@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from lib.retrieval.tokens import tokenize
 
 K1 = 1.2
-B = 0.75
+B = 0.4
 
 
 class LexicalHit(NamedTuple):
