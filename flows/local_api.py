@@ -7,18 +7,14 @@ bare ``AssertionError`` (two uploads posted back to back did exactly that). ``en
 first start happen once, under a process-wide lock, before any flow runs; later callers (Prefect's own
 included) then find it up.
 
-Prefect stops that server from ``atexit``, which a SIGTERM never reaches: the default action kills the
-process at once and leaves the server orphaned. ``exit_on_sigterm`` turns SIGTERM into ``SystemExit`` (as
-SIGINT already is ``KeyboardInterrupt``), so the normal exit path runs, and ``stop_local_api`` stops the
-server explicitly wherever a process winds down.
+Prefect stops that server from ``atexit``, which a SIGTERM never reaches by default: the service and the
+CLI install ``lib.signals.exit_on_sigterm`` so it does. ``stop_local_api`` stops it explicitly.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
-from types import FrameType
 
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL
@@ -26,8 +22,6 @@ from prefect.settings import PREFECT_API_URL
 logger = logging.getLogger(__name__)
 
 _start_lock = threading.Lock()
-
-SIGTERM_EXIT_CODE = 128 + signal.SIGTERM
 
 
 def uses_local_api() -> bool:
@@ -59,35 +53,6 @@ def ensure_local_api() -> str | None:
         if server.server_process is None:
             raise RuntimeError("Prefect's temporary server is being started outside ensure_local_api")
         return server.api_url
-
-
-def stop_local_api() -> bool:
-    """Stop Prefect's temporary server if this process started one; True when one was stopped."""
-    with _start_lock:
-        server = SubprocessASGIServer._instances.get(None)
-        if server is None or server.server_process is None:
-            return False
-        pid = _pid(server)
-        server.stop()
-        logger.info("prefect.local_api_stopped pid=%s", pid)
-        return True
-
-
-def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
-def exit_on_sigterm() -> None:
-    """Make SIGTERM end the process through ``SystemExit``, so ``finally`` blocks and ``atexit`` run.
-
-    Only from the main thread (Python's rule for signal handlers), and only over the default action: a
-    handler someone else installed is kept. uvicorn installs its own while serving and, after its graceful
-    shutdown, restores this one and re-raises the signal, so a served process exits through here too.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _raise_system_exit)
 
 
 def _pid(server: SubprocessASGIServer) -> int | None:
