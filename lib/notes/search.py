@@ -2,14 +2,15 @@
 
 Both legs score exactly the same chunks: the live generation of every registered document carrying all the
 requested tags (``lib.notes.index``). The dense leg is an exact cosine over their vectors, the lexical leg
-BM25 over their blocks (IDF and average length from those chunks alone), and ``rank_by_mode`` makes the
-final ranking. A note being rewritten is searched in its old text until the registry flips to the new
-one, and in the new text only from then on.
+BM25 over the snapshot's segmented index masked to those documents (IDF and average length from their
+chunks alone), and ``rank_by_mode`` makes the final ranking (``rank_snapshot``, which needs no store). A
+note being rewritten is searched in its old text until the registry flips to the new one, and in the new
+text only from then on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
 from lib.notes.registry import check_tags
 from lib.policies.search import MAX_QUERY_CHARS
-from lib.retrieval.lexical import bm25_rank
+from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.ranking import leg_depth, rank_by_mode
 from lib.stores.chroma import StoredChunk
@@ -52,27 +53,11 @@ def search_notes(
     stores = kb.notes
     snapshot = stores.index.snapshot(stores.registry, stores.chunks)
     allowed = stores.registry.tagged(wanted) if wanted else None
-    selected = [k for k, d in enumerate(snapshot.documents) if allowed is None or d.document_id in allowed]
-    depth = leg_depth(search_mode, top)
-
-    texts: dict[Key, str] = {}
-    dense: list[tuple[Key, float]] = []
-    if search_mode != SearchMode.LEXICAL and selected:
-        for chunk, score in _dense(snapshot, selected, kb.embedder.embed_queries([query])[0], depth):
-            texts[_key(chunk.metadata)] = chunk.text
-            dense.append((_key(chunk.metadata), score))
-    lexical: list[tuple[Key, float]] = []
-    ceiling = 1.0
-    if search_mode != SearchMode.DENSE and selected:
-        documents = [snapshot.documents[k] for k in selected]
-        ranking = bm25_rank(query, [d.lexical for d in documents], depth)
-        for hit in ranking.hits:
-            chunk = documents[hit.block_index].chunks[hit.row]
-            texts[_key(chunk.metadata)] = chunk.text
-            lexical.append((_key(chunk.metadata), hit.score))
-        ceiling = ranking.ceiling
-
-    fused = rank_by_mode(search_mode, dense, lexical, top, lexical_ceiling=ceiling)
+    searchable = bool(snapshot.documents) and (allowed is None or bool(allowed))
+    vector = None
+    if search_mode != SearchMode.LEXICAL and searchable:
+        vector = kb.embedder.embed_queries([query])[0]
+    fused, texts = rank_snapshot(snapshot, query, vector, allowed, search_mode, top)
     records = {r.document_id: r for r in stores.registry.get_many(sorted({f.key[0] for f in fused}))}
     results = [
         SearchHit(
@@ -97,18 +82,50 @@ def search_notes(
     return SearchResult(query=query, mode=search_mode.value, results=results)
 
 
+def rank_snapshot(
+    snapshot: Snapshot,
+    query: str,
+    vector: np.ndarray | None,
+    allowed: Collection[int] | None,
+    mode: SearchMode,
+    top: int,
+) -> tuple[list[FusedHit[Key]], dict[Key, str]]:
+    """The ``top`` best chunks of the documents in ``allowed`` (``None``: all) for ``query`` in ``mode``, and
+    the texts of the chunks named. The dense leg runs when ``vector`` (the query's) is given, the lexical leg
+    unless ``mode`` is dense; both see exactly the allowed documents' live chunks."""
+    depth = leg_depth(mode, top)
+    texts: dict[Key, str] = {}
+    dense: list[tuple[Key, float]] = []
+    if vector is not None:
+        for chunk, score in _dense(snapshot, allowed, vector, depth):
+            texts[_key(chunk.metadata)] = chunk.text
+            dense.append((_key(chunk.metadata), score))
+    lexical: list[tuple[Key, float]] = []
+    ceiling = 1.0
+    if mode != SearchMode.DENSE:
+        ranking = snapshot.lexical.rank(query, depth, allowed)
+        for hit in ranking.hits:
+            chunk = snapshot.chunk(hit.key, hit.position)
+            texts[_key(chunk.metadata)] = chunk.text
+            lexical.append((_key(chunk.metadata), hit.score))
+        ceiling = ranking.ceiling
+    return rank_by_mode(mode, dense, lexical, top, lexical_ceiling=ceiling), texts
+
+
 def _key(metadata: dict[str, object]) -> Key:
     return int(str(metadata["document_id"])), int(str(metadata["chunk_index"]))
 
 
-def _dense(snapshot: Snapshot, selected: list[int], vector: np.ndarray, depth: int) -> list[tuple[StoredChunk, float]]:
-    """The ``depth`` live chunks of the ``selected`` documents nearest to ``vector`` (unit vectors: cosine)."""
+def _dense(
+    snapshot: Snapshot, allowed: Collection[int] | None, vector: np.ndarray, depth: int
+) -> list[tuple[StoredChunk, float]]:
+    """The ``depth`` live chunks of the ``allowed`` documents nearest to ``vector`` (unit vectors: cosine)."""
     scores = snapshot.matrix @ np.asarray(vector, dtype=np.float32)
-    if len(selected) < len(snapshot.documents):
-        scores = np.where(np.isin(snapshot.owners, selected), scores, -np.inf)
+    if allowed is not None:
+        scores = np.where(np.isin(snapshot.row_ids, np.fromiter(allowed, np.int64, len(allowed))), scores, -np.inf)
     count = min(depth, int(np.isfinite(scores).sum()))
     if count <= 0:
         return []
     best = np.argpartition(-scores, count - 1)[:count]
     best = best[np.lexsort((best, -scores[best]))]
-    return [(snapshot.chunk_at(row)[1], max(0.0, float(scores[row]))) for row in best.tolist()]
+    return [(snapshot.chunk_at(row), max(0.0, float(scores[row]))) for row in best.tolist()]
