@@ -154,6 +154,13 @@ class Settings(BaseSettings):
         alias="PROCESSING_TIMEOUT_SECONDS",
         description="A revision still `processing` this long after creation is reported stuck by the audit",
     )
+    ingest_retry_delay_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        alias="INGEST_RETRY_DELAY_SECONDS",
+        description="Before the first retry of an ingestion's pipeline after a store outage; doubled for each of "
+        "its 3 retries (2, 4, 8 s: a store may be down about 15 s before the revision is marked failed)",
+    )
 
     @field_validator("allowed_file_roots", mode="before")
     @classmethod

@@ -23,6 +23,7 @@ from lib.errors import (
     KBError,
     RevisionAlreadyExistsError,
     RevisionNotFoundError,
+    StoreUnavailableError,
 )
 from lib.kb import KnowledgeBase
 from lib.paths import read_allowed_file
@@ -155,12 +156,21 @@ def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
 def create_revision(
     registry: PolicyRegistry, vectors: PolicyVectorStore, source: str, data: RevisionCreate
 ) -> CreatedRevision:
-    """Create a revision in the registry and carry any auto-supersession into the closed revisions' chunks."""
+    """Create a revision in the registry and carry any auto-supersession into the closed revisions' chunks.
+
+    With Chroma down the revision is created all the same and the chunks keep their old dates for now: the
+    ingestion that follows re-syncs every chunk of the policy when it stores its own, or, if it fails, the
+    audit's ``stale_metadata`` repair does. Answering an error here would leave a registered revision
+    that nobody ingests."""
     created = registry.create_revision(source, data)
     if created.superseded:
         policy = registry.get_policy(source)
-        for closed in created.superseded:
-            vectors.sync_revision_metadata(policy, closed)
+        try:
+            for closed in created.superseded:
+                vectors.sync_revision_metadata(policy, closed)
+        except StoreUnavailableError as exc:
+            logger.warning("lifecycle.sync_deferred source=%s revision_id=%s error=%s",
+                           source, created.revision.revision_id, exc.message)  # fmt: skip
     return created
 
 

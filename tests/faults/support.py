@@ -55,7 +55,8 @@ def stack_processes(directory: Path, *names: str) -> Iterator[tuple[StackLayout,
 def fault_settings(layout: StackLayout, base: Path, *, s3: bool = False, **overrides: object) -> Settings:
     """Settings of a service over the stack's Redis and Chroma (and S3 with ``s3``; else a local folder).
 
-    ``SEARCH_CACHE_MB=0``: every search asks Chroma, so a stopped Chroma shows instead of the block cache."""
+    ``SEARCH_CACHE_MB=0``: every search asks Chroma, so a stopped Chroma shows instead of the block cache.
+    ``INGEST_RETRY_DELAY_SECONDS=0.5``: the same three retries as in production, 0.5, 1 and 2 s apart."""
     env = layout.settings_env()
     values: dict[str, object] = {
         "redis_url": env["REDIS_URL"],
@@ -71,6 +72,7 @@ def fault_settings(layout: StackLayout, base: Path, *, s3: bool = False, **overr
         "enable_ocr": False,
         "search_cache_mb": 0,
         "processing_timeout_seconds": 0,
+        "ingest_retry_delay_seconds": 0.5,
     }
     if s3:
         values |= {
@@ -105,6 +107,12 @@ def upload(svc: Service, revision_id: str, effective_from: str, pdf: bytes, sour
         return rest.post(
             f"/policies/{source}/revisions", data=fields, files={"file": (f"{revision_id}.pdf", pdf, "application/pdf")}
         )
+
+
+def note(name: str, value: object) -> None:
+    """What a fault test saw, printed for the record (``pytest -rA`` shows it): the README's fault table
+    quotes these lines."""
+    print(f"fault-evidence {name}: {value}")
 
 
 def big_pdf(edition: str) -> bytes:

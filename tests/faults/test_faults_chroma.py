@@ -22,6 +22,7 @@ from tests.faults.support import (
     big_pdf,
     create_policy,
     fault_settings,
+    note,
     revision,
     service,
     small_pdf,
@@ -72,6 +73,7 @@ def test_searches_while_chroma_is_stopped_answer_store_unavailable_and_work_agai
     chroma.stop()
     try:
         answer = search(svc)
+        note("mcp_while_down", answer)
         assert answer["is_error"] is True
         assert answer["error_type"] == "store_unavailable"
         assert "Chroma" in answer["message"]
@@ -79,6 +81,7 @@ def test_searches_while_chroma_is_stopped_answer_store_unavailable_and_work_agai
             params = {"section_ref": "Para 1", "from": FIRST, "to": MIDDLE}
             section = rest.get(f"/policies/{SOURCE}/compare", params=params)
             health = rest.get("/health")
+        note("rest_while_down", f"{section.status_code} {section.text}")
         assert section.status_code == 503, section.text
         assert section.json()["error"]["code"] == "store_unavailable"
         assert health.status_code == 503
@@ -92,7 +95,7 @@ def test_searches_while_chroma_is_stopped_answer_store_unavailable_and_work_agai
 
 
 def test_an_ingestion_while_chroma_is_stopped_retries_then_fails_cleanly_and_the_audit_repairs_what_chroma_kept(
-    stack: tuple[Service, StackProcess], record_property: Any
+    stack: tuple[Service, StackProcess],
 ) -> None:
     svc, chroma = stack
     accepted = upload(svc, SECOND, "2024-01-01", big_pdf("2024"))
@@ -102,6 +105,7 @@ def test_an_ingestion_while_chroma_is_stopped_retries_then_fails_cleanly_and_the
     chroma.stop()
     try:
         failed = wait_settled(svc, SECOND, within=120)
+        note("failed_revision", f"{failed.status.value}: {failed.error}")
         assert failed.status == RevisionStatus.FAILED
         assert failed.error.startswith("store_unavailable: "), failed.error
         assert revision(svc, MIDDLE).effective_to is None, "the dates the failed revision held are given back"
@@ -112,7 +116,7 @@ def test_an_ingestion_while_chroma_is_stopped_retries_then_fails_cleanly_and_the
     assert answer["status"] == "success"
     assert {r["revision_id"] for r in answer["results"]} == {MIDDLE}
     outcome = audit(svc)
-    record_property("audit", outcome.describe())
+    note("audit", outcome.describe())
     kinds = {(f.kind, f.revision_id) for f in outcome.before.findings}
     assert kinds == {(FindingKind.STALE_METADATA, MIDDLE)}, outcome.describe()
     assert all(a.ok for a in outcome.repairs) and outcome.after.ok, outcome.describe()

@@ -31,7 +31,7 @@ from lib.policies.audit import FindingKind
 from lib.policies.audit_repair import audit_and_repair
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCategory, PolicyCreate, RevisionCreate, RevisionStatus
-from tests.faults.support import SOURCE, AuditOutcome, big_pdf, fault_settings
+from tests.faults.support import SOURCE, AuditOutcome, big_pdf, fault_settings, note
 from tests.polling import eventually
 
 DEPLOYMENT = "ingest_policy_revision/ingest-policy-revision"
@@ -83,7 +83,7 @@ def start_run(revision_id: str) -> FlowRun:
 
 
 def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_the_revision(
-    worker_stack: tuple[KnowledgeBase, StackProcess], record_property: Any
+    worker_stack: tuple[KnowledgeBase, StackProcess],
 ) -> None:
     kb, worker = worker_stack
     register_revision(
@@ -101,12 +101,12 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
         process.kill()
     eventually(lambda: state_of(first.id) == StateType.CRASHED, within=60, every=0.2)
     crashed = flow_run(first.id)
-    record_property("crashed", f"{crashed.state.name if crashed.state else None}: "
+    note("crashed", f"{crashed.state.name if crashed.state else None}: "
                                f"{crashed.state.message if crashed.state else ''}")  # fmt: skip
     assert kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.PROCESSING
     assert worker.running(), "the worker outlives the run it started"
     left = AuditOutcome(*audit_and_repair(kb))
-    record_property("audit_after_crash", left.describe())
+    note("audit_after_crash", left.describe())
     assert {(f.kind, f.revision_id) for f in left.before.findings} == {(FindingKind.STUCK_PROCESSING, REVISION)}
     assert left.after.ok, left.describe()
     assert kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.FAILED
@@ -118,5 +118,5 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
     done = kb.registry.get_revision(SOURCE, REVISION)
     assert done.status == RevisionStatus.ACTIVE and done.chunk_count > 100
     final = AuditOutcome(*audit_and_repair(kb))
-    record_property("audit_after_rerun", final.describe())
+    note("audit_after_rerun", final.describe())
     assert final.before.ok, final.describe()

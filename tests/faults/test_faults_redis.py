@@ -25,6 +25,7 @@ from tests.faults.support import (
     big_pdf,
     create_policy,
     fault_settings,
+    note,
     service,
     stack_processes,
     upload,
@@ -59,10 +60,10 @@ def health(svc: Service) -> tuple[int, dict[str, Any]]:
 
 
 def test_kill_9_of_redis_mid_ingestion_loses_no_acknowledged_write_and_the_ingestion_resumes(
-    stack: tuple[Service, StackProcess], record_property: Any
+    stack: tuple[Service, StackProcess],
 ) -> None:
     svc, redis_process = stack
-    record_property("appendfsync", raw_redis(svc).config_get("appendfsync")["appendfsync"])
+    note("appendfsync", raw_redis(svc).config_get("appendfsync")["appendfsync"])
     accepted = upload(svc, REVISION, "2024-06-01", big_pdf("2024"))
     assert accepted.status_code == 202, accepted.text
     wait_for_phase(svc, REVISION, "embed")
@@ -71,6 +72,7 @@ def test_kill_9_of_redis_mid_ingestion_loses_no_acknowledged_write_and_the_inges
         status, body = health(svc)
         assert status == 503
         checks = body["checks"]
+        note("health_while_down", {name: check["error"] or "ok" for name, check in checks.items()})
         assert (checks["redis"]["ok"], checks["chroma"]["ok"], checks["object_store"]["ok"]) == (False, True, True)
         assert "Redis" in checks["redis"]["error"] or "Connection" in checks["redis"]["error"], checks["redis"]
         with svc.rest() as rest:
@@ -81,12 +83,12 @@ def test_kill_9_of_redis_mid_ingestion_loses_no_acknowledged_write_and_the_inges
     kept = svc.kb.registry.get_revision(SOURCE, REVISION)
     assert kept.version_label == REVISION, "the registration the upload acknowledged survived the kill"
     settled = wait_settled(svc, REVISION, within=120)
-    record_property("outcome", f"{settled.status.value}, {settled.chunk_count} chunks, error={settled.error!r}")
+    note("outcome", f"{settled.status.value}, {settled.chunk_count} chunks, error={settled.error!r}")
     assert settled.status == RevisionStatus.ACTIVE, settled.error
     assert settled.chunk_count > 100
     assert health(svc)[0] == 200
     outcome = audit(svc)
-    record_property("audit", outcome.describe())
+    note("audit", outcome.describe())
     assert outcome.before.ok, outcome.describe()
 
 

@@ -4,7 +4,6 @@ registry entry can name a missing object; once S3 is back the same service store
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from tests.faults.support import (
     audit,
     create_policy,
     fault_settings,
+    note,
     service,
     small_pdf,
     stack_processes,
@@ -39,15 +39,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, S
         yield svc, processes["s3"]
 
 
-def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(
-    stack: tuple[Service, StackProcess], record_property: Any
-) -> None:
+def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(stack: tuple[Service, StackProcess]) -> None:
     svc, s3 = stack
     assert isinstance(svc.kb.objects, S3ObjectStore)
     s3.stop()
     try:
         refused = upload(svc, REVISION, "2023-03-01", small_pdf("2023"))
-        record_property("refused", f"{refused.status_code} {refused.json()['error']}")
+        note("refused", f"{refused.status_code} {refused.json()['error']}")
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"]["code"] == "object_store_unavailable"
         with pytest.raises(RevisionNotFoundError):
@@ -63,5 +61,5 @@ def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(
     assert settled.status == RevisionStatus.ACTIVE, settled.error
     assert svc.kb.objects.exists(settled.file_path)
     outcome = audit(svc)
-    record_property("audit", outcome.describe())
+    note("audit", outcome.describe())
     assert outcome.before.ok, outcome.describe()
