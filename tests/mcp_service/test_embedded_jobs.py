@@ -1,0 +1,103 @@
+"""Background ingestions of a service in the embedded default (no ``PREFECT_API_URL``), as a new user
+runs it: a real service subprocess whose uploads start Prefect's temporary local API on first use.
+
+- Uploads posted back to back all end settled (never stuck ``processing``): the local API is started
+  once for them all, not raced by each (the race failed the second with a bare ``AssertionError``).
+- SIGTERM stops the service and everything it started (the local API server above all: ~230 MB each,
+  orphaned before).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+import redis
+
+from lib.config import Settings
+from lib.kb import open_kb
+from lib.policies.models import PolicyCreate
+from tests.conftest import free_port
+from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.mcp_service.conftest import FRESH_DB, bearer, service_env, service_settings, wait_healthy
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ("EMB_A", "EMB_B", "EMB_C")
+SETTLE_TIMEOUT_S = 180
+STOP_TIMEOUT_S = 30
+PREFECT_START_TIMEOUT_S = 120
+"""Prefect's 20 s default for its temporary server (a new SQLite database to migrate) is short on a busy CI."""
+
+
+def settled(api: httpx.Client, source: str, revision_id: str) -> dict[str, object]:
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        status: dict[str, object] = api.get(f"/policies/{source}/revisions/{revision_id}/status").json()
+        if status["status"] != "processing":
+            return status
+        time.sleep(0.25)
+    pytest.fail(f"{source}/{revision_id} still processing after {SETTLE_TIMEOUT_S} s", pytrace=False)
+
+
+@pytest.fixture
+def embedded_settings(service_base: Path, redis_url: str, chroma_dir: Path, tmp_path: Path) -> Settings:
+    settings = service_settings(service_base, redis_url, chroma_dir, FRESH_DB)
+    redis.Redis.from_url(settings.redis_url or "").flushdb()
+    kb = open_kb(settings)
+    for source in SOURCES:
+        kb.registry.create_policy(PolicyCreate(source=source, title=f"{source} title", category="national_policy"))
+    return settings
+
+
+def test_uploads_back_to_back_all_settle_and_sigterm_leaves_no_process_of_the_service(
+    embedded_settings: Settings, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = service_env(
+        embedded_settings,
+        port,
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=str(PREFECT_START_TIMEOUT_S),
+    )
+    env.pop("PREFECT_API_URL", None)
+    log = tmp_path / "service.log"
+    with log.open("wb") as sink:  # a file, not a pipe: a process left behind must not hold the test's pipe open
+        proc = subprocess.Popen([sys.executable, "-m", "mcp_service"], cwd=ROOT, env=env, stdout=sink, stderr=sink)
+    url = f"http://127.0.0.1:{port}"
+    started: list[psutil.Process] = []
+    try:
+        wait_healthy(url, proc)
+        with httpx.Client(base_url=f"{url}/api/v1", headers=bearer(), timeout=60) as api:
+            accepted = [
+                api.post(
+                    f"/policies/{source}/revisions",
+                    files={"file": ("policy.pdf", policy_pdf_bytes(edition=source), "application/pdf")},
+                    data={"version_label": "2024", "effective_from": "2024-12-12"},
+                )
+                for source in SOURCES
+            ]
+            assert [response.status_code for response in accepted] == [202] * len(SOURCES), accepted[-1].text
+            statuses = [settled(api, source, response.json()["revision_id"]) for source, response in
+                        zip(SOURCES, accepted, strict=True)]  # fmt: skip
+        started = psutil.Process(proc.pid).children(recursive=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    left = [child for child in started if child.is_running() and child.status() != psutil.STATUS_ZOMBIE]
+    for child in left:  # this test's own leftovers, by pid
+        child.kill()
+
+    assert [status["status"] for status in statuses] == ["active"] * len(SOURCES), [s.get("error") for s in statuses]
+    assert started, "the uploads started Prefect's temporary local API as a child of the service"
+    assert left == [], f"still running after SIGTERM: {left}"
+    assert proc.returncode == 128 + signal.SIGTERM, log.read_text(errors="replace")[-2000:]
