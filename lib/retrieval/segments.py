@@ -10,7 +10,9 @@ segment.
 
 Updates replace whole segments, never the index: ``updated`` rebuilds only the segments holding a changed
 or removed key, from tokens kept per document (a changed document is tokenised once; its neighbours are not
-tokenised again), and shares every other segment with the previous index. Rebuilding a segment rather than
+tokenised again), and shares every other segment with the previous index. Keys past the last one (new ids)
+start a new tail segment once the last is full, so appending rebuilds half a segment on average; a segment
+grown past twice the size is split, one shrunk under a quarter joined to the next. Rebuilding a segment rather than
 marking rows dead keeps no garbage and no compaction to schedule, and costs one ``LexicalBlock`` assembly of
 ~256 documents (a few milliseconds) whatever the corpus size. The index is immutable: a reader keeps the
 one it started with while a newer one is built.
@@ -132,6 +134,11 @@ class SegmentedIndex(Generic[K]):
             return self
         groups: list[Segment[K] | dict[K, Tokens]] = list(self.segments) or [{}]
         firsts = [s.keys[0] for s in self.segments]
+        if self.segments and len(self.segments[-1].keys) >= self.size:
+            beyond = [key for key in fresh if key > self.segments[-1].keys[-1]]
+            if beyond:
+                groups.append({})
+                firsts.append(min(beyond))
         for key in gone:
             at = max(bisect_right(firsts, key) - 1, 0)
             held = groups[at]
@@ -171,23 +178,19 @@ class SegmentedIndex(Generic[K]):
 
 
 def _merged(groups: list[Segment[K] | dict[K, Tokens]], size: int) -> list[Segment[K] | dict[K, Tokens]]:
-    """``groups`` with every rebuilt group under a quarter of ``size`` joined to a neighbour (the next, or
-    the previous for the last), so removals never leave a trail of tiny segments; empty ones dropped."""
-    out = list(groups)
-    index = 0
-    while index < len(out):
-        group = out[index]
-        if isinstance(group, Segment) or len(group) >= max(size // 4, 1) or len(out) == 1:
-            index += 1
+    """``groups`` with every rebuilt group under a quarter of ``size`` joined to the next one, so removals never
+    leave a trail of tiny segments, and empty ones dropped. The last group is left as it is: it is the tail
+    that new keys (ids counting up) join one at a time."""
+    out: list[Segment[K] | dict[K, Tokens]] = []
+    carry: dict[K, Tokens] = {}
+    for position, group in enumerate(groups):
+        if carry:
+            group = {**carry, **(group.documents() if isinstance(group, Segment) else group)}
+            carry = {}
+        if isinstance(group, dict) and len(group) < max(size // 4, 1) and position < len(groups) - 1:
+            carry = group
             continue
-        other = index + 1 if index + 1 < len(out) else index - 1
-        neighbour = out[other]
-        joined = {**(neighbour.documents() if isinstance(neighbour, Segment) else neighbour), **group}
-        out[min(index, other)] = joined
-        del out[max(index, other)]
-        index = min(index, other)
-        if len(joined) >= max(size // 4, 1):
-            index += 1
+        out.append(group)
     return [g for g in out if isinstance(g, Segment) or g]
 
 

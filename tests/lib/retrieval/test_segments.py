@@ -107,3 +107,13 @@ def test_the_ranking_is_the_same_in_another_process() -> None:
     here = [tuple(h) for h in SegmentedIndex.build(docs, size=64).rank("flood para 3 highways", 20).hits]
     assert there.stdout == f"{here}\n"
     assert np.isfinite([h[2] for h in here]).all()
+
+
+def test_new_keys_past_a_full_last_segment_start_a_tail_and_leave_every_segment_shared() -> None:
+    index = SegmentedIndex.build({i: [f"flood {i}"] for i in range(1, 21)}, size=10)
+    grown = index.updated({21: ["flood 21"]})
+    assert [len(s.keys) for s in grown.segments] == [10, 10, 1]
+    assert all(a is b for a, b in zip(index.segments, grown.segments[:2], strict=True))
+    grown = grown.updated({22: ["flood 22"]})
+    assert [len(s.keys) for s in grown.segments] == [10, 10, 2]
+    assert grown.rank("flood 22", 1).hits[0].key == 22
