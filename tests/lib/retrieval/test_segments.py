@@ -110,10 +110,10 @@ def test_the_ranking_is_the_same_in_another_process() -> None:
 
 
 def test_new_keys_past_a_full_last_segment_start_a_tail_and_leave_every_segment_shared() -> None:
-    index = SegmentedIndex.build({i: [f"flood {i}"] for i in range(1, 21)}, size=10)
-    grown = index.updated({21: ["flood 21"]})
-    assert [len(s.keys) for s in grown.segments] == [10, 10, 1]
-    assert all(a is b for a, b in zip(index.segments, grown.segments[:2], strict=True))
-    grown = grown.updated({22: ["flood 22"]})
-    assert [len(s.keys) for s in grown.segments] == [10, 10, 2]
-    assert grown.rank("flood 22", 1).hits[0].key == 22
+    index = SegmentedIndex.build({i: [f"flood {i}"] for i in range(1, 31)}, size=10)
+    grown = index.updated({31: ["flood 31"]})
+    assert [len(s.keys) for s in grown.segments] == [10, 10, 10, 1]
+    assert all(a is b for a, b in zip(index.segments, grown.segments[:3], strict=True))
+    grown = grown.updated({32: ["flood 32"]})
+    assert [len(s.keys) for s in grown.segments] == [10, 10, 10, 2]
+    assert grown.rank("flood 32", 1).hits[0].key == 32
