@@ -1,7 +1,9 @@
 """Retrieval quality and cost per search mode, through the product's own ingestion and search code.
 
 SciFact (BEIR): the 5,183 abstracts become one policy, ``SCIFACT``, with one revision whose sections are the
-abstracts (title + text, chunked by ``lib.text.chunking``, stored by ``lib.policies.ingest.store_chunks``);
+abstracts (title + text, chunked by ``lib.text.chunking``, stored by ``lib.policies.ingest.store_chunks``; the
+title is also the section's ``chapter``, the heading the lexical leg indexes every chunk under, as an NPPF
+paragraph's chunks are indexed under their chapter: ``lib.retrieval.heading``);
 every query goes through ``lib.policies.search.search_policy`` with ``mode``. A document's score is its best
 chunk's. Prints nDCG@10 and recall@100 on the test split for lexical, dense and hybrid with each encoder, the
 query p50/p95 of each, and each encoder's embedding throughput. ``--tune`` grids the fusion parameters on the
@@ -92,8 +94,8 @@ def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[s
 def scifact_sections(data: Path) -> list[Section]:
     docs = [json.loads(line) for line in (data / "corpus.jsonl").open()]
     return [
-        Section(section_ref=f"Doc {d['_id']}", title=d["title"], text=f"{d['title']}\n\n{d['text']}".strip(),
-                page_number=1)
+        Section(section_ref=f"Doc {d['_id']}", chapter=d["title"], title=d["title"],
+                text=f"{d['title']}\n\n{d['text']}".strip(), page_number=1)
         for d in docs
     ]  # fmt: skip
 

@@ -1,8 +1,9 @@
 """The lexical leg of application-document search: BM25 blocks derived from what is stored, per application.
 
 A block holds one application's registered chunks as read from ``application_docs`` (texts, the spec's
-metadata) and, per document type, a ``lib.retrieval.LexicalBlock`` over their texts. A search names the
-applications its ``application_ref`` filter allows (all of them without one) and the types its
+metadata) and, per document type, a ``lib.retrieval.LexicalBlock`` over their texts, each under its
+document's title (``document_lexical_text``: the file's name, the one heading the spec's metadata holds).
+A search names the applications its ``application_ref`` filter allows (all of them without one) and the types its
 ``document_types`` filter allows, and BM25 runs over exactly those type blocks: IDF and average length
 come from the chunks that pass the filters, never from others.
 
@@ -25,11 +26,14 @@ import itertools
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
 
 from cachetools import TTLCache
 
+from lib.retrieval.heading import lexical_text
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import ChunkCollection, StoredChunk
 
@@ -68,10 +72,21 @@ class ApplicationBlock:
         for chunk in sorted(chunks, key=lambda c: c.id):
             by_type[str(chunk.metadata.get("document_type", ""))].append(chunk)
         types = {
-            name: TypeBlock(tuple(group), LexicalBlock.build([c.text for c in group]))
+            name: TypeBlock(
+                tuple(group), LexicalBlock.build([document_lexical_text(c.metadata, c.text) for c in group])
+            )
             for name, group in sorted(by_type.items())
         }
         return cls(application_ref, generation, types)
+
+
+def document_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
+    """What the lexical leg indexes for an application document's chunk: the name of its file without the
+    extension, underscores read as spaces (``Flood_Risk_Assessment.pdf`` -> ``Flood Risk Assessment``), then
+    its text (``lib.retrieval.heading.lexical_text``), so every chunk answers to the document's title as
+    every chunk of a policy answers to its chapter."""
+    name = PurePath(str(metadata.get("source_file", ""))).stem.replace("_", " ")
+    return lexical_text((name,), text)
 
 
 def load_application_block(

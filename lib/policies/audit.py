@@ -44,7 +44,7 @@ from lib.dates import to_int
 from lib.kb import KnowledgeBase
 from lib.policies.chunks import PolicyVectorStore, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
-from lib.stores.block_cache import StaleBlock, stale_blocks
+from lib.stores.block_cache import StaleBlock, policy_lexical_text, stale_blocks
 from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
@@ -207,8 +207,9 @@ def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list
     }
 
     def stored(key: str) -> tuple[list[str], list[str]]:
-        found = vectors.collection.get(where={"revision_ref": key}, include=["documents"])
-        return list(found["ids"]), [text or "" for text in found["documents"] or []]
+        found = vectors.collection.get(where={"revision_ref": key}, include=["documents", "metadatas"])
+        rows = zip(found["documents"] or [], found["metadatas"] or [], strict=True)
+        return list(found["ids"]), [policy_lexical_text(meta or {}, text or "") for text, meta in rows]
 
     return stale_blocks(vectors.cache, served, stored)
 

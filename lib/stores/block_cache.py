@@ -31,16 +31,18 @@ searched, an answer is only ever reused for the very blocks that produced it (a 
 stamp or for its age has a new serial), so remembering adds no difference of its own.
 
 Each block also has a lexical twin (``RevisionBlock.lexical``, a ``lib.retrieval.LexicalBlock``), built
-on first use from the very texts the block loaded, so the lexical leg (``lexical_search``) sees exactly
-the chunks the dense leg sees, ages and reloads with them, and a changed revision costs only its own
-tokenisation. Every process derives the same twin from the same stored texts. Its cost is budgeted with
+on first use from the very chunks the block loaded, each under its heading context (``policy_lexical_text``:
+citation and chapter, from the chunk's metadata), so the lexical leg (``lexical_search``) sees exactly the
+chunks the dense leg sees, ages and reloads with them, and a changed revision costs only its own
+tokenisation. Every process derives the same twin from the same stored chunks. Its cost is budgeted with
 the block (``LEXICAL_BYTES_PER_CHAR``) whether or not it has been built yet.
 
 Out of step: the blocks (and so the lexical index, which exists nowhere else) can only disagree with Chroma
 in a process that holds them, when a revision's chunks were changed behind the pipeline's back while its
 stamp stayed the same. ``stale_blocks`` finds such blocks by comparing each served block's ids and a digest
-of its texts with what Chroma stores for its key now; ``evict_stale`` drops them (the next search reloads
-from Chroma). The consistency audit reports and repairs them (``stale_search_index``).
+of its indexed texts (heading context and text) with what Chroma stores for its key now; ``evict_stale``
+drops them (the next search reloads from Chroma). The consistency audit reports and repairs them
+(``stale_search_index``).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from typing import Any
 import numpy as np
 from cachetools import TTLCache
 
+from lib.retrieval.heading import lexical_text
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import StoredChunk
 
@@ -116,8 +119,13 @@ class RevisionBlock:
 
     @cached_property
     def digest(self) -> str:
-        """``block_digest`` of the chunks the block loaded."""
-        return block_digest(self.ids, self.texts)
+        """``block_digest`` of the chunks the block loaded, as the lexical leg indexes them."""
+        return block_digest(self.ids, self.indexed_texts())
+
+    def indexed_texts(self) -> list[str]:
+        """Each chunk's text under its heading context (``policy_lexical_text``): what the lexical twin
+        indexes."""
+        return [policy_lexical_text(m, t) for t, m in zip(self.texts, self.metadatas, strict=True)]
 
     def embedding(self, row: int) -> np.ndarray:
         return self.scoring[row, :-1] * np.float32(-0.5)
@@ -125,11 +133,8 @@ class RevisionBlock:
     @cached_property
     def lexical(self) -> LexicalBlock:
         """The block's chunks indexed for BM25, built on first use (two threads may both build it; the
-        results are equal). Each chunk is indexed with its citation (``section_ref`` metadata, e.g.
-        ``Para 116``) before its text, so every chunk of a long paragraph answers to the paragraph's number,
-        not only the first, which starts with it."""
-        cited = zip(self.texts, self.metadatas, strict=True)
-        return LexicalBlock.build([f"{m.get('section_ref', '')}\n{t}" for t, m in cited])
+        results are equal). Each chunk is indexed under its heading context (``indexed_texts``)."""
+        return LexicalBlock.build(self.indexed_texts())
 
     @property
     def nbytes(self) -> int:
@@ -138,6 +143,14 @@ class RevisionBlock:
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
+
+
+def policy_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
+    """What the lexical leg indexes for a policy chunk: its citation (``section_ref``, e.g. ``Para 116``) and
+    its ``chapter`` (e.g. ``9. Promoting sustainable transport``) before its text
+    (``lib.retrieval.heading.lexical_text``), so every chunk of a long paragraph answers to the paragraph's
+    number and every chunk of a chapter to its heading, not only the first, which starts with them."""
+    return lexical_text((str(metadata.get("section_ref", "")), str(metadata.get("chapter", ""))), text)
 
 
 def block_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
@@ -164,7 +177,8 @@ def stale_blocks(
     read: Callable[[str], tuple[Sequence[str], Sequence[str]]],
 ) -> list[StaleBlock]:
     """The held blocks that would be served (their stamp is ``served[key]``, the caller's source of truth
-    now) but whose ids or texts differ from what ``read(key)`` (ids, texts) returns from the store now.
+    now) but whose ids or indexed texts differ from what ``read(key)`` returns from the store now: the ids
+    and each chunk's ``policy_lexical_text`` (so a heading rewritten behind the pipeline's back counts too).
     Blocks under an old stamp are left out: they are never served again and reload on next use."""
     stale = []
     for block in cache.blocks():
@@ -175,7 +189,7 @@ def stale_blocks(
             lost, new = len(set(block.ids) - set(ids)), len(set(ids) - set(block.ids))
             detail = f"{len(block.ids)} chunks held, {len(ids)} stored ({lost} gone, {new} new)"
         elif block_digest(ids, texts) != block.digest:
-            detail = f"{len(block.ids)} chunks held with the stored ids but other texts"
+            detail = f"{len(block.ids)} chunks held with the stored ids but other texts or headings"
         else:
             continue
         stale.append(StaleBlock(block, len(ids), detail))

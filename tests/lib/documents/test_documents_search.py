@@ -15,6 +15,7 @@ import redis
 
 from lib.documents.deletion import delete_document
 from lib.documents.ingest import ingest_document
+from lib.documents.lexical import document_lexical_text
 from lib.documents.models import IngestSuccess
 from lib.documents.search import search_application_docs
 from lib.errors import InvalidArgumentError
@@ -152,13 +153,14 @@ def test_both_legs_keep_to_the_application_and_the_document_types(corpus: Corpus
 
 def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(corpus: Corpus) -> None:
     """IDF and average length come from the filtered chunks only: the leg's ranking and scores equal BM25
-    over an index built from just the planning statements of REF, read back from Chroma."""
+    over an index built from just the planning statements of REF, read back from Chroma (each under its
+    file's name, as the leg indexes them)."""
     query = f"{TARGET} Banbury Road dwellings refused"
     found = search_application_docs(corpus.kb, query, application_ref=REF, document_types=["planning_statement"],
                                     mode="lexical", max_results=50)  # fmt: skip
 
     chunks = sorted(corpus.kb.documents.chunks.document_chunks(corpus.history.document_id), key=lambda c: c.id)
-    block = LexicalBlock.build([c.text for c in chunks])
+    block = LexicalBlock.build([document_lexical_text(c.metadata, c.text) for c in chunks])
     expected = bm25_search(query, [block], 50)
     ceiling = bm25_ceiling(query, [block])
     assert [h.chunk_id for h in found.results] == [chunks[h.row].id for h in expected]

@@ -61,3 +61,31 @@ def test_the_audit_reports_a_lexical_index_out_of_step_with_chroma_and_repair_ev
     assert stale_findings(kb) == []
     again = repair_findings(kb, stale)
     assert "left alone" in again[0].outcome
+
+
+def test_a_chapter_heading_rewritten_behind_the_pipeline_is_reported_and_the_next_search_indexes_it(
+    kb: KnowledgeBase,
+) -> None:
+    """The lexical leg indexes each chunk under its chapter (metadata), so a heading changed in Chroma alone
+    puts the held lexical index out of step as a text change does."""
+    kb.registry.create_policy(PolicyCreate(source="LTN", title="LTN 1/20", category="national_guidance"))
+    create_revision(kb.registry, kb.vectors, "LTN", RevisionCreate(revision_id="rev_a", version_label="a",
+                                                                   effective_from="2024-01-01"))  # fmt: skip
+    sections = [Section(section_ref=ref, chapter="1. Cycle parking", text=text, page_number=1)
+                for ref, text in TEXTS.items()]  # fmt: skip
+    chunks = chunk_sections(sections)
+    store_chunks(kb.registry, kb.vectors, "LTN", "rev_a", chunks, kb.embedder.embed_batch([c.text for c in chunks]),
+                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    assert len(search_policy(kb, "cycle parking", mode="lexical").results) == 2  # Para 2 under its chapter
+    assert search_policy(kb, "segregated junctions", mode="lexical").results == []
+
+    other = open_chroma(kb.settings).get_collection(kb.vectors.collection.name)
+    target = chunk_id("LTN", "rev_a", "Para 2", next(c.chunk_index for c in chunks if c.section_ref == "Para 2"))
+    meta = dict(other.get(ids=[target], include=["metadatas"])["metadatas"][0])  # type: ignore[index]
+    other.update(ids=[target], metadatas=[meta | {"chapter": "10. Segregated junctions"}])
+    assert search_policy(kb, "segregated junctions", mode="lexical").results == []  # the held block
+
+    stale = [f for f in audit_store(kb).findings if f.kind == FindingKind.STALE_SEARCH_INDEX]
+    assert [(f.revision_id, f.count) for f in stale] == [("rev_a", 2)] and "headings" in stale[0].detail
+    assert [a.ok for a in repair_findings(kb, stale)] == [True]
+    assert [h.chunk_id for h in search_policy(kb, "segregated junctions", mode="lexical").results] == [target]

@@ -1,8 +1,12 @@
-"""A revision block's lexical twin: built on first use from the block's own texts and citations."""
+"""A revision block's lexical twin: built on first use from the block's own texts under their headings
+(citation and chapter); an application document's chunks under their file's name."""
 
 from __future__ import annotations
 
-from lib.stores.block_cache import RevisionBlock, lexical_search
+from lib.documents.lexical import document_lexical_text
+from lib.retrieval.heading import lexical_text
+from lib.retrieval.tokens import tokenize
+from lib.stores.block_cache import RevisionBlock, lexical_search, policy_lexical_text
 
 
 def block(key: str, texts: list[str], refs: list[str]) -> RevisionBlock:
@@ -28,3 +32,41 @@ def test_lexical_search_over_several_blocks_names_each_chunk_and_finds_nothing_f
     assert [c.id for c, _ in hits] == ["LTN:b__000", "NPPF:a__000"]
     empty = lexical_search("nothing known", 10, [a, b])
     assert (empty.hits, empty.ceiling) == ([], 0.0)
+
+
+def test_the_heading_context_comes_once_before_the_text() -> None:
+    assert lexical_text(["Para 116", "9. Promoting sustainable transport"], "116. Development should...") == (
+        "Para 116\n9. Promoting sustainable transport\n116. Development should..."
+    )
+    assert lexical_text(["Chapter 9", "9. Promoting sustainable transport"], "9. Promoting sustainable transport") == (
+        "Chapter 9\n9. Promoting sustainable transport"
+    )  # the chapter's own heading chunk carries it once
+    assert lexical_text(["", " ", "Title"], "Title\n\nAbstract") == "Title\n\nAbstract"
+
+
+def test_every_chunk_of_a_chapter_answers_to_the_chapters_heading() -> None:
+    chapter = "9. Promoting sustainable transport"
+    texts = [chapter, "116. Development should only be refused on highways grounds.", "continued text"]
+    metas = [{"section_ref": r, "chapter": chapter} for r in ("Chapter 9", "Para 116", "Para 116")]
+    other = {"section_ref": "Para 1", "chapter": "1. Introduction"}
+    a = RevisionBlock.from_texts("NPPF:a", (4, ""), [f"a{i}" for i in range(4)], [*texts, "Sustainable homes."],
+                                 [*metas, other])  # fmt: skip
+    found = lexical_search("sustainable transport", 10, [a]).hits
+    assert {c.id for c, _ in found} == {"a0", "a1", "a2", "a3"}
+    assert found[-1][0].id == "a3"  # "sustainable" alone, under another chapter
+    indexed = [policy_lexical_text(m, t) for t, m in zip(a.texts, a.metadatas, strict=True)]
+    assert indexed[1] == f"Para 116\n{chapter}\n{texts[1]}"
+    assert list(a.lexical.lengths) == [len(tokenize(i)) for i in indexed]
+    assert a.lexical.lengths[0] == len(tokenize(f"Chapter 9\n{chapter}"))
+    assert a.texts == [*texts, "Sustainable homes."]  # what is returned and embedded stays the stored text
+
+
+def test_an_application_documents_chunk_is_indexed_under_its_files_name() -> None:
+    meta = {"source_file": "Flood_Risk_Assessment.pdf", "document_type": "flood_risk_assessment"}
+    assert document_lexical_text(meta, "Surface water drains to the brook.") == (
+        "Flood Risk Assessment\nSurface water drains to the brook."
+    )
+    assert tokenize(document_lexical_text({"source_file": "21_03426_FUL-Heritage_Statement.pdf"}, "flood")) == [
+        "21", "03426", "ful", "heritag", "statement", "flood"
+    ]  # fmt: skip
+    assert document_lexical_text({}, "text") == "text"

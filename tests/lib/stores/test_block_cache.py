@@ -11,6 +11,7 @@ from lib.stores.block_cache import (
     block_digest,
     evict_stale,
     exact_search,
+    policy_lexical_text,
     stale_blocks,
 )
 
@@ -134,3 +135,16 @@ def test_evicting_a_stale_block_keeps_a_newer_load_of_the_same_key() -> None:
     found = stale_blocks(cache, {"a": stale_load.stamp}, lambda key: (["x"], ["y"]))
     cache.put(fresh_load)  # another thread reloaded it meanwhile
     assert evict_stale(cache, found) == 0 and cache.get("a", fresh_load.stamp) is fresh_load
+
+
+def test_a_heading_rewritten_in_the_store_makes_a_block_stale_as_a_text_does() -> None:
+    """The lexical twin indexes each chunk under its citation and chapter, so the digest covers them."""
+    meta = {"section_ref": "Para 116", "chapter": "9. Promoting sustainable transport"}
+    held = RevisionBlock.from_texts("a", (1, "t"), ["a__000"], ["116. Development should..."], [meta])
+    cache = RevisionBlockCache(10**8)
+    cache.put(held)
+    moved = policy_lexical_text(meta | {"chapter": "8. Promoting healthy and safe communities"}, held.texts[0])
+    assert held.digest == block_digest(held.ids, [policy_lexical_text(meta, held.texts[0])])
+    assert stale_blocks(cache, {"a": held.stamp}, lambda key: (held.ids, held.indexed_texts())) == []
+    stale = stale_blocks(cache, {"a": held.stamp}, lambda key: (held.ids, [moved]))
+    assert [s.block for s in stale] == [held] and "headings" in stale[0].detail
