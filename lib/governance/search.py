@@ -26,7 +26,7 @@ from lib.governance.models import (
 )
 from lib.kb import KnowledgeBase
 from lib.policies.search import MAX_QUERY_CHARS
-from lib.retrieval import SearchMode, bm25_rank, check_mode, leg_depth, rank_by_mode
+from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
 from lib.stores.chroma import StoredChunk
 
 MAX_TOP_K = 20
@@ -146,9 +146,10 @@ def _dense(
 def _lexical(
     catalog: Catalog, allowed: np.ndarray, question: str, depth: int
 ) -> tuple[list[tuple[StoredChunk, float]], float]:
-    blocks = [catalog.blocks[int(i)] for i in allowed]
-    ranking = bm25_rank(question, [block.lexical for block in blocks], depth)
-    return [(blocks[h.block_index].chunks[h.row], h.score) for h in ranking.hits], ranking.ceiling
+    ids = {catalog.ids[int(i)] for i in allowed}
+    ranking = catalog.lexical.rank(question, depth, None if len(ids) == len(catalog.ids) else ids)
+    position = {doc_id: index for index, doc_id in enumerate(catalog.ids)} if ranking.hits else {}
+    return [(catalog.blocks[position[h.key]].chunks[h.position], h.score) for h in ranking.hits], ranking.ceiling
 
 
 def _chunk_at(catalog: Catalog, row: int) -> StoredChunk:
