@@ -4,7 +4,8 @@ Two ways in. With ``file`` (a path inside ``ALLOWED_FILE_ROOTS`` or an object-st
 the file content-addressed, registers the revision as ``processing`` and ingests it; running it again
 with the same file is safe (``lib.policies.lifecycle.ensure_registered``). Without ``file`` it ingests a revision
 that is already registered and still ``processing`` or ``failed``: the REST upload registers first and
-then submits this flow.
+then submits this flow. With ``title`` (and ``category``) a policy not registered yet is registered
+first, as the CLI's ``ingest --title`` does, so a run started from the Prefect UI's form can begin a policy.
 
 On any failure the revision ends ``failed`` with the error and without chunks, and the run fails.
 """
@@ -15,15 +16,24 @@ from datetime import date
 from typing import Annotated
 
 from prefect import flow, task
+from prefect.tasks import exponential_backoff
 from pydantic import BaseModel, Field, ValidationError
 
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.errors import InvalidArgumentError, KBError
+from lib.errors import InvalidArgumentError, KBError, PolicyAlreadyExistsError
 from lib.kb import KnowledgeBase
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import Registration, RegistrationAction, ensure_registered, fail_revision, read_source_file
-from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionCreate, RevisionStatus
+from lib.policies.models import (
+    REVISION_ID_PATTERN,
+    SOURCE_PATTERN,
+    IngestOutcome,
+    PolicyCategory,
+    PolicyCreate,
+    RevisionCreate,
+    RevisionStatus,
+)
 
 FLOW = "ingest"
 
@@ -47,6 +57,19 @@ class IngestResult(BaseModel):
 def store_and_register(kb: KnowledgeBase, source: str, data: RevisionCreate, file: str) -> Registration:
     """Read the file, store it content-addressed and register the revision (or find it already there)."""
     return ensure_registered(kb, source, data, read_source_file(kb.objects, kb.settings, file))
+
+
+@task(name="register-policy-if-new", **IO_TASK_OPTIONS)
+def register_policy_if_new(kb: KnowledgeBase, data: PolicyCreate) -> bool:
+    """Register the policy unless it exists (what the CLI's ``ingest --title`` does); True when registered."""
+    if kb.registry.policy_exists(data.source):
+        return False
+    try:
+        kb.registry.create_policy(data)
+    except PolicyAlreadyExistsError:  # registered by someone else in between: the same end state
+        return False
+    log_event("ingest.policy_registered", source=data.source, category=data.category.value)
+    return True
 
 
 @task(name="load-registered-revision", **IO_TASK_OPTIONS)
@@ -96,6 +119,8 @@ def ingest_policy_revision(
     notes: str = "",
     file: str | None = None,
     revision_id: Annotated[str | None, Field(pattern=REVISION_ID_PATTERN)] = None,
+    title: Annotated[str | None, Field(max_length=300)] = None,
+    category: PolicyCategory = PolicyCategory.NATIONAL_POLICY,
 ) -> IngestResult:
     """Store a policy PDF, register its revision and make it searchable, or finish a registered revision.
 
@@ -108,8 +133,13 @@ def ingest_policy_revision(
         file: PDF path inside ALLOWED_FILE_ROOTS, or an object-store key. Leave empty to ingest a revision
             that is already registered and still processing or failed.
         revision_id: Revision id; defaults to rev_{SOURCE}_{YYYY}_{MM} of effective_from. Required without file.
+        title: Title of the policy, to register it first if it is new (e.g. "National Planning Policy
+            Framework"); ignored when the policy exists. Leave empty for a registered policy.
+        category: Category of a policy registered with title.
     """
     kb = flow_kb()
+    if title:
+        register_policy_if_new(kb, PolicyCreate(source=source, title=title, category=category))
     if file:
         if version_label is None or effective_from is None:
             raise InvalidArgumentError("version_label and effective_from are required when file is given")
@@ -147,7 +177,8 @@ def ingest_policy_revision(
         return _result(registration, revision.status, None)
 
     try:
-        outcome = run_pipeline(kb, source, revision.revision_id)
+        delays = exponential_backoff(backoff_factor=kb.settings.ingest_retry_delay_seconds)
+        outcome = run_pipeline.with_options(retry_delay_seconds=delays)(kb, source, revision.revision_id)
     except Exception as exc:
         error = settle_failure(kb, source, revision.revision_id, exc)
         log_event("ingest.failed", source=source, revision_id=revision.revision_id, error=error)

@@ -7,14 +7,16 @@ Prefect's local API (about ten seconds to start). Reads (search, revisions) call
 
 from __future__ import annotations
 
-from deployments.cli import documents, policies, service, stack, tools
+from deployments.cli import documents, governance, policies, service, stack, tools
 from deployments.cli.app import app
+from lib.signals import exit_on_sigterm
 
 app.info.help = __doc__
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (documents, policies, service, stack, tools)
+_COMMAND_MODULES = (documents, governance, policies, service, stack, tools)
 """Imported for their ``@app.command()`` registrations."""
 
 
 def main() -> None:
+    exit_on_sigterm()  # a command stopped with SIGTERM stops what it started, as with Ctrl-C
     app()

@@ -12,6 +12,7 @@ from deployments.cli.app import app, fail, open_kb_from_env, run_with_progress, 
 from deployments.cli.output import print_result, print_step
 from lib.errors import KBError
 from lib.kb import KnowledgeBase
+from lib.policies.models import PolicyCategory
 from lib.policies.search import search_policy
 
 if TYPE_CHECKING:
@@ -61,18 +62,16 @@ def ingest(
     revision_id: Annotated[str | None, typer.Option(help="Default rev_{SOURCE}_{YYYY}_{MM}")] = None,
     notes: Annotated[str, typer.Option(help="Notes on this revision")] = "",
     title: Annotated[str | None, typer.Option(help="Register the policy with this title if it is new")] = None,
-    category: Annotated[str, typer.Option(help="Category of a new policy")] = "national_policy",
+    category: Annotated[PolicyCategory, typer.Option(help="Category of a new policy")] = PolicyCategory.NATIONAL_POLICY,
 ) -> None:
     """Ingest a policy revision from a PDF on this machine (the ingest flow, in this process)."""
     from flows.ingest import ingest_policy_revision
-    from lib.policies.models import PolicyCreate, RevisionCreate
+    from lib.policies.models import RevisionCreate
 
     kb = open_kb_from_env()
     # The operator named this file on their own machine: allow exactly it, whatever ALLOWED_FILE_ROOTS says.
     kb.settings.allowed_file_roots = [*kb.settings.allowed_file_roots, file.resolve()]
     try:
-        if title and not kb.registry.policy_exists(source):
-            kb.registry.create_policy(PolicyCreate(source=source, title=title, category=category))
         target = RevisionCreate(revision_id=revision_id, version_label=version_label, effective_from=effective_from)
         result = run_with_progress(
             kb,
@@ -85,6 +84,8 @@ def ingest(
             notes=notes,
             file=str(file.resolve()),
             revision_id=revision_id,
+            title=title,
+            category=category,
         )
     except KBError as exc:
         fail(exc)

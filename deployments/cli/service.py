@@ -22,8 +22,8 @@ def demo() -> None:
     """Seed the bundled NPPF revisions through the seed flow and answer one question as of two dates."""
     typer.secho("Seeding the bundled policies (first run: a minute or two; Prefect's local API starts first)…",
                 bold=True)  # fmt: skip
-    kb = open_kb_from_env()
     try:
+        kb = open_kb_from_env()
         run_seed(kb, SEED_FILE)
         for day in DEMO_DATES:
             print_result(search_policy(kb, DEMO_QUESTION, sources=["NPPF"], effective_date=day, n_results=3))
@@ -42,14 +42,23 @@ def serve(
             "kb (KB_MCP_PORT, 3004), governance (GOVERNANCE_PORT, 3005)"
         ),
     ] = "policy-kb",
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Serve one server (governance) over stdin/stdout, for Claude Code")
+    ] = False,
 ) -> None:
     """Serve the MCP server (/mcp, /sse), the REST API (/api/v1) and /health until interrupted.
 
-    With several --servers, each has its own port with its own /mcp, /sse, /messages/ and /health."""
+    With several --servers, each has its own port with its own /mcp, /sse, /messages/ and /health.
+    With --stdio, one server speaks MCP over stdin/stdout (nothing else is written to stdout)."""
     from mcp_service.__main__ import serve as run_service
+    from mcp_service.__main__ import serve_stdio
 
+    names = [s.strip() for s in servers.split(",") if s.strip()]
     try:
-        run_service(load_settings(), host=host, port=port, servers=[s.strip() for s in servers.split(",") if s.strip()])
+        if stdio:
+            serve_stdio(load_settings(), servers=names)
+            return
+        run_service(load_settings(), host=host, port=port, servers=names)
     except KBError as exc:
         fail(exc)
 
