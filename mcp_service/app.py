@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 
@@ -65,7 +64,8 @@ def create_mcp_app(
     health: Callable[[Request], Awaitable[Response]] = liveness,
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
-    server of this service shares. ``port`` is only logged; ``warm_up`` runs on a thread once the app is up;
+    server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
+    connections;
     ``health`` answers ``/health`` (without auth) when a server has more to say than liveness."""
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.host)
@@ -77,16 +77,14 @@ def create_mcp_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        warming = threading.Thread(target=warm_up or (lambda: None), name=f"{server.name}-warm-up")
         async with session_manager.run(), relay.run():
             if warm_up is not None:
-                warming.start()
+                # Ready means warm: uvicorn accepts no connection before the start-up ends, so no first caller
+                # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
+                await anyio.to_thread.run_sync(warm_up)
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.host, port,
                         "on" if settings.mcp_api_key else "off")  # fmt: skip
             yield
-        if warming.is_alive():
-            # Native code (torch, onnxruntime) must not be running when the interpreter exits.
-            await anyio.to_thread.run_sync(warming.join)
 
     all_routes = [
         Route("/health", health, methods=["GET"]),
