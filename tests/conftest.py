@@ -167,3 +167,22 @@ def isolated_kb(
 def kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
     (settings.allowed_file_roots[0]).mkdir(parents=True, exist_ok=True)
     return make_kb(settings, registry, embedder)
+
+
+PREFECT_HARNESS_START_TIMEOUT_S = 90
+
+
+@pytest.fixture(scope="session")
+def prefect_api() -> Iterator[str]:
+    """One temporary Prefect server (SQLite in a temp dir) for every test that runs flows in process; its API
+    URL. Flow-run heartbeats are off: they only add a second of thread join to every run."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with (
+        prefect_test_harness(server_startup_timeout=PREFECT_HARNESS_START_TIMEOUT_S),
+        temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+    ):
+        url = PREFECT_API_URL.value()
+        assert url, "the Prefect test harness did not set an API URL"
+        yield url

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-from prefect.testing.utilities import prefect_test_harness
 from pydantic import SecretStr
 
 from flows.common import bound_kb
@@ -27,19 +25,11 @@ from lib.kb import KnowledgeBase, open_kb
 from lib.policies.models import PolicyCreate
 from tests.flows.policy_pdfs import write_policy_pdf
 
-HARNESS_START_TIMEOUT_S = 90
-
 
 @pytest.fixture(scope="session", autouse=True)
-def prefect_api() -> Iterator[str]:
-    """One temporary Prefect server (SQLite in a temp dir) for every flow test; its API URL."""
-    with (
-        prefect_test_harness(server_startup_timeout=HARNESS_START_TIMEOUT_S),
-        temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
-    ):
-        url = PREFECT_API_URL.value()
-        assert url, "the Prefect test harness did not set an API URL"
-        yield url
+def _prefect(prefect_api: str) -> str:
+    """The session's one Prefect test server (``tests/conftest.py``) for every flow test."""
+    return prefect_api
 
 
 @pytest.fixture(params=["local", "s3"])
