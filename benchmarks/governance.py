@@ -51,6 +51,7 @@ from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E
 
 CLIENTS = 4
 TOP_K = 5
+STARTUP_TIMEOUT_S = 600
 MODES = ("hybrid", "dense", "lexical")
 QUESTIONS_FILE = ROOT / "benchmarks" / "governance_questions.json"
 PHRASINGS = {
@@ -201,17 +202,20 @@ def service_env(settings: Settings, port: int) -> dict[str, str]:
 
 
 def start_service(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """The service in its own process, once it answers: the first query loads the catalog (every chunk's vector)."""
     command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "governance"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json()["index"]["built"]:
-                warm = httpx.get(f"http://127.0.0.1:{port}/query", params={"q": "warm up", "top_k": 1}, timeout=120)
-                warm.raise_for_status()  # the first query loads the catalog (every chunk's vector)
+            if httpx.get(f"{base}/health", timeout=5).json()["index"]["built"]:
+                httpx.get(
+                    f"{base}/query", params={"q": "warm up", "top_k": 1}, timeout=STARTUP_TIMEOUT_S
+                ).raise_for_status()
                 return proc
         except (httpx.HTTPError, KeyError, TypeError):
-            time.sleep(0.2)
+            time.sleep(0.5)
     proc.kill()
     raise SystemExit("the service did not start")
 
