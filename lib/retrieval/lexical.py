@@ -29,8 +29,8 @@ holding a query term scores above zero; rows holding none are never returned.
 0.4..1.0), with every chunk indexed under its heading context (``lib.retrieval.heading``): lexical nDCG@10
 0.6734 on train (b 0.75: 0.6699; without the heading, k1 1.2 b 0.75: 0.6589). On the test split through
 ``benchmarks/retrieval.py``: lexical 0.6725 (recall@100 0.9049), hybrid 0.7318 with the int8 encoder
-(``lib.retrieval.fusion``). A lower ``b`` penalises long chunks less, which the heading lines lengthen. The
-kb notes, governance and application-document searches use the same values.
+(``lib.retrieval.fusion``). The kb notes, governance and application-document searches use the same
+values.
 """
 
 from __future__ import annotations
