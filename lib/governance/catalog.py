@@ -37,6 +37,21 @@ if TYPE_CHECKING:
 
 
 _IN_FORCE_DAYS = 256
+_VIEWS = 64
+
+
+@dataclass(frozen=True)
+class CatalogView:
+    """What one filter (a day, document types, inactive or not) lets both legs see, worked out once per
+    catalog version: agents mostly ask the same thing (today, every type), so a query does no per-document
+    work. ``documents`` indexes ``Catalog.ids``; ``hidden`` marks the matrix rows the dense leg must not
+    return (``None``: every row passes) and ``rows`` counts the others; ``keys`` are the allowed ids for the
+    lexical leg (``None``: all)."""
+
+    documents: np.ndarray
+    hidden: np.ndarray | None
+    rows: int
+    keys: frozenset[str] | None
 
 
 @dataclass(frozen=True)
@@ -63,7 +78,10 @@ class Catalog:
     owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     lexical: SegmentedIndex[str] = field(default_factory=SegmentedIndex[str])
+    position: dict[str, int] = field(default_factory=dict)
+    """Index in ``ids`` of each id."""
     _in_force: dict[date, frozenset[str]] = field(default_factory=dict, repr=False)
+    _views: dict[tuple[date | None, frozenset[str] | None], CatalogView] = field(default_factory=dict, repr=False)
 
     def in_force(self, day: date) -> frozenset[str]:
         """The ids in force on ``day`` (remembered for this version: agents mostly ask about today)."""
@@ -73,6 +91,34 @@ class Catalog:
                 self._in_force.clear()
             known = self._in_force[day] = frozenset(in_force_ids(self.lifecycles, day))
         return known
+
+    def view(self, day: date, types: frozenset[str] | None, include_inactive: bool) -> CatalogView:
+        """The documents in force on ``day`` (any day with ``include_inactive``) of ``types`` (any: ``None``)."""
+        key = (None if include_inactive else day, types)
+        known = self._views.get(key)
+        if known is None:
+            if len(self._views) >= _VIEWS:
+                self._views.clear()
+            known = self._views[key] = self._view(day, types, include_inactive)
+        return known
+
+    def _view(self, day: date, types: frozenset[str] | None, include_inactive: bool) -> CatalogView:
+        live = None if include_inactive else self.in_force(day)
+        documents = np.asarray(
+            [
+                index
+                for index, doc_id in enumerate(self.ids)
+                if (live is None or doc_id in live) and (types is None or self.records[doc_id].type_key in types)
+            ],
+            dtype=np.int64,
+        )
+        if len(documents) == len(self.ids):
+            return CatalogView(documents, None, len(self.owners), None)
+        shown = np.zeros(len(self.ids), dtype=bool)
+        shown[documents] = True
+        hidden = ~shown[self.owners]
+        keys = frozenset(self.ids[int(i)] for i in documents)
+        return CatalogView(documents, hidden, len(hidden) - int(np.count_nonzero(hidden)), keys)
 
 
 def lifecycle(record: GovernanceRecord) -> Lifecycle:
@@ -127,6 +173,7 @@ class CatalogCache:
                 )
         catalog = Catalog(version, records, {doc_id: lifecycle(r) for doc_id, r in records.items()})
         catalog.ids = [doc_id for doc_id in sorted(keys) if keys[doc_id] in self._blocks]
+        catalog.position = {doc_id: index for index, doc_id in enumerate(catalog.ids)}
         catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
         catalog.lexical = self._lexical_index(catalog.ids, keys)
         if catalog.blocks:

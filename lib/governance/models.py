@@ -28,8 +28,14 @@ class GovernanceMetadata(BaseModel):
 class GovernanceHit(BaseModel):
     text: str
     score: float = Field(description="Relevance in 0..1 for the mode used")
-    dense_score: float | None = None
-    lexical_score: float | None = None
+    dense_score: float | None = Field(
+        default=None, description="The dense leg's cosine relevance (0..1), when the chunk was among its candidates"
+    )
+    lexical_score: float | None = Field(
+        default=None,
+        description="The lexical leg's BM25 score (unbounded, IDF over the documents searched), when the chunk "
+        "was among its candidates",
+    )
     metadata: GovernanceMetadata
 
 

@@ -1,10 +1,16 @@
 """``query_governance``: the one retrieval function every governance interface calls (spec 004 F1-F4, issue 12).
 
 Both legs search exactly the chunks of the documents that pass the filters: in force on ``as_of`` (today by
-default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for. The
-dense leg scores the allowed rows of the process's stacked matrix (exact cosine; the other rows are masked
-before the top is taken), the lexical leg runs BM25 over the allowed documents' blocks only (so IDF comes
-from them), and ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the registry.
+default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for (the
+catalog works each filter out once per version: ``Catalog.view``). The dense leg scores every row of the
+process's stacked matrix with one BLAS thread (``lib.governance.blas``; exact cosine) and masks the
+disallowed rows before the top is taken; the lexical leg runs BM25 over the allowed documents' chunks only
+(so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
+registry, and each leg's score on the scale the other stores report: ``dense_score`` the cosine relevance,
+``lexical_score`` the raw BM25 score, as the policy and note searches do (``rank_by_mode`` passes it on).
+
+Per query, besides the encoder and the two legs, the catalog costs one Redis GET (the registry's version),
+so a document another process ingests or removes is searched, or not, from the next query on.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import numpy as np
 
 from lib.dates import parse_date
 from lib.errors import IndexNotBuiltError, InvalidArgumentError
-from lib.governance.catalog import Catalog
+from lib.governance.blas import single_threaded_blas
+from lib.governance.catalog import Catalog, CatalogView
 from lib.governance.models import (
     GovernanceAnswer,
     GovernanceHit,
@@ -66,7 +73,7 @@ def query_governance(
         raise InvalidArgumentError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
     search_mode = check_mode(mode)
     day = today() if as_of is None else parse_date(as_of, field="as_of")
-    types = {normalise_type(t) for t in doc_types} if doc_types else None
+    types = frozenset(normalise_type(t) for t in doc_types) if doc_types else None
     if doc_types is not None and any(not isinstance(t, str) or not t.strip() for t in doc_types):
         raise InvalidArgumentError("doc_types must be non-empty strings")
 
@@ -74,10 +81,10 @@ def query_governance(
     catalog = stores.chunks.catalog.current(stores.registry, stores.chunks)
     if not catalog.records:
         raise index_not_built()
-    allowed = _allowed(catalog, day, types, include_inactive)
+    view = catalog.view(day, types, include_inactive)
     depth = leg_depth(search_mode, top_k)
-    dense = _dense(kb, catalog, allowed, question, depth) if search_mode != SearchMode.LEXICAL else []
-    lexical, ceiling = _lexical(catalog, allowed, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
+    dense = _dense(kb, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
+    lexical, ceiling = _lexical(catalog, view, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
     chunks = {chunk.id: chunk for chunk, _ in [*dense, *lexical]}
     ranked = rank_by_mode(
         search_mode,
@@ -115,43 +122,30 @@ def hit_metadata(record: GovernanceRecord, chunk: StoredChunk) -> GovernanceMeta
     )
 
 
-def _allowed(catalog: Catalog, day: date, types: set[str] | None, include_inactive: bool) -> np.ndarray:
-    """Indexes into ``catalog.ids`` of the documents both legs may return."""
-    live = None if include_inactive else catalog.in_force(day)
-    return np.asarray(
-        [
-            index
-            for index, doc_id in enumerate(catalog.ids)
-            if (live is None or doc_id in live) and (types is None or catalog.records[doc_id].type_key in types)
-        ],
-        dtype=np.int64,
-    )
-
-
 def _dense(
-    kb: KnowledgeBase, catalog: Catalog, allowed: np.ndarray, question: str, depth: int
+    kb: KnowledgeBase, catalog: Catalog, view: CatalogView, question: str, depth: int
 ) -> list[tuple[StoredChunk, float]]:
-    if not len(allowed):
+    if not view.rows:
         return []
     vector = kb.embedder.embed_queries([question])[0].astype(np.float32)
-    mask = np.zeros(len(catalog.ids), dtype=bool)
-    mask[allowed] = True
-    scores = catalog.matrix @ vector  # every row, then masked: cheaper than copying the allowed rows out
-    scores[~mask[catalog.owners]] = -np.inf
-    allowed_rows = int(np.count_nonzero(np.isfinite(scores)))
-    depth = min(depth, allowed_rows)
+    with single_threaded_blas():
+        scores = catalog.matrix @ vector  # every row, then masked: cheaper than copying the allowed rows out
+    if view.hidden is not None:
+        scores[view.hidden] = -np.inf
+    depth = min(depth, view.rows)
     top = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
     top = top[np.lexsort((top, -scores[top]))]
     return [(_chunk_at(catalog, int(i)), max(0.0, min(1.0, float(scores[i])))) for i in top if np.isfinite(scores[i])]
 
 
 def _lexical(
-    catalog: Catalog, allowed: np.ndarray, question: str, depth: int
+    catalog: Catalog, view: CatalogView, question: str, depth: int
 ) -> tuple[list[tuple[StoredChunk, float]], float]:
-    ids = {catalog.ids[int(i)] for i in allowed}
-    ranking = catalog.lexical.rank(question, depth, None if len(ids) == len(catalog.ids) else ids)
-    position = {doc_id: index for index, doc_id in enumerate(catalog.ids)} if ranking.hits else {}
-    return [(catalog.blocks[position[h.key]].chunks[h.position], h.score) for h in ranking.hits], ranking.ceiling
+    if not len(view.documents):
+        return [], 0.0
+    ranking = catalog.lexical.rank(question, depth, view.keys)
+    blocks = [catalog.blocks[catalog.position[h.key]] for h in ranking.hits]
+    return [(block.chunks[h.position], h.score) for block, h in zip(blocks, ranking.hits, strict=True)], ranking.ceiling
 
 
 def _chunk_at(catalog: Catalog, row: int) -> StoredChunk:
