@@ -1,4 +1,5 @@
-"""A governance index over the real fixture documents (tests/fixtures/governance), built once per module."""
+"""A governance index over the real fixture documents (tests/fixtures/governance), built once per session and
+only read by the tests that share it."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def governance_kb(redis_url: str, folder: Path, chroma_dir: Path, embedder: Embe
     return isolated_kb(redis_url, folder, chroma_dir, embedder, governance_collection=f"gov_{uuid.uuid4().hex[:12]}")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def corpus_kb(
     redis_url: str, chroma_dir: Path, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[KnowledgeBase, CorpusIngestReport]]:
