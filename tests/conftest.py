@@ -5,6 +5,7 @@ A missing binary fails the session loudly; nothing is skipped and nothing is fak
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -172,10 +173,10 @@ def kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> Know
 PREFECT_HARNESS_START_TIMEOUT_S = 90
 
 
-@pytest.fixture(scope="session")
-def prefect_api() -> Iterator[str]:
-    """One temporary Prefect server (SQLite in a temp dir) for every test that runs flows in process; its API
-    URL. Flow-run heartbeats are off: they only add a second of thread join to every run."""
+@contextlib.contextmanager
+def prefect_harness() -> Iterator[str]:
+    """A temporary Prefect server (SQLite in a temp dir) as this process's API; its URL. Flow-run heartbeats
+    are off: they only add a second of thread join to every run."""
     from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
     from prefect.testing.utilities import prefect_test_harness
 
@@ -185,4 +186,11 @@ def prefect_api() -> Iterator[str]:
     ):
         url = PREFECT_API_URL.value()
         assert url, "the Prefect test harness did not set an API URL"
+        yield url
+
+
+@pytest.fixture(scope="session")
+def prefect_api() -> Iterator[str]:
+    """One Prefect test server for every test that runs flows in process (the fault tests have their own)."""
+    with prefect_harness() as url:
         yield url

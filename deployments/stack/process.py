@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from typing import IO, Any
 
 from mirakuru import Executor
@@ -21,6 +22,8 @@ from deployments.stack.health import Health, check
 from deployments.stack.layout import PROJECT_ROOT, StackLayout, procfile_command
 
 START_TIMEOUT_S = 180.0
+STOP_TIMEOUT_S = 15.0
+"""How long a stop waits after SIGTERM before SIGKILL: a Prefect worker does not always exit on SIGTERM."""
 
 
 class _HealthExecutor(Executor):
@@ -39,6 +42,20 @@ class _HealthExecutor(Executor):
         )
         self._name = name
         self._layout = layout
+        self._stopping = False
+
+    def stop(self, stop_signal: int | None = None, expected_returncode: int | None = None) -> _HealthExecutor:
+        self._stopping = True
+        try:
+            return super().stop(stop_signal, expected_returncode)
+        finally:
+            self._stopping = False
+
+    def _set_timeout(self) -> None:
+        """mirakuru waits as long for a stop as for a start; a stop gets ``STOP_TIMEOUT_S``."""
+        super()._set_timeout()
+        if self._stopping:
+            self._endtime = time.time() + STOP_TIMEOUT_S
 
     def pre_start_check(self) -> bool:
         return check(self._name, self._layout).ok
