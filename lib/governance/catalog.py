@@ -38,6 +38,20 @@ if TYPE_CHECKING:
 
 _IN_FORCE_DAYS = 256
 _VIEWS = 64
+ROW_PADDING = 64
+"""Stacked matrices end with zero rows up to a multiple of this, so OpenBLAS computes every real row by its
+main kernel, never its tail path: a row's score is then the same bits in the whole matrix and in any copy of
+some of its rows (the tail path rounds differently in the last bit)."""
+
+
+def padded(rows: np.ndarray) -> np.ndarray:
+    """``rows`` (float32, 2-d) as one C-contiguous matrix with zero rows appended up to ``ROW_PADDING``."""
+    extra = (-len(rows)) % ROW_PADDING
+    return np.ascontiguousarray(np.vstack([rows, np.zeros((extra, rows.shape[1]), np.float32)]) if extra else rows)
+
+
+ViewKey = tuple[date | None, frozenset[str] | None]
+"""A filter: the day asked about (``None`` with ``include_inactive``) and the document types (``None``: all)."""
 
 
 @dataclass(frozen=True)
@@ -48,10 +62,13 @@ class CatalogView:
     return (``None``: every row passes) and ``rows`` counts the others; ``keys`` are the allowed ids for the
     lexical leg (``None``: all)."""
 
+    key: ViewKey
     documents: np.ndarray
     hidden: np.ndarray | None
     rows: int
     keys: frozenset[str] | None
+    shown: np.ndarray | None
+    """The allowed matrix rows in order (``None``: every row), for a copy of just them (``Catalog.rows_of``)."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +82,10 @@ class DocumentBlock:
 
 @dataclass
 class Catalog:
-    """The index as of one registry version. ``matrix`` stacks every block's vectors; ``owners[row]`` is the
-    index in ``ids`` of the document that row belongs to and ``offsets[i]`` where document ``ids[i]`` starts;
-    ``lexical`` holds the chunks of exactly the documents of ``ids``, keyed by id."""
+    """The index as of one registry version. ``matrix`` stacks every block's vectors (``padded``: rows past
+    ``len(owners)`` are zeros); ``owners[row]`` is the index in ``ids`` of the document that row belongs to and
+    ``offsets[i]`` where document ``ids[i]`` starts; ``lexical`` holds the chunks of exactly the documents of
+    ``ids``, keyed by id."""
 
     version: int
     records: dict[str, GovernanceRecord]
@@ -81,7 +99,10 @@ class Catalog:
     position: dict[str, int] = field(default_factory=dict)
     """Index in ``ids`` of each id."""
     _in_force: dict[date, frozenset[str]] = field(default_factory=dict, repr=False)
-    _views: dict[tuple[date | None, frozenset[str] | None], CatalogView] = field(default_factory=dict, repr=False)
+    _views: dict[ViewKey, CatalogView] = field(default_factory=dict, repr=False)
+    _kept: dict[ViewKey, np.ndarray] = field(default_factory=dict, repr=False)
+    _asked: dict[ViewKey, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def in_force(self, day: date) -> frozenset[str]:
         """The ids in force on ``day`` (remembered for this version: agents mostly ask about today)."""
@@ -99,10 +120,10 @@ class Catalog:
         if known is None:
             if len(self._views) >= _VIEWS:
                 self._views.clear()
-            known = self._views[key] = self._view(day, types, include_inactive)
+            known = self._views[key] = self._view(key, day, types, include_inactive)
         return known
 
-    def _view(self, day: date, types: frozenset[str] | None, include_inactive: bool) -> CatalogView:
+    def _view(self, key: ViewKey, day: date, types: frozenset[str] | None, include_inactive: bool) -> CatalogView:
         live = None if include_inactive else self.in_force(day)
         documents = np.asarray(
             [
@@ -113,12 +134,37 @@ class Catalog:
             dtype=np.int64,
         )
         if len(documents) == len(self.ids):
-            return CatalogView(documents, None, len(self.owners), None)
+            return CatalogView(key, documents, None, len(self.owners), None, None)
         shown = np.zeros(len(self.ids), dtype=bool)
         shown[documents] = True
         hidden = ~shown[self.owners]
         keys = frozenset(self.ids[int(i)] for i in documents)
-        return CatalogView(documents, hidden, len(hidden) - int(np.count_nonzero(hidden)), keys)
+        shown_rows = np.flatnonzero(~hidden)
+        return CatalogView(key, documents, hidden, len(shown_rows), keys, shown_rows)
+
+    def rows_of(self, view: CatalogView) -> np.ndarray | None:
+        """A ``padded`` copy of just ``view``'s rows, or ``None``: the caller scores the whole matrix and masks.
+        Copies are kept for the filters asked for most often in this version (from their second time), within
+        the matrix's own size in all, so the usual filter (in force today) scans only its rows, a stream of
+        one-off filters (``as_of`` many days) copies nothing, and filters taking turns do not evict each
+        other on every query (a copy replaces only copies asked for less often)."""
+        if view.shown is None:
+            return None
+        with self._lock:
+            if len(self._asked) >= _VIEWS and view.key not in self._asked:
+                self._asked = {key: n for key, n in self._asked.items() if key in self._kept}
+            asked = self._asked[view.key] = self._asked.get(view.key, 0) + 1
+            kept = self._kept.get(view.key)
+            if kept is not None or asked < 2:
+                return kept
+            size = view.rows * self.matrix.shape[1] * self.matrix.itemsize
+            while self._kept and sum(m.nbytes for m in self._kept.values()) + size > self.matrix.nbytes:
+                victim = min(self._kept, key=lambda key: self._asked.get(key, 0))
+                if self._asked.get(victim, 0) >= asked:
+                    return None
+                del self._kept[victim]
+            kept = self._kept[view.key] = padded(self.matrix[view.shown])
+            return kept
 
 
 def lifecycle(record: GovernanceRecord) -> Lifecycle:
@@ -177,7 +223,7 @@ class CatalogCache:
         catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
         catalog.lexical = self._lexical_index(catalog.ids, keys)
         if catalog.blocks:
-            catalog.matrix = np.vstack([block.vectors for block in catalog.blocks])
+            catalog.matrix = padded(np.vstack([block.vectors for block in catalog.blocks]))
             sizes = np.asarray([len(block.chunks) for block in catalog.blocks], dtype=np.int64)
             catalog.owners = np.repeat(np.arange(len(catalog.blocks), dtype=np.int64), sizes)
             catalog.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)

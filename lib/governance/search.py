@@ -4,8 +4,9 @@ Both legs search exactly the chunks of the documents that pass the filters: in f
 default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for (the
 catalog works each filter out once per version: ``Catalog.view``). The dense leg scores every row of the
 process's stacked matrix with one BLAS thread (``lib.governance.blas``; exact cosine) and masks the
-disallowed rows before the top is taken; the lexical leg runs BM25 over the allowed documents' chunks only
-(so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
+disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
+(``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
+chunks only (so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
 registry, and each leg's score on the scale the other stores report: ``dense_score`` the cosine relevance,
 ``lexical_score`` the raw BM25 score, as the policy and note searches do (``rank_by_mode`` passes it on).
 
@@ -128,14 +129,21 @@ def _dense(
     if not view.rows:
         return []
     vector = kb.embedder.embed_queries([question])[0].astype(np.float32)
+    kept = catalog.rows_of(view)
+    matrix, index = (catalog.matrix, None) if kept is None else (kept, view.shown)
     with single_threaded_blas():
-        scores = catalog.matrix @ vector  # every row, then masked: cheaper than copying the allowed rows out
-    if view.hidden is not None:
+        scores = (matrix @ vector)[: len(catalog.owners) if index is None else view.rows]
+    if index is None and view.hidden is not None:
         scores[view.hidden] = -np.inf
     depth = min(depth, view.rows)
     top = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
     top = top[np.lexsort((top, -scores[top]))]
-    return [(_chunk_at(catalog, int(i)), max(0.0, min(1.0, float(scores[i])))) for i in top if np.isfinite(scores[i])]
+    rows = top if index is None else index[top]
+    return [
+        (_chunk_at(catalog, int(row)), max(0.0, min(1.0, float(scores[i]))))
+        for i, row in zip(top, rows, strict=True)
+        if np.isfinite(scores[i])
+    ]
 
 
 def _lexical(
