@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from lib.config import Settings, load_settings
+from lib.governance.api import warm_catalog
 from lib.integrations.query_log import install_query_log_handler
 from lib.kb import KnowledgeBase, open_kb
 from mcp_service.app import LOG_FORMAT, create_mcp_app, new_mcp_server
@@ -49,10 +50,12 @@ def governance_tool_list() -> list[Tool]:
 
 
 def warm_up(kb: KnowledgeBase) -> None:
+    """The query encoder and this process's catalog, loaded before the server answers (ready means warm)."""
     try:
         kb.embedder.warm_up()
+        logger.info("service.warm governance_documents=%d", warm_catalog(kb))
     except Exception:
-        logger.exception("service.warm_up_failed; the first query loads the encoder")
+        logger.exception("service.warm_up_failed; the first query loads what it needs")
 
 
 def create_governance_app(

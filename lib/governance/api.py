@@ -20,7 +20,7 @@ from lib.governance.models import (
 )
 from lib.governance.parsing import canonical_id
 from lib.governance.reads import get_governance_document, governance_index_state, list_governance_documents
-from lib.governance.search import INGEST_COMMAND, MAX_TOP_K, query_governance
+from lib.governance.search import INGEST_COMMAND, MAX_TOP_K, query_governance, warm_catalog
 
 __all__ = [
     "INGEST_COMMAND",
@@ -39,4 +39,5 @@ __all__ = [
     "ingest_governance_corpus_files",
     "list_governance_documents",
     "query_governance",
+    "warm_catalog",
 ]
