@@ -23,9 +23,9 @@ from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
 from lib.errors import InvalidArgumentError
 from lib.kb import DocumentStores, KnowledgeBase
-from lib.policies.search import MAX_QUERY_CHARS
 from lib.retrieval.fusion import candidates, fuse
 from lib.retrieval.modes import SearchMode, check_mode
+from lib.retrieval.queries import check_query
 from lib.stores.chroma import StoredChunk, relevance
 
 logger = logging.getLogger(__name__)
@@ -42,10 +42,7 @@ def search_application_docs(
     mode: str = SearchMode.HYBRID,
 ) -> DocumentSearchResult:
     """The ``max_results`` best chunks for ``query``, filtered by application and/or types, best first."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgumentError("query must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgumentError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    check_query(query)
     maximum = kb.settings.max_results
     if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= maximum:
         raise InvalidArgumentError(f"max_results must be an integer from 1 to {maximum}, got {max_results!r}")

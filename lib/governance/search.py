@@ -33,8 +33,8 @@ from lib.governance.models import (
     normalise_type,
 )
 from lib.kb import KnowledgeBase
-from lib.policies.search import MAX_QUERY_CHARS
 from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
+from lib.retrieval.queries import check_query
 from lib.stores.chroma import StoredChunk
 
 MAX_TOP_K = 20
@@ -66,10 +66,7 @@ def query_governance(
     when omitted) or among all with ``include_inactive``, of ``doc_types`` when given (compared normalised:
     ``Standards Track`` = ``standards-track``). Raises ``InvalidArgumentError``, ``InvalidDateError``, or
     ``IndexNotBuiltError`` naming the ingest command when nothing is indexed."""
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidArgumentError("question must be a non-empty string")
-    if len(question) > MAX_QUERY_CHARS:
-        raise InvalidArgumentError(f"question is longer than {MAX_QUERY_CHARS} characters")
+    check_query(question, "question")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InvalidArgumentError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
     search_mode = check_mode(mode)

@@ -19,9 +19,9 @@ from lib.kb import KnowledgeBase
 from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
 from lib.notes.registry import check_tags
-from lib.policies.search import MAX_QUERY_CHARS
 from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
+from lib.retrieval.queries import check_query
 from lib.retrieval.ranking import leg_depth, rank_by_mode
 from lib.stores.chroma import StoredChunk
 
@@ -41,10 +41,7 @@ def search_notes(
 ) -> SearchResult:
     """The ``top`` best chunks for ``query`` among documents carrying every tag of ``tags``, best first.
     ``fts_only`` is spec 002's name for the lexical mode and wins over ``mode``."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgumentError("query must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgumentError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    check_query(query)
     maximum = kb.settings.max_results
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= maximum:
         raise InvalidArgumentError(f"top must be an integer from 1 to {maximum}, got {top!r}")

@@ -37,7 +37,8 @@ from lib.errors import InvalidArgumentError, RevisionNotFoundError, SectionNotFo
 from lib.kb import KnowledgeBase
 from lib.policies.models import Revision
 from lib.policies.registry import check_revision_id, check_source
-from lib.policies.search import MAX_QUERY_CHARS, PolicySection, get_policy_section, merge_chunk_texts, search_policy
+from lib.policies.search import PolicySection, get_policy_section, merge_chunk_texts, search_policy
+from lib.retrieval.queries import MAX_QUERY_CHARS
 
 DIFFERENT_BELOW = 0.5
 """Word similarity (difflib ratio) under which the same reference is taken to say something else."""

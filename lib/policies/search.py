@@ -39,9 +39,9 @@ from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.policies.temporal import resolve_revision
 from lib.retrieval import SearchMode, candidates, check_mode, fuse
+from lib.retrieval.queries import check_query
 from lib.stores.chroma import StoredChunk, relevance
 
-MAX_QUERY_CHARS = 2000
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
 """A chapter ref names the whole chapter: its intro and every paragraph, policy and footnote in it."""
 _MIN_OVERLAP = 20
@@ -61,14 +61,6 @@ class PolicySection(BaseModel):
     chapter: str
     text: str
     page_numbers: list[int]
-
-
-def _check_query(query: str) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgumentError("query must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidArgumentError(f"query is longer than {MAX_QUERY_CHARS} characters")
-    return query
 
 
 def check_n_results(n_results: int, maximum: int) -> int:
@@ -158,7 +150,7 @@ def search_policy_batch(
         raise InvalidArgumentError("queries must hold at least one query")
     if len(queries) > kb.settings.max_results:
         raise InvalidArgumentError(f"at most {kb.settings.max_results} queries per call")
-    queries = [_check_query(q) for q in queries]
+    queries = [check_query(q) for q in queries]
     check_n_results(n_results, kb.settings.max_results)
     ranking = check_mode(mode)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
