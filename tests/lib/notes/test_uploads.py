@@ -131,17 +131,21 @@ def test_an_upload_started_on_one_replica_is_continued_and_finished_on_another(
     assert replica_a.assemble(upload_id, tmp_path).size == len(TEXT)
 
 
+ABANDON_TTL_S = 4
+"""Long enough for the start and first chunk to land before expiry on a loaded machine (1 s was not)."""
+
+
 def test_an_abandoned_upload_is_gone_on_access_and_cleanup_removes_its_chunks(
     redis_client: redis.Redis, objects: LocalObjectStore
 ) -> None:
-    area = staging(redis_client, objects, ttl=1)
+    area = staging(redis_client, objects, ttl=ABANDON_TTL_S)
     kept = staging(redis_client, objects, ttl=600).start("keep.txt", 5, []).upload_id
     staging(redis_client, objects).put_chunk(kept, 0, b64(b"keep!"))
     touched, untouched = (area.start("a.txt", 10, []).upload_id for _ in range(2))
     area.put_chunk(touched, 0, b64(b"abc"))
     area.put_chunk(untouched, 0, b64(b"abc"))
     objects.put_bytes(f"{OBJECT_PREFIX}0f0e7a52-7c3a-4c0c-9a55-3a1d1b9d8f00-000000-0000", b"orphan")
-    eventually(lambda: not redis_client.exists(f"kbup:{touched}", f"kbup:{untouched}"), within=5, every=0.1)
+    eventually(lambda: not redis_client.exists(f"kbup:{touched}", f"kbup:{untouched}"), within=20, every=0.1)
     with pytest.raises(UploadNotFoundError):
         area.put_chunk(touched, 1, b64(b"def"))
     assert not list(objects.list(f"{OBJECT_PREFIX}{touched}"))
