@@ -3,7 +3,7 @@
 Both legs search exactly the chunks of the documents that pass the filters: in force on ``as_of`` (today by
 default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for (the
 catalog works each filter out once per version: ``Catalog.view``). The dense leg scores every row of the
-process's stacked matrix with one BLAS thread (``lib.governance.blas``; exact cosine) and masks the
+process's stacked matrix with one BLAS thread (``lib.retrieval.blas``; exact cosine) and masks the
 disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
 (``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
 chunks only (so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
@@ -23,7 +23,6 @@ import numpy as np
 
 from lib.dates import parse_date
 from lib.errors import IndexNotBuiltError, InvalidArgumentError
-from lib.governance.blas import single_threaded_blas
 from lib.governance.catalog import Catalog, CatalogView
 from lib.governance.models import (
     GovernanceAnswer,
@@ -34,6 +33,7 @@ from lib.governance.models import (
 )
 from lib.kb import KnowledgeBase
 from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
+from lib.retrieval.blas import single_threaded_blas
 from lib.retrieval.queries import check_query
 from lib.stores.chroma import StoredChunk
 

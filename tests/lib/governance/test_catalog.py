@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from lib.governance.api import ingest_governance_corpus_files, query_governance
-from lib.governance.blas import single_threaded_blas
 from lib.governance.catalog import ROW_PADDING, padded
 from lib.kb import KnowledgeBase
+from lib.retrieval.blas import single_threaded_blas
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_kb
 from tests.lib.governance.conftest import CORPUS, governance_kb

@@ -1,4 +1,5 @@
-"""One BLAS thread for the dense leg's matrix-vector product, whatever the process's BLAS default.
+"""One BLAS thread for a dense leg's matrix-vector product (governance, notes, policy blocks), whatever the
+process's BLAS default.
 
 A query's ``matrix @ vector`` (26k x 384 float32 for the whole governance folder) is memory-bound: OpenBLAS
 splitting it over every core gains nothing on 2 cores and loses a lot when they are busy (a 12k x 384 product
