@@ -25,11 +25,22 @@ from threadpoolctl import ThreadpoolController
 
 
 class SingleThreadedBlas:
+    """Limits the BLAS libraries loaded when it is first used (numpy's, which the dense legs call); one loaded
+    later by another package (a test session imports many) is left alone, as listing the process's libraries
+    again on every query would cost about a millisecond."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._controller: ThreadpoolController | None = None
         self._holders = 0
         self._limiter: Any = None
+
+    @property
+    def libraries(self) -> list[str]:
+        """The file paths of the BLAS libraries this limiter governs (empty before its first use)."""
+        if self._controller is None:
+            return []
+        return [str(lib.filepath) for lib in self._controller.select(user_api="blas").lib_controllers]
 
     @contextmanager
     def __call__(self) -> Iterator[None]:

@@ -10,6 +10,7 @@ import pytest
 from prefect.artifacts import Artifact
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.client.schemas.objects import TaskRun
 
 from flows.artifacts import ProgressArtifact
 from flows.common import artifact_key
@@ -21,6 +22,7 @@ from lib.policies.models import RevisionCreate, RevisionStatus
 from lib.policies.search import search_policy
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.polling import eventually
 
 QUESTION = "refusing development on highways grounds"
 
@@ -167,11 +169,17 @@ def test_a_bad_pdf_fails_the_run_once_leaves_the_revision_failed_without_chunks_
     assert flow_kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 0
     restored = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2023_09")
     assert (restored.status, restored.effective_to) == (RevisionStatus.ACTIVE, None)
-    with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id]))
-        )
-    pipeline = [r for r in runs if r.name.startswith("extract-chunk-embed-store")]
+
+    def pipeline_runs() -> list[TaskRun]:
+        with get_client(sync_client=True) as client:
+            runs = client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id]))
+            )
+        return [r for r in runs if r.name.startswith("extract-chunk-embed-store") and r.state and r.state.is_final()]
+
+    # Prefect records task runs from their events, after the flow has returned: wait for the final one.
+    eventually(lambda: bool(pipeline_runs()), within=30, every=0.2)
+    pipeline = pipeline_runs()
     assert len(pipeline) == 1 and pipeline[0].run_count == 1, "a bad PDF must not be retried"
     summary = Artifact.get(artifact_key("ingest", "NPPF", "rev_NPPF_2024_12"))
     assert summary is not None and "failed" in str(summary.data) and "encrypted" in str(summary.data)
