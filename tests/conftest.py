@@ -191,6 +191,6 @@ def prefect_harness() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def prefect_api() -> Iterator[str]:
-    """One Prefect test server for every test that runs flows in process (the fault tests have their own)."""
+    """One Prefect test server for every test that runs flows in process, the fault tests' worker included."""
     with prefect_harness() as url:
         yield url

@@ -13,16 +13,11 @@ import os
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
-from collections.abc import Iterator
-
 import pytest
-
-from tests.conftest import prefect_harness
 
 
 @pytest.fixture(scope="session", autouse=True)
-def prefect_api() -> Iterator[str]:
-    """A Prefect server of the fault tests' own: their worker registers every deployment on it and runs them,
-    which must not change what the flow tests' server holds."""
-    with prefect_harness() as url:
-        yield url
+def _prefect(prefect_api: str) -> str:
+    """The session's one Prefect test server (``tests/conftest.py``): two harnesses in one process leave
+    Prefect's events client on the first, so the flow tests' task runs would never be recorded."""
+    return prefect_api

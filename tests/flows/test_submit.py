@@ -10,6 +10,7 @@ dies before the flow records its failure, still ends with the failure recorded (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -18,11 +19,12 @@ import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.exceptions import ObjectNotFound
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
 
 from flows.ingest import ingest_policy_revision
-from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, submit_flow_run, submit_ingestion
+from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, REINDEX_DEPLOYMENT, submit_flow_run, submit_ingestion
 from lib.config import Settings
 from lib.errors import CannotReindexError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
@@ -84,6 +86,9 @@ def test_a_server_without_the_deployment_falls_back_to_the_background_thread(
     flow_kb.objects.put_bytes("uploads/nppf.pdf", policy_pdf_bytes())
     ingest_policy_revision(source="NPPF", version_label="2024", effective_from="2024-12-12", file="uploads/nppf.pdf")
     before = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    # The session's server may hold the deployment (the fault tests' worker deploys them all).
+    with get_client(sync_client=True) as client, contextlib.suppress(ObjectNotFound):
+        client.delete_deployment(client.read_deployment_by_name(REINDEX_DEPLOYMENT).id)
 
     job_id = submit_ingestion(
         flow_settings.model_copy(update={"prefect_api_url": prefect_api}), "NPPF", "rev_NPPF_2024_12", reindex=True
