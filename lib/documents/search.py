@@ -21,11 +21,10 @@ from lib.documents.classification import check_document_type
 from lib.documents.lexical import ApplicationBlock, LexicalHits, lexical_search, load_application_block
 from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
-from lib.errors import InvalidArgumentError
 from lib.kb import DocumentStores, KnowledgeBase
 from lib.retrieval.fusion import candidates, fuse
 from lib.retrieval.modes import SearchMode, check_mode
-from lib.retrieval.queries import check_query
+from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
 
 logger = logging.getLogger(__name__)
@@ -43,9 +42,7 @@ def search_application_docs(
 ) -> DocumentSearchResult:
     """The ``max_results`` best chunks for ``query``, filtered by application and/or types, best first."""
     check_query(query)
-    maximum = kb.settings.max_results
-    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= maximum:
-        raise InvalidArgumentError(f"max_results must be an integer from 1 to {maximum}, got {max_results!r}")
+    check_result_count(max_results, kb.settings.max_results, "max_results")
     search_mode = check_mode(mode)
     ref = check_application_ref(application_ref) if application_ref is not None else None
     types = list(dict.fromkeys(check_document_type(t) for t in document_types)) if document_types else None

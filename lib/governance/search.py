@@ -34,7 +34,7 @@ from lib.governance.models import (
 from lib.kb import KnowledgeBase
 from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
 from lib.retrieval.blas import single_threaded_blas
-from lib.retrieval.queries import check_query
+from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk
 
 MAX_TOP_K = 20
@@ -67,8 +67,7 @@ def query_governance(
     ``Standards Track`` = ``standards-track``). Raises ``InvalidArgumentError``, ``InvalidDateError``, or
     ``IndexNotBuiltError`` naming the ingest command when nothing is indexed."""
     check_query(question, "question")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidArgumentError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
+    check_result_count(top_k, MAX_TOP_K, "top_k")
     search_mode = check_mode(mode)
     day = today() if as_of is None else parse_date(as_of, field="as_of")
     types = frozenset(normalise_type(t) for t in doc_types) if doc_types else None

@@ -14,7 +14,6 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from lib.errors import InvalidArgumentError
 from lib.kb import KnowledgeBase
 from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
@@ -22,7 +21,7 @@ from lib.notes.registry import check_tags
 from lib.retrieval.blas import single_threaded_blas
 from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
-from lib.retrieval.queries import check_query
+from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_by_mode
 from lib.stores.chroma import StoredChunk
 
@@ -43,9 +42,7 @@ def search_notes(
     """The ``top`` best chunks for ``query`` among documents carrying every tag of ``tags``, best first.
     ``fts_only`` is spec 002's name for the lexical mode and wins over ``mode``."""
     check_query(query)
-    maximum = kb.settings.max_results
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= maximum:
-        raise InvalidArgumentError(f"top must be an integer from 1 to {maximum}, got {top!r}")
+    check_result_count(top, kb.settings.max_results, "top")
     search_mode = SearchMode.LEXICAL if fts_only else check_mode(mode or SearchMode.HYBRID)
     wanted = check_tags(tags or [])
     stores = kb.notes

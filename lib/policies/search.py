@@ -39,7 +39,7 @@ from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.policies.temporal import resolve_revision
 from lib.retrieval import SearchMode, candidates, check_mode, fuse
-from lib.retrieval.queries import check_query
+from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
 
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
@@ -61,12 +61,6 @@ class PolicySection(BaseModel):
     chapter: str
     text: str
     page_numbers: list[int]
-
-
-def check_n_results(n_results: int, maximum: int) -> int:
-    if isinstance(n_results, bool) or not isinstance(n_results, int) or not 1 <= n_results <= maximum:
-        raise InvalidArgumentError(f"n_results must be an integer from 1 to {maximum}, got {n_results!r}")
-    return n_results
 
 
 def _check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> list[str]:
@@ -151,7 +145,7 @@ def search_policy_batch(
     if len(queries) > kb.settings.max_results:
         raise InvalidArgumentError(f"at most {kb.settings.max_results} queries per call")
     queries = [check_query(q) for q in queries]
-    check_n_results(n_results, kb.settings.max_results)
+    check_result_count(n_results, kb.settings.max_results, "n_results")
     ranking = check_mode(mode)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
     revisions = searchable_revisions(kb.registry, sources, day)
