@@ -31,6 +31,7 @@ from lib.config import Settings
 from lib.stores.redis_server import ensure_embedded_redis
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
+from mcp_service.heap import freeze_startup_heap
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
@@ -82,6 +83,7 @@ def create_mcp_app(
                 # Ready means warm: uvicorn accepts no connection before the start-up ends, so no first caller
                 # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
                 await anyio.to_thread.run_sync(warm_up)
+            freeze_startup_heap()
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.host, port,
                         "on" if settings.mcp_api_key else "off")  # fmt: skip
             yield

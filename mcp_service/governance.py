@@ -25,6 +25,7 @@ from lib.governance.api import warm_catalog
 from lib.integrations.query_log import install_query_log_handler
 from lib.kb import KnowledgeBase, open_kb
 from mcp_service.app import LOG_FORMAT, create_mcp_app, new_mcp_server
+from mcp_service.heap import freeze_startup_heap
 from mcp_service.rest.governance import create_governance_rest_app, governance_health
 from mcp_service.tools.governance import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_governance_tools
 
@@ -84,9 +85,14 @@ def serve_governance_stdio(settings: Settings) -> None:
     with contextlib.redirect_stdout(sys.stderr):
         kb = open_kb(settings)
         server = build_governance_server(kb, interface="stdio")
-    warming = threading.Thread(target=warm_up, args=(kb,), name="governance-warm-up")
+    warming = threading.Thread(target=_warm_and_freeze, args=(kb,), name="governance-warm-up")
     warming.start()
     try:
         anyio.run(server.run_stdio_async)
     finally:
         warming.join()  # native code (torch) must not be running when the interpreter exits
+
+
+def _warm_and_freeze(kb: KnowledgeBase) -> None:
+    warm_up(kb)
+    freeze_startup_heap()

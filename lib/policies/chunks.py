@@ -124,7 +124,7 @@ class PolicyVectorStore(ChunkCollection):
         """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
         super().__init__(client, collection_name)
         self.cache = RevisionBlockCache(cache_bytes, max_age_s=cache_max_age_s, clock=clock)
-        self.loader = BlockLoader(self.cache, self._load_block, clock=clock)
+        self.loader = BlockLoader(self.cache, self._load_block, verify=self._block_unchanged, clock=clock)
         """Loads each missing block once however many searches want it, and refreshes blocks in use before
         they expire (``lib.stores.block_loader``)."""
         self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
@@ -244,6 +244,13 @@ class PolicyVectorStore(ChunkCollection):
                 return None
             blocks.append(block)
         return blocks
+
+    def _block_unchanged(self, block: RevisionBlock) -> bool:
+        """Whether Chroma still holds exactly ``block``'s chunks (ids, texts, metadata; vectors are not read)."""
+        result = self.collection.get(where={"revision_ref": block.key}, include=["documents", "metadatas"])
+        return block.holds(
+            list(result["ids"]), [t or "" for t in result["documents"] or []], list(result["metadatas"] or [])
+        )
 
     def _load_block(self, key: str, stamp: Stamp) -> RevisionBlock | None:
         result = self.collection.get(where={"revision_ref": key}, include=["embeddings", "documents", "metadatas"])

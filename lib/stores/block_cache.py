@@ -133,9 +133,18 @@ class RevisionBlock:
 
     @cached_property
     def lexical(self) -> LexicalBlock:
-        """The block's chunks indexed for BM25, built on first use (two threads may both build it; the
-        results are equal). Each chunk is indexed under its heading context (``indexed_texts``)."""
+        """The block's chunks indexed for BM25, each under its heading context (``indexed_texts``). Built
+        by whoever loads the block (``BlockLoader``), before any search sees it: tokenising a revision is
+        ~100 ms, too long for a request to wait for. (Two threads may both build it; the results are equal.)"""
         return LexicalBlock.build(self.indexed_texts())
+
+    def holds(self, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether these rows (in any order) are exactly the block's: the same ids, each with the same text and
+        metadata. What a refresh checks before deciding the block needs no reload."""
+        if len(ids) != len(self.ids):
+            return False
+        held = dict(zip(self.ids, zip(self.texts, self.metadatas, strict=True), strict=True))
+        return all(held.get(i) == (t, m) for i, t, m in zip(ids, texts, metadatas, strict=True))
 
     @property
     def nbytes(self) -> int:

@@ -26,6 +26,7 @@ from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file
 from lib.stores.redis_server import redis_client
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
+from tests.polling import eventually
 
 QUERIES = [
     "When should development be refused on highways grounds?",
@@ -236,6 +237,42 @@ def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age
     clock.now += 1.0
     assert top() == before.model_copy(update={"section_ref": "Para 999"})
     assert (store.exact_searches, store.fallback_searches) == (6, 0)  # three hybrid searches, two legs each
+
+
+def test_a_refresh_keeps_a_block_chroma_still_holds_and_reloads_one_changed_behind_the_pipeline(
+    two_revisions: KnowledgeBase,
+) -> None:
+    """Refreshing ahead of expiry asks Chroma for the block's ids, texts and metadata (not its vectors): the
+    same rows keep the block (its lexical index, its remembered answers); a text rewritten in Chroma gets a
+    new block with the new text, indexed before it is served."""
+    kb = two_revisions
+    clock = Clock()
+    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, clock=clock)
+    aged = KnowledgeBase(**{**vars(kb), "vectors": store})
+
+    def top() -> SearchHit:
+        return search_policy(aged, "design vision", effective_date="2025-01-01", n_results=1).results[0]
+
+    def refreshed(count: int) -> bool:
+        return store.loader.refreshes == count and not any(lock.locked() for lock in store.loader._key_locks.values())
+
+    before = top()
+    (held,) = store.cache.blocks()
+    clock.now += 25.0  # past three quarters of the 30 s age
+    assert top() == before
+    eventually(lambda: refreshed(1))
+    assert store.cache.blocks() == [held] and store.loader.loads == 1, "checked, kept, not loaded again"
+
+    vector = kb.vectors.collection.get(ids=[before.chunk_id], include=["embeddings"])["embeddings"]
+    kb.vectors.collection.update(
+        ids=[before.chunk_id], documents=["design vision rewritten behind the pipeline"], embeddings=vector
+    )
+    clock.now += 25.0  # the kept block's age started again at the check
+    assert top() == before, "served from the kept block while it is checked again"
+    eventually(lambda: refreshed(2))
+    (reloaded,) = store.cache.blocks()
+    assert reloaded.serial != held.serial and "lexical" in vars(reloaded)
+    assert "rewritten behind the pipeline" in top().text
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])

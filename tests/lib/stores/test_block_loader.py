@@ -24,22 +24,33 @@ class Clock:
 
 
 class Store:
-    """Blocks of three chunks; ``gate`` holds every load until it is set; ``fail`` makes loads raise."""
+    """Blocks of three chunks; ``gate`` holds every load until it is set; ``fail`` makes loads raise;
+    ``text`` is every chunk's text (change it to change what the store holds)."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self.checks = 0
         self.gate = threading.Event()
         self.gate.set()
         self.fail = False
+        self.text = "green belt boundaries"
 
-    def load(self, key: str, stamp: Stamp) -> RevisionBlock:
-        self.calls += 1
+    def rows(self, key: str, count: int) -> tuple[list[str], list[str], list[dict[str, str]]]:
         self.gate.wait()
         if self.fail:
             raise ConnectionError("chroma is down")
-        ids = [f"{key}-{i}" for i in range(stamp[0])]
+        ids = [f"{key}-{i}" for i in range(count)]
+        return ids, [self.text] * count, [{"chapter": "13"}] * count
+
+    def load(self, key: str, stamp: Stamp) -> RevisionBlock:
+        self.calls += 1
+        ids, texts, metadatas = self.rows(key, stamp[0])
         embeddings = np.eye(stamp[0], 384, dtype=np.float32)
-        return RevisionBlock.from_embeddings(key, stamp, ids, embeddings, ["text"] * len(ids), [{}] * len(ids))
+        return RevisionBlock.from_embeddings(key, stamp, ids, embeddings, texts, metadatas)
+
+    def verify(self, block: RevisionBlock) -> bool:
+        self.checks += 1
+        return block.holds(*self.rows(block.key, len(block.ids)))
 
 
 @pytest.fixture
@@ -54,7 +65,8 @@ def store() -> Store:
 
 @pytest.fixture
 def loader(clock: Clock, store: Store) -> BlockLoader:
-    return BlockLoader(RevisionBlockCache(10 * 2**20, max_age_s=30, clock=clock), store.load, clock=clock)
+    cache = RevisionBlockCache(10 * 2**20, max_age_s=30, clock=clock)
+    return BlockLoader(cache, store.load, verify=store.verify, clock=clock)
 
 
 def test_twenty_searches_arriving_together_at_a_cold_cache_load_the_block_once(
@@ -83,14 +95,17 @@ def test_a_block_in_use_is_reloaded_in_the_background_before_it_expires(
 
     clock.now = 25.0  # past 3/4 of the 30 s age
     store.gate.clear()
+    store.text = "grey belt boundaries"  # changed behind the pipeline's back: the refresh must see it
     assert loader.get("NPPF:rev", STAMP) is first, "served at once while the refresh runs"
-    eventually(lambda: store.calls == 2)
-    assert loader.get("NPPF:rev", STAMP) is first and store.calls == 2, "one refresh at a time"
+    eventually(lambda: store.checks == 1)
+    assert loader.get("NPPF:rev", STAMP) is first and store.checks == 1, "one refresh at a time"
     store.gate.set()
     eventually(lambda: loader.cache.get("NPPF:rev", STAMP) is not first)
 
     refreshed = loader.get("NPPF:rev", STAMP)
-    assert refreshed is not None and refreshed.serial != first.serial
+    assert refreshed is not None and refreshed.serial != first.serial and refreshed.texts[0] == store.text
+    assert store.calls == 2, "the check found the texts changed, so the block was loaded again in full"
+    assert "lexical" in vars(refreshed), "indexed for the lexical leg before it was served"
     assert (loader.loads, loader.refreshes) == (1, 1)
     clock.now = 40.0  # past the first load's 30 s, not the refresh's
     assert loader.get("NPPF:rev", STAMP) is refreshed
@@ -104,10 +119,10 @@ def test_a_failed_refresh_leaves_the_block_served_until_it_expires_then_the_next
     clock.now = 25.0
     assert loader.get("NPPF:rev", STAMP) is first
     eventually(lambda: not loader._lock("NPPF:rev").locked())
-    assert loader.get("NPPF:rev", STAMP) is first and store.calls == 2, "not retried on every search"
+    assert loader.get("NPPF:rev", STAMP) is first and store.checks == 1, "not retried on every search"
     clock.now = 28.0
     assert loader.get("NPPF:rev", STAMP) is first
-    eventually(lambda: store.calls == 3)
+    eventually(lambda: store.checks == 2)
 
     clock.now = 31.0
     with pytest.raises(ConnectionError):
@@ -122,3 +137,38 @@ def test_a_changed_stamp_loads_the_new_rows_in_the_foreground(loader: BlockLoade
 
     assert newer is not None and newer is not first and len(newer.ids) == 4
     assert loader.loads == 2
+
+
+def test_a_loaded_block_is_served_with_its_lexical_index_built(loader: BlockLoader) -> None:
+    block = loader.get("NPPF:rev", STAMP)
+
+    assert block is not None and "lexical" in vars(block), "no search pays for tokenising the revision"
+    assert block.lexical.rows == 3
+
+
+def test_a_refresh_that_finds_the_same_rows_keeps_the_block_its_index_and_its_serial_without_loading_it(
+    loader: BlockLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    assert first is not None
+    index = first.lexical
+
+    clock.now = 25.0
+    assert loader.get("NPPF:rev", STAMP) is first
+    eventually(lambda: loader.refreshes == 1 and not loader._lock("NPPF:rev").locked())
+
+    assert (store.checks, store.calls) == (1, 1), "checked, not loaded again"
+    clock.now = 45.0  # past the first load's 30 s, not the check's: its age started again
+    kept = loader.get("NPPF:rev", STAMP)
+    assert kept is first and kept.lexical is index and store.calls == 1
+
+
+def test_a_block_holds_rows_in_any_order_but_not_other_texts_metadata_or_ids() -> None:
+    ids, texts, metas = ["a", "b"], ["one", "two"], [{"chapter": "1"}, {"chapter": "2"}]
+    block = RevisionBlock.from_embeddings("k", (2, "t"), ids, np.eye(2, 4, dtype=np.float32), texts, metas)
+
+    assert block.holds(["b", "a"], ["two", "one"], [{"chapter": "2"}, {"chapter": "1"}])
+    assert not block.holds(["a", "b"], ["one", "TWO"], metas)
+    assert not block.holds(["a", "b"], texts, [{"chapter": "1"}, {"chapter": "9"}])
+    assert not block.holds(["a", "c"], texts, metas)
+    assert not block.holds(["a"], ["one"], [{"chapter": "1"}])
