@@ -178,7 +178,11 @@ def ingest_in_background(url: str, key: str, pdf: Path, ingestion: Ingestion) ->
             accepted = api.post(
                 f"/policies/{ingestion.source}/revisions",
                 files={"file": (pdf.name, pdf.read_bytes(), "application/pdf")},
-                data={"version_label": f"load {effective}", "effective_from": effective.isoformat()},
+                data={
+                    "version_label": f"load {effective}",
+                    "effective_from": effective.isoformat(),
+                    "revision_id": f"rev_{ingestion.source}_{effective:%Y_%m_%d}",
+                },
             )
             accepted.raise_for_status()
             ingestion.revision_id = accepted.json()["revision_id"]

@@ -7,6 +7,7 @@ here so every consumer sees the same absolute paths.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -102,6 +103,14 @@ class Settings(BaseSettings):
         le=64,
         alias="POLICY_KB_WORKERS",
         description="Worker processes for the policy-kb server alone (stateless: any worker answers any request)",
+    )
+    search_threads: int = Field(
+        default_factory=lambda: os.cpu_count() or 2,
+        ge=1,
+        le=64,
+        alias="SEARCH_THREADS",
+        description="Searches a server process runs at once (the rest wait their turn in order); default: the "
+        "CPU count",
     )
     document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
     host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")

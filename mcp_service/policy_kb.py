@@ -27,13 +27,15 @@ def build_policy_server(kb: KnowledgeBase) -> MCPServer:
 
 
 def warm_up(kb: KnowledgeBase) -> None:
-    """Load the query encoder and every searchable revision's embeddings, so first requests are fast."""
+    """Load the query encoder and every searchable revision's embeddings, so first requests are fast, and keep
+    the blocks in use fresh from now on, so they are still there after a pause (``BlockLoader.keep_fresh``)."""
     try:
         kb.embedder.warm_up()
         cached = kb.vectors.warm(searchable_revisions(kb.registry, None, None))
         logger.info("service.warm revisions_cached=%d", cached)
     except Exception:
         logger.exception("service.warm_up_failed; requests will load what they need")
+    kb.vectors.loader.keep_fresh()
 
 
 def create_app(settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True) -> Starlette:

@@ -21,6 +21,10 @@ with every other request for it waiting or loading it too. Those were the 1-2 s 
   ~110 ms to index them again); if it is, the block, its lexical twin and the answers remembered under
   its ``serial`` are kept and only its age starts again. Five revisions refreshed at once in full every
   22 s took the interpreter lock from requests for most of a second.
+- Kept while the service is idle: a long-running service calls ``keep_fresh()``, a thread that does the same
+  refresh for every held block served in the last ``keep_idle_s`` (15 minutes), searched or not since. An
+  agent's next question after a pause of 30 s found every block expired and waited ~360 ms for a reload; now
+  the blocks it was using are there, checked within the last 30 s. Blocks idle for longer expire as before.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 REFRESH_AT = 0.75
 """The fraction of ``max_age_s`` after which a block in use is reloaded in the background."""
+
+KEEP_IDLE_S = 900.0
+"""How long after its last search ``keep_fresh`` goes on refreshing a block."""
 
 REFRESH_RETRY_S = 2.0
 """After a failed background refresh, how long the block is served before the next one is tried."""
@@ -69,6 +76,11 @@ class BlockLoader:
         self._key_locks: dict[str, threading.Lock] = {}
         self._loaded: dict[str, tuple[int, float]] = {}
         """key → (serial, load time) of the block last put for it: how old the served block is."""
+        self._served: dict[str, float] = {}
+        """key → when a search was last handed its block."""
+        self.keep_idle_s = KEEP_IDLE_S
+        self._keeper: threading.Thread | None = None
+        self._stop = threading.Event()
         self.loads = 0
         self.refreshes = 0
         """How many loads ran in the foreground and in the background (for tests and health)."""
@@ -78,6 +90,7 @@ class BlockLoader:
 
         Raises what the load raises (a store outage); the next caller tries again.
         """
+        self._served[key] = self._clock()
         block = self.cache.get(key, stamp)
         if block is not None:
             self._refresh_if_old(key, stamp, block)
@@ -88,6 +101,46 @@ class BlockLoader:
                 self.loads += 1
                 block = self._load_and_keep(key, stamp)
         return block
+
+    def keep_fresh(self, interval_s: float | None = None) -> None:
+        """Start the thread that refreshes held blocks in use whether or not they are searched (idempotent);
+        every ``interval_s`` (a third of ``refresh_after_s`` by default). ``stop()`` ends it."""
+        if self._keeper is not None:
+            return
+        every = self.refresh_after_s / 3 if interval_s is None else interval_s
+        self._keeper = threading.Thread(target=self._keeper_loop, args=(every,), name="block-keeper", daemon=True)
+        self._keeper.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._keeper is not None:
+            self._keeper.join(timeout=10)
+
+    def refresh_held(self) -> int:
+        """Refresh, one after the other, each held block past its refresh age that a search was handed in the
+        last ``keep_idle_s``; how many were refreshed."""
+        now = self._clock()
+        refreshed = 0
+        for block in self.cache.blocks():
+            with self._guard:
+                serial, loaded_at = self._loaded.get(block.key, (-1, 0.0))
+            if serial != block.serial or now - loaded_at < self.refresh_after_s:
+                continue
+            served = self._served.get(block.key)
+            if served is None or now - served > self.keep_idle_s:
+                continue
+            lock = self._lock(block.key)
+            if lock.acquire(blocking=False):
+                self._refresh(block.key, block.stamp, block, lock)
+                refreshed += 1
+        return refreshed
+
+    def _keeper_loop(self, every: float) -> None:
+        while not self._stop.wait(every):
+            try:
+                self.refresh_held()
+            except Exception:  # the keeper must outlive any one bad pass; blocks then expire as before
+                logger.exception("block_cache.keeper_failed")
 
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:

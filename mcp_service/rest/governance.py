@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Annotated, Literal
 
 import anyio.to_thread
@@ -30,6 +31,7 @@ from lib.governance.models import GovernanceHit, IndexState
 from lib.integrations.query_log import logged_query
 from lib.kb import KnowledgeBase
 from mcp_service.rest.errors import error_responses, install_error_handlers
+from mcp_service.search_lane import run_search
 from mcp_service.tools.governance import DEFAULT_TOP_K
 
 logger = logging.getLogger(__name__)
@@ -63,7 +65,7 @@ def create_governance_rest_app(kb: KnowledgeBase) -> FastAPI:
     install_error_handlers(app)
 
     @app.get("/query", response_model=QueryResponse, responses=error_responses(400, 422, 503))
-    def query(
+    async def query(
         q: Annotated[str, Query(min_length=1, description="The question")],
         top_k: Annotated[int, Query(ge=1, le=MAX_TOP_K, description="How many passages, best first")] = DEFAULT_TOP_K,
         type: Annotated[list[str] | None, Query(description="Only these document types (repeatable)")] = None,
@@ -72,10 +74,9 @@ def create_governance_rest_app(kb: KnowledgeBase) -> FastAPI:
         mode: Annotated[Literal["hybrid", "dense", "lexical"], Query(description="Ranking")] = "hybrid",
     ) -> QueryResponse:
         started = time.perf_counter()
-        answer = logged_query(
-            kb, q, interface="rest", top_k=top_k, doc_types=type, as_of=as_of, include_inactive=include_inactive,
-            mode=mode,
-        )  # fmt: skip
+        work = partial(logged_query, kb, q, interface="rest", top_k=top_k, doc_types=type, as_of=as_of,
+                       include_inactive=include_inactive, mode=mode)  # fmt: skip
+        answer = await run_search(work, kb.settings.search_threads)
         took_ms = round((time.perf_counter() - started) * 1000, 2)
         return QueryResponse(query=q, top_k=top_k, as_of=answer.as_of, mode=answer.mode, results=answer.results,
                              took_ms=took_ms)  # fmt: skip

@@ -7,6 +7,7 @@ Errors are raised and mapped once by ``errors.install_error_handlers`` (``{"erro
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -24,6 +25,7 @@ from lib.notes.search import DEFAULT_TOP, search_notes
 from lib.notes.status import EngineStatus, engine_status
 from mcp_service.rest.errors import ApiError, error_responses, validation_details
 from mcp_service.rest.upload import FORM_OVERHEAD
+from mcp_service.search_lane import run_search
 
 TAG = "kb"
 
@@ -101,9 +103,10 @@ router = APIRouter(tags=[TAG])
 
 
 @router.post("/search", response_model=SearchResult, responses=error_responses(400, 422))
-def search(body: SearchRequest, kb: KB) -> SearchResult:
+async def search(body: SearchRequest, kb: KB) -> SearchResult:
     """The best chunks by meaning and words (``hybrid``), meaning (``dense``) or words (``lexical``/``fts_only``)."""
-    return search_notes(kb, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
+    work = partial(search_notes, kb, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
+    return await run_search(work, kb.settings.search_threads)
 
 
 @router.post(

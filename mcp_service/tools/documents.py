@@ -134,7 +134,7 @@ def register_document_tools(server: MCPServer, kb: KnowledgeBase) -> None:
             documents.search_application_docs, kb, query, application_ref, document_types, max_results=max_results,
             mode=mode,
         )  # fmt: skip
-        return await run_tool("search_application_docs", work)
+        return await run_tool("search_application_docs", work, search_threads=kb.settings.search_threads)
 
     @server.tool(annotations=read_only)
     async def get_document_text(document_id: DocumentId) -> Annotated[CallToolResult, DocumentTextOutput]:

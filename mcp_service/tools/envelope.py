@@ -19,6 +19,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from lib.errors import KBError
+from mcp_service.search_lane import run_search
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +40,16 @@ def error(error_type: str, message: str) -> CallToolResult:
     return _result({"status": "error", "error_type": error_type, "message": message}, is_error=True)
 
 
-async def run_tool(tool: str, work: Callable[[], BaseModel | dict[str, Any]]) -> CallToolResult:
-    """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope."""
+async def run_tool(
+    tool: str, work: Callable[[], BaseModel | dict[str, Any]], *, search_threads: int | None = None
+) -> CallToolResult:
+    """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope. A search passes
+    ``search_threads`` (``Settings.search_threads``) and runs on the search lane (``mcp_service.search_lane``)."""
     try:
-        payload = await anyio.to_thread.run_sync(work)
+        if search_threads is None:
+            payload = await anyio.to_thread.run_sync(work)
+        else:
+            payload = await run_search(work, search_threads)
     except KBError as exc:
         logger.info("tool.failed tool=%s error_type=%s", tool, exc.error_type)
         return error(exc.error_type, exc.message)

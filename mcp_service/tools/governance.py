@@ -149,7 +149,7 @@ def register_governance_tools(server: MCPServer, kb: Callable[[], KnowledgeBase]
             _query, kb, interface, question, top_k=top_k or DEFAULT_TOP_K, doc_types=doc_types or None,
             as_of=as_of, include_inactive=bool(include_inactive), mode=mode or "hybrid",
         )  # fmt: skip
-        result = await run_tool("query_governance", work)
+        result = await run_tool("query_governance", work, search_threads=kb().settings.search_threads)
         if not result.is_error and result.structured_content is not None:
             result.content = [TextContent(type="text", text=render_answer(result.structured_content))]
         return result

@@ -145,7 +145,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         the rankings that found it."""
         work = partial(policy_work.search, kb, query=query, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy", work)
+        return await run_tool("search_policy", work, search_threads=kb.settings.search_threads)
 
     @tool(read_only)
     async def search_policy_batch(
@@ -159,7 +159,7 @@ def register_policy_tools(server: MCPServer, kb: KnowledgeBase) -> None:
         embedding batch). Results come back per query, in order, each shaped like search_policy's."""
         work = partial(policy_work.search_batch, kb, queries, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy_batch", work)
+        return await run_tool("search_policy_batch", work, search_threads=kb.settings.search_threads)
 
     @tool(read_only)
     async def get_policy_section(

@@ -172,3 +172,40 @@ def test_a_block_holds_rows_in_any_order_but_not_other_texts_metadata_or_ids() -
     assert not block.holds(["a", "b"], texts, [{"chapter": "1"}, {"chapter": "9"}])
     assert not block.holds(["a", "c"], texts, metas)
     assert not block.holds(["a"], ["one"], [{"chapter": "1"}])
+
+
+def test_the_keeper_refreshes_a_block_in_use_while_nobody_searches_so_the_next_search_finds_it(
+    loader: BlockLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    clock.now = 10.0
+    assert loader.refresh_held() == 0, "young: nothing to do"
+
+    clock.now = 25.0  # no search since t=0
+    assert loader.refresh_held() == 1 and store.checks == 1
+    clock.now = 45.0  # past the load's 30 s: without the keeper this search would load it again
+    assert loader.get("NPPF:rev", STAMP) is first and store.calls == 1
+
+
+def test_the_keeper_lets_a_block_nobody_searched_for_a_long_time_expire(
+    loader: BlockLoader, store: Store, clock: Clock
+) -> None:
+    loader.get("NPPF:rev", STAMP)
+    clock.now = loader.keep_idle_s + 1.0
+
+    assert loader.refresh_held() == 0 and store.checks == 0
+    assert loader.cache.get("NPPF:rev", STAMP) is None, "expired at its age, as without the keeper"
+
+
+def test_the_keeper_thread_runs_until_stopped(loader: BlockLoader, store: Store, clock: Clock) -> None:
+    loader.get("NPPF:rev", STAMP)
+    clock.now = 25.0
+    loader.keep_fresh(interval_s=0.01)
+    try:
+        eventually(lambda: store.checks >= 1)
+    finally:
+        loader.stop()
+    checks = store.checks
+    clock.now = 50.0
+    threading.Event().wait(0.05)
+    assert store.checks == checks, "stopped"
