@@ -27,15 +27,19 @@ def build_policy_server(kb: KnowledgeBase) -> MCPServer:
 
 
 def warm_up(kb: KnowledgeBase) -> None:
-    """Load the query encoder and every searchable revision's embeddings, so first requests are fast, and keep
-    the blocks in use fresh from now on, so they are still there after a pause (``BlockLoader.keep_fresh``)."""
+    """Load the query encoder and every searchable revision's embeddings, so first requests are fast; from
+    then on keep the blocks in use fresh, so they are still there after a pause, and load the revisions that
+    become searchable (an ingestion by another process) before a search asks (``BlockLoader.keep_fresh``)."""
+
+    def warm_searchable() -> int:
+        return kb.vectors.warm(searchable_revisions(kb.registry, None, None))
+
     try:
         kb.embedder.warm_up()
-        cached = kb.vectors.warm(searchable_revisions(kb.registry, None, None))
-        logger.info("service.warm revisions_cached=%d", cached)
+        logger.info("service.warm revisions_cached=%d", warm_searchable())
     except Exception:
         logger.exception("service.warm_up_failed; requests will load what they need")
-    kb.vectors.loader.keep_fresh()
+    kb.vectors.loader.keep_fresh(warm=warm_searchable)
 
 
 def create_app(settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True) -> Starlette:

@@ -102,13 +102,15 @@ class BlockLoader:
                 block = self._load_and_keep(key, stamp)
         return block
 
-    def keep_fresh(self, interval_s: float | None = None) -> None:
+    def keep_fresh(self, interval_s: float | None = None, *, warm: Callable[[], object] | None = None) -> None:
         """Start the thread that refreshes held blocks in use whether or not they are searched (idempotent);
-        every ``interval_s`` (a third of ``refresh_after_s`` by default). ``stop()`` ends it."""
+        every ``interval_s`` (a third of ``refresh_after_s`` by default). ``warm``, called on each pass too,
+        loads what the caller knows will be searched (a revision ingested since: loaded here, not by the
+        first search that wants it). ``stop()`` ends it."""
         if self._keeper is not None:
             return
         every = self.refresh_after_s / 3 if interval_s is None else interval_s
-        self._keeper = threading.Thread(target=self._keeper_loop, args=(every,), name="block-keeper", daemon=True)
+        self._keeper = threading.Thread(target=self._keeper_loop, args=(every, warm), name="block-keeper", daemon=True)
         self._keeper.start()
 
     def stop(self) -> None:
@@ -135,12 +137,14 @@ class BlockLoader:
                 refreshed += 1
         return refreshed
 
-    def _keeper_loop(self, every: float) -> None:
+    def _keeper_loop(self, every: float, warm: Callable[[], object] | None) -> None:
         while not self._stop.wait(every):
             try:
                 self.refresh_held()
-            except Exception:  # the keeper must outlive any one bad pass; blocks then expire as before
-                logger.exception("block_cache.keeper_failed")
+                if warm is not None:
+                    warm()
+            except Exception as exc:  # the keeper outlives a bad pass (a store down); blocks then expire as before
+                logger.warning("block_cache.keeper_pass_failed error=%r", exc)
 
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:

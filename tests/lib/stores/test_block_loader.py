@@ -90,6 +90,7 @@ def test_a_block_in_use_is_reloaded_in_the_background_before_it_expires(
     loader: BlockLoader, store: Store, clock: Clock
 ) -> None:
     first = loader.get("NPPF:rev", STAMP)
+    assert first is not None
     clock.now = 10.0
     assert loader.get("NPPF:rev", STAMP) is first and store.calls == 1, "young: served as is"
 
@@ -197,12 +198,16 @@ def test_the_keeper_lets_a_block_nobody_searched_for_a_long_time_expire(
     assert loader.cache.get("NPPF:rev", STAMP) is None, "expired at its age, as without the keeper"
 
 
-def test_the_keeper_thread_runs_until_stopped(loader: BlockLoader, store: Store, clock: Clock) -> None:
+def test_the_keeper_thread_refreshes_and_warms_until_stopped(loader: BlockLoader, store: Store, clock: Clock) -> None:
     loader.get("NPPF:rev", STAMP)
     clock.now = 25.0
-    loader.keep_fresh(interval_s=0.01)
+
+    def warm() -> None:
+        loader.get("NPPF:new", STAMP)  # a revision that became searchable since
+
+    loader.keep_fresh(interval_s=0.01, warm=warm)
     try:
-        eventually(lambda: store.checks >= 1)
+        eventually(lambda: store.checks >= 1 and loader.cache.get("NPPF:new", STAMP) is not None)
     finally:
         loader.stop()
     checks = store.checks
