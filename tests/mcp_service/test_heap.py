@@ -26,8 +26,8 @@ def test_the_start_up_heap_is_frozen_and_the_survivors_of_a_slow_full_collection
     assert at_start > 0
 
     quick = gc.get_freeze_count()
-    gc.collect()  # nothing new to walk: fast, so nothing more is frozen
-    assert gc.get_freeze_count() == quick
+    gc.collect()  # nothing new to walk: fast, so nothing more is frozen (frozen objects may still die)
+    assert gc.get_freeze_count() <= quick
 
     gc.disable()  # so the one collection below is the one that meets them all
     try:

@@ -158,16 +158,18 @@ async def test_an_updated_note_is_found_by_its_old_text_until_the_new_is_stored_
     async with both(stack) as (a, b):
         document_id = await add_note(a, f"Old preference {old}: tables. " * 20, tags=[tag])
         seen: list[str] = []
-        done = anyio.Event()
+        watching, done = anyio.Event(), anyio.Event()
 
         async def watch() -> None:
             while not done.is_set():
                 hits = (await ok(b, "kb_search", query="preference", tags=[tag]))["results"]
                 assert hits, "a search during the update found nothing"
                 seen.extend("new" if new in h["text"] else "old" for h in hits)
+                watching.set()
 
         async with anyio.create_task_group() as group:
             group.start_soon(watch)
+            await watching.wait()  # the update starts while B is already searching, not before
             updated = await ok(a, "kb_update_note", document_id=document_id, text=f"New preference {new}: bullets.")
             done.set()
         assert updated["document_id"] == document_id and updated["collection"] == "documents"

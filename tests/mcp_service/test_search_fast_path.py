@@ -4,6 +4,7 @@ replica holds them in its cache; and the ONNX query encoder against torch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 import numpy as np
@@ -217,18 +218,25 @@ class Clock:
         return self.now
 
 
-def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age_old(
-    two_revisions: KnowledgeBase,
-) -> None:
-    """A chunk's metadata edited directly in Chroma (not through ingest, so the registry stamp stays): the cached
-    block serves what it loaded until it is 30 s old, then the reloaded block serves what Chroma holds."""
-    kb = two_revisions
+def aged_search(kb: KnowledgeBase) -> tuple[Clock, PolicyVectorStore, Callable[[], SearchHit]]:
+    """A block cache on a clock the test moves, and the top hit of one dated search through it."""
     clock = Clock()
     store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, clock=clock)
     aged = KnowledgeBase(**{**vars(kb), "vectors": store})
 
     def top() -> SearchHit:
         return search_policy(aged, "design vision", effective_date="2025-01-01", n_results=1).results[0]
+
+    return clock, store, top
+
+
+def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age_old(
+    two_revisions: KnowledgeBase,
+) -> None:
+    """A chunk's metadata edited directly in Chroma (not through ingest, so the registry stamp stays): the cached
+    block serves what it loaded until it is 30 s old, then the reloaded block serves what Chroma holds."""
+    kb = two_revisions
+    clock, store, top = aged_search(kb)
 
     before = top()
     kb.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
@@ -246,12 +254,7 @@ def test_a_refresh_keeps_a_block_chroma_still_holds_and_reloads_one_changed_behi
     same rows keep the block (its lexical index, its remembered answers); a text rewritten in Chroma gets a
     new block with the new text, indexed before it is served."""
     kb = two_revisions
-    clock = Clock()
-    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, clock=clock)
-    aged = KnowledgeBase(**{**vars(kb), "vectors": store})
-
-    def top() -> SearchHit:
-        return search_policy(aged, "design vision", effective_date="2025-01-01", n_results=1).results[0]
+    clock, store, top = aged_search(kb)
 
     def refreshed(count: int) -> bool:
         return store.loader.refreshes == count and not any(lock.locked() for lock in store.loader._key_locks.values())
