@@ -23,8 +23,8 @@ from mcp_service.governance import create_governance_app
 from tests.mcp_service.conftest import Service, running, service_settings
 
 GOVERNANCE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "governance"
-GOVERNANCE_DB = 7
-"""The NPPF service's database: the governance keys are all under the collection's own prefix."""
+GOVERNANCE_DB = 9
+"""A database of its own: the NPPF service flushes its database (7) when it starts, whichever test starts it."""
 
 
 def governance_settings(base: Path, redis_url: str, chroma_dir: Path, **overrides: object) -> Settings:
