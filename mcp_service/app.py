@@ -66,8 +66,8 @@ def create_mcp_app(
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
-    connections;
-    ``health`` answers ``/health`` (without auth) when a server has more to say than liveness."""
+    connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
+    when a server has more to say than liveness."""
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.host)
     session_manager = server.session_manager

@@ -28,8 +28,10 @@ def build_policy_server(kb: KnowledgeBase) -> MCPServer:
 
 def warm_up(kb: KnowledgeBase) -> None:
     """Load the query encoder and every searchable revision's embeddings, so first requests are fast; from
-    then on keep the blocks in use fresh, so they are still there after a pause, and load the revisions that
-    become searchable (an ingestion by another process) before a search asks (``BlockLoader.keep_fresh``)."""
+    then on keep the blocks in use fresh, so they are still there after a pause, and keep today's searchable
+    revisions loaded, including those another process ingests, before a search asks (``BlockLoader.keep_fresh``
+    with this ``warm``: an idle service checks each of them every ~22 s, ~7 ms of CPU, rather than reloading
+    them in full after every 30 s of quiet)."""
 
     def warm_searchable() -> int:
         return kb.vectors.warm(searchable_revisions(kb.registry, None, None))

@@ -24,7 +24,9 @@ with every other request for it waiting or loading it too. Those were the 1-2 s 
 - Kept while the service is idle: a long-running service calls ``keep_fresh()``, a thread that does the same
   refresh for every held block served in the last ``keep_idle_s`` (15 minutes), searched or not since. An
   agent's next question after a pause of 30 s found every block expired and waited ~360 ms for a reload; now
-  the blocks it was using are there, checked within the last 30 s. Blocks idle for longer expire as before.
+  the blocks it was using are there, checked within the last 30 s. Blocks idle for longer expire as before,
+  except those its ``warm`` callback asks for on every pass (each ``get`` counts as served): the policy
+  server's asks for the revisions searchable today, so they stay loaded for as long as it runs.
 """
 
 from __future__ import annotations
