@@ -21,6 +21,7 @@ from lib.paths import ensure_file_roots
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
+from lib.retrieval.blas import pin_single_blas_thread
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.encoders import bind_encoder
@@ -108,8 +109,10 @@ def open_kb(
     settings: Settings | None = None, *, policy_collection: str | None = None, document_collection: str | None = None
 ) -> KnowledgeBase:
     """Open every store. The collections are ``CHROMA_POLICY_COLLECTION`` and ``CHROMA_DOCUMENT_COLLECTION``
-    unless given here; each must hold vectors of ``EMBEDDING_ENCODER`` (``EncoderMismatchError``)."""
+    unless given here; each must hold vectors of ``EMBEDDING_ENCODER`` (``EncoderMismatchError``). Pins
+    the process's BLAS to one thread when called from the main thread (``lib.retrieval.blas``)."""
     settings = settings or load_settings()
+    pin_single_blas_thread()
     ensure_file_roots(settings)
     client = redis_client(settings)
     chroma = open_chroma(settings)

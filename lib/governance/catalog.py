@@ -28,7 +28,8 @@ from lib.governance.keys import generation_key, search_text
 from lib.governance.models import GovernanceRecord
 from lib.governance.parsing import header_date
 from lib.governance.registry import GovernanceRegistry
-from lib.retrieval.segments import SegmentedIndex
+from lib.retrieval.dense import stack_columns
+from lib.retrieval.segments import SegmentedIndex, Selection
 from lib.stores.chroma import StoredChunk
 from lib.stores.embedding_model import DIMENSIONS
 
@@ -38,16 +39,6 @@ if TYPE_CHECKING:
 
 _IN_FORCE_DAYS = 256
 _VIEWS = 64
-ROW_PADDING = 64
-"""Stacked matrices end with zero rows up to a multiple of this, so OpenBLAS computes every real row by its
-main kernel, never its tail path: a row's score is then the same bits in the whole matrix and in any copy of
-some of its rows (the tail path rounds differently in the last bit)."""
-
-
-def padded(rows: np.ndarray) -> np.ndarray:
-    """``rows`` (float32, 2-d) as one C-contiguous matrix with zero rows appended up to ``ROW_PADDING``."""
-    extra = (-len(rows)) % ROW_PADDING
-    return np.ascontiguousarray(np.vstack([rows, np.zeros((extra, rows.shape[1]), np.float32)]) if extra else rows)
 
 
 ViewKey = tuple[date | None, frozenset[str] | None]
@@ -58,17 +49,17 @@ ViewKey = tuple[date | None, frozenset[str] | None]
 class CatalogView:
     """What one filter (a day, document types, inactive or not) lets both legs see, worked out once per
     catalog version: agents mostly ask the same thing (today, every type), so a query does no per-document
-    work. ``documents`` indexes ``Catalog.ids``; ``hidden`` marks the matrix rows the dense leg must not
-    return (``None``: every row passes) and ``rows`` counts the others; ``keys`` are the allowed ids for the
-    lexical leg (``None``: all)."""
+    work. ``documents`` indexes ``Catalog.ids``; ``hidden`` marks the chunk rows (the matrix's columns) the
+    dense leg must not return (``None``: every row passes) and ``rows`` counts the others; ``lexical`` is
+    what the lexical leg may see of ``Catalog.lexical``."""
 
     key: ViewKey
     documents: np.ndarray
     hidden: np.ndarray | None
     rows: int
-    keys: frozenset[str] | None
+    lexical: Selection[str]
     shown: np.ndarray | None
-    """The allowed matrix rows in order (``None``: every row), for a copy of just them (``Catalog.rows_of``)."""
+    """The allowed chunk rows in order (``None``: every row), for a copy of just them (``Catalog.rows_of``)."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +73,18 @@ class DocumentBlock:
 
 @dataclass
 class Catalog:
-    """The index as of one registry version. ``matrix`` stacks every block's vectors (``padded``: rows past
-    ``len(owners)`` are zeros); ``owners[row]`` is the index in ``ids`` of the document that row belongs to and
-    ``offsets[i]`` where document ``ids[i]`` starts; ``lexical`` holds the chunks of exactly the documents of
-    ``ids``, keyed by id."""
+    """The index as of one registry version. ``matrix`` stacks every block's vectors as columns
+    (``lib.retrieval.dense.stack_columns``: columns past ``len(owners)`` are zeros); a chunk's row number is
+    its column; ``owners[row]`` is the index in ``ids`` of the document that row belongs to and ``offsets[i]``
+    where document ``ids[i]`` starts; ``lexical`` holds the chunks of exactly the documents of ``ids``, keyed
+    by id."""
 
     version: int
     records: dict[str, GovernanceRecord]
     lifecycles: dict[str, Lifecycle]
     ids: list[str] = field(default_factory=list)
     blocks: list[DocumentBlock] = field(default_factory=list)
-    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, DIMENSIONS), np.float32))
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((DIMENSIONS, 0), np.float32))
     owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     lexical: SegmentedIndex[str] = field(default_factory=SegmentedIndex[str])
@@ -134,16 +126,17 @@ class Catalog:
             dtype=np.int64,
         )
         if len(documents) == len(self.ids):
-            return CatalogView(key, documents, None, len(self.owners), None, None)
+            return CatalogView(key, documents, None, len(self.owners), self.lexical.select(None), None)
         shown = np.zeros(len(self.ids), dtype=bool)
         shown[documents] = True
         hidden = ~shown[self.owners]
-        keys = frozenset(self.ids[int(i)] for i in documents)
+        lexical = self.lexical.select([self.ids[int(i)] for i in documents])
         shown_rows = np.flatnonzero(~hidden)
-        return CatalogView(key, documents, hidden, len(shown_rows), keys, shown_rows)
+        return CatalogView(key, documents, hidden, len(shown_rows), lexical, shown_rows)
 
     def rows_of(self, view: CatalogView) -> np.ndarray | None:
-        """A ``padded`` copy of just ``view``'s rows, or ``None``: the caller scores the whole matrix and masks.
+        """A copy of just ``view``'s columns (``stack_columns``), or ``None``: the caller scores the whole matrix
+        and masks.
         Copies are kept for the filters asked for most often in this version (from their second time), within
         the matrix's own size in all, so the usual filter (in force today) scans only its rows, a stream of
         one-off filters (``as_of`` many days) copies nothing, and filters taking turns do not evict each
@@ -157,13 +150,13 @@ class Catalog:
             kept = self._kept.get(view.key)
             if kept is not None or asked < 2:
                 return kept
-            size = view.rows * self.matrix.shape[1] * self.matrix.itemsize
+            size = view.rows * self.matrix.shape[0] * self.matrix.itemsize
             while self._kept and sum(m.nbytes for m in self._kept.values()) + size > self.matrix.nbytes:
                 victim = min(self._kept, key=lambda key: self._asked.get(key, 0))
                 if self._asked.get(victim, 0) >= asked:
                     return None
                 del self._kept[victim]
-            kept = self._kept[view.key] = padded(self.matrix[view.shown])
+            kept = self._kept[view.key] = stack_columns(self.matrix[:, view.shown].T, DIMENSIONS)
             return kept
 
 
@@ -223,7 +216,7 @@ class CatalogCache:
         catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
         catalog.lexical = self._lexical_index(catalog.ids, keys)
         if catalog.blocks:
-            catalog.matrix = padded(np.vstack([block.vectors for block in catalog.blocks]))
+            catalog.matrix = stack_columns(np.vstack([block.vectors for block in catalog.blocks]), DIMENSIONS)
             sizes = np.asarray([len(block.chunks) for block in catalog.blocks], dtype=np.int64)
             catalog.owners = np.repeat(np.arange(len(catalog.blocks), dtype=np.int64), sizes)
             catalog.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)

@@ -3,7 +3,7 @@
 Both legs search exactly the chunks of the documents that pass the filters: in force on ``as_of`` (today by
 default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for (the
 catalog works each filter out once per version: ``Catalog.view``). The dense leg scores every row of the
-process's stacked matrix with one BLAS thread (``lib.retrieval.blas``; exact cosine) and masks the
+process's stacked matrix (``lib.retrieval.dense``: exact cosine, one BLAS thread) and masks the
 disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
 (``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
 chunks only (so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
@@ -33,7 +33,7 @@ from lib.governance.models import (
 )
 from lib.kb import KnowledgeBase
 from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
-from lib.retrieval.blas import single_threaded_blas
+from lib.retrieval.dense import column_scores
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk
 
@@ -134,11 +134,10 @@ def _dense(
 ) -> list[tuple[StoredChunk, float]]:
     if not view.rows:
         return []
-    vector = kb.embedder.embed_queries([question])[0].astype(np.float32)
+    vector = kb.embedder.embed_queries([question])[0]
     kept = catalog.rows_of(view)
     matrix, index = (catalog.matrix, None) if kept is None else (kept, view.shown)
-    with single_threaded_blas():
-        scores = (matrix @ vector)[: len(catalog.owners) if index is None else view.rows]
+    scores = column_scores(matrix, vector, len(catalog.owners) if index is None else view.rows)
     if index is None and view.hidden is not None:
         scores[view.hidden] = -np.inf
     depth = min(depth, view.rows)
@@ -157,7 +156,7 @@ def _lexical(
 ) -> tuple[list[tuple[StoredChunk, float]], float]:
     if not len(view.documents):
         return [], 0.0
-    ranking = catalog.lexical.rank(question, depth, view.keys)
+    ranking = catalog.lexical.rank(question, depth, view.lexical)
     blocks = [catalog.blocks[catalog.position[h.key]] for h in ranking.hits]
     return [(block.chunks[h.position], h.score) for block, h in zip(blocks, ranking.hits, strict=True)], ranking.ceiling
 

@@ -59,7 +59,6 @@ from typing import Any
 import numpy as np
 from cachetools import TTLCache
 
-from lib.retrieval.blas import single_threaded_blas
 from lib.retrieval.heading import lexical_text
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import StoredChunk
@@ -300,8 +299,7 @@ def exact_search(query: np.ndarray, n_results: int, blocks: Sequence[RevisionBlo
         return []
     query = np.asarray(query, dtype=np.float32).reshape(-1)
     extended = np.append(query, np.float32(1.0))
-    with single_threaded_blas():
-        scores = np.concatenate([b.scoring @ extended for b in blocks])
+    scores = np.concatenate([b.scoring @ extended for b in blocks])
     wanted = n_results + _RERANK_SLACK
     best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
     starts = np.cumsum([0] + [len(b.ids) for b in blocks])

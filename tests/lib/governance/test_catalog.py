@@ -10,13 +10,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from lib.governance.api import ingest_governance_corpus_files, query_governance
-from lib.governance.catalog import ROW_PADDING, padded
 from lib.kb import KnowledgeBase
-from lib.retrieval.blas import single_threaded_blas
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_kb
 from tests.lib.governance.conftest import CORPUS, governance_kb
@@ -88,43 +85,9 @@ def test_a_filter_asked_again_scans_a_copy_of_its_rows_and_scores_them_bit_for_b
     assert catalog._kept and sum(m.nbytes for m in catalog._kept.values()) <= catalog.matrix.nbytes
 
 
-def test_padded_rows_score_as_in_the_whole_matrix_whichever_rows_are_copied() -> None:
-    rng = np.random.default_rng(7)
-    matrix = rng.standard_normal((1000, 384)).astype(np.float32)
-    whole = padded(matrix)
-    assert len(whole) % ROW_PADDING == 0 and not whole[1000:].any()
-    for _ in range(20):
-        vector = rng.standard_normal(384).astype(np.float32)
-        rows = np.sort(rng.choice(1000, size=int(rng.integers(1, 1000)), replace=False))
-        with single_threaded_blas():
-            scores = (whole @ vector)[:1000]
-            copied = (padded(matrix[rows]) @ vector)[: len(rows)]
-        assert np.array_equal(scores[rows], copied)
-
-
 def test_lexical_score_is_the_raw_bm25_score_and_score_its_share_of_the_ceiling(corpus_kb: Corpus) -> None:
     kb, _ = corpus_kb
     hits = query_governance(kb, QUESTIONS[0], top_k=10, mode="lexical").results
     ceilings = {h.lexical_score / h.score for h in hits if h.lexical_score and h.score}
     assert len(hits) > 2 and max(h.lexical_score or 0.0 for h in hits) > 1.0
     assert max(ceilings) == pytest.approx(min(ceilings), rel=1e-3)
-
-
-def test_the_blas_limit_is_held_by_nested_queries_and_given_back_by_the_last() -> None:
-    from threadpoolctl import threadpool_info
-
-    with single_threaded_blas():
-        governed = set(single_threaded_blas.libraries)
-    assert any(Path(path).parent.name == "numpy.libs" for path in governed), governed  # numpy's BLAS: matmul's
-
-    def threads() -> list[int]:
-        return [lib["num_threads"] for lib in threadpool_info() if lib["filepath"] in governed]
-
-    before = threads()
-    with single_threaded_blas():
-        with single_threaded_blas():
-            assert set(threads()) == {1}
-        assert set(threads()) == {1}
-        matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
-        assert (matrix @ np.ones(4, dtype=np.float32)).tolist() == [6.0, 22.0, 38.0]
-    assert threads() == before

@@ -39,7 +39,16 @@ def test_ranking_is_bm25_over_the_allowed_documents_whatever_the_segment_size(
     k = data.draw(st.integers(0, 15))
     expected = reference(docs, query, k, allowed)
     for size in (1, 3, 256):
-        assert SegmentedIndex.build(docs, size=size).rank(query, k, allowed).hits == expected
+        index = SegmentedIndex.build(docs, size=size)
+        assert index.rank(query, k, allowed).hits == expected
+        assert index.rank(query, k, index.select(allowed)).hits == expected
+
+
+def test_a_selection_ranks_only_in_the_index_it_was_made_from() -> None:
+    index = SegmentedIndex.build({1: ["flood risk"], 2: ["green belt"]})
+    newer = index.updated({3: ["flood zone"]})
+    with pytest.raises(ValueError, match="index it was made from"):
+        newer.rank("flood", 5, index.select({1}))
 
 
 @settings(max_examples=60, deadline=None)
