@@ -112,7 +112,7 @@ def main() -> None:
                 walls.append(wall)
                 cpus.append(cpu)
             p95 = statistics.quantiles(walls, n=20)[-1]
-            print(f"| {count:,} | {snapshot.matrix.shape[0]:,} | {mode.value} | {statistics.median(walls):.1f} | "
+            print(f"| {count:,} | {snapshot.rows:,} | {mode.value} | {statistics.median(walls):.1f} | "
                   f"{p95:.1f} | {statistics.mean(cpus):.1f} |", flush=True)  # fmt: skip
         samples = []
         for generation, new in enumerate(documents[count:], start=2):

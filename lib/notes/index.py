@@ -16,7 +16,8 @@ Why the dense leg is an exact search here rather than Chroma's query: the live c
 chosen by the registry, not by Chroma (during an update both generations are stored), and the tags filter
 is a set of ids from Redis; scoring exactly the live vectors of the allowed documents applies both before
 ranking, as the lexical leg does, and never lets hidden chunks crowd the candidates out. A matrix-vector
-product over tens of thousands of 384-dimensional rows takes about a millisecond.
+product over tens of thousands of 384-dimensional vectors (kept as columns, ``lib.retrieval.dense``) takes
+about a millisecond.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ import numpy as np
 
 from lib.notes.chunks import NoteChunkStore, chunk_id
 from lib.notes.registry import NoteRegistry
+from lib.retrieval.dense import stack_columns
 from lib.retrieval.segments import SegmentedIndex
 from lib.stores.chroma import StoredChunk
+from lib.stores.embedding_model import DIMENSIONS
 
 logger = logging.getLogger(__name__)
 
@@ -70,24 +73,33 @@ class Snapshot:
         return cls(generation, documents, lexical.updated(changed, [i for i in held if i not in kept]), complete)
 
     @cached_property
-    def matrix(self) -> np.ndarray:
-        """Every live chunk's vector, documents in order: ``(chunks, dims)``."""
+    def columns(self) -> np.ndarray:
+        """Every live chunk's vector as a column, documents in order (``lib.retrieval.dense.stack_columns``:
+        ``(dims, rows + padding)``); row ``i`` of the snapshot is column ``i``."""
         parts = [d.vectors for d in self.documents if len(d.chunks)]
-        return np.vstack(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+        if not parts:
+            return np.zeros((DIMENSIONS, 0), dtype=np.float32)
+        stacked = np.vstack(parts)
+        return stack_columns(stacked, stacked.shape[1])
+
+    @cached_property
+    def rows(self) -> int:
+        """How many live chunks the snapshot holds."""
+        return sum(len(d.chunks) for d in self.documents)
 
     @cached_property
     def owners(self) -> np.ndarray:
-        """For each row of ``matrix``, the position of its document in ``documents``."""
+        """For each row, the position of its document in ``documents``."""
         return np.repeat(np.arange(len(self.documents)), [len(d.chunks) for d in self.documents])
 
     @cached_property
     def row_ids(self) -> np.ndarray:
-        """For each row of ``matrix``, its document's id."""
+        """For each row, its document's id."""
         return np.asarray([d.document_id for d in self.documents], dtype=np.int64)[self.owners]
 
     @cached_property
     def offsets(self) -> np.ndarray:
-        """Where each document's rows start in ``matrix``."""
+        """Where each document's rows start."""
         return np.concatenate([[0], np.cumsum([len(d.chunks) for d in self.documents])]).astype(np.int64)
 
     @cached_property
@@ -98,7 +110,7 @@ class Snapshot:
         return self.by_id[document_id].chunks[position]
 
     def chunk_at(self, row: int) -> StoredChunk:
-        """The chunk of ``matrix``'s ``row``."""
+        """The chunk of ``row``."""
         owner = int(self.owners[row])
         return self.documents[owner].chunks[row - int(self.offsets[owner])]
 

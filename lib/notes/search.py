@@ -18,6 +18,7 @@ from lib.kb import KnowledgeBase
 from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
 from lib.notes.registry import check_tags
+from lib.retrieval.dense import column_scores
 from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
@@ -114,7 +115,9 @@ def _dense(
     snapshot: Snapshot, allowed: Collection[int] | None, vector: np.ndarray, depth: int
 ) -> list[tuple[StoredChunk, float]]:
     """The ``depth`` live chunks of the ``allowed`` documents nearest to ``vector`` (unit vectors: cosine)."""
-    scores = snapshot.matrix @ np.asarray(vector, dtype=np.float32)
+    if not snapshot.rows:
+        return []
+    scores = column_scores(snapshot.columns, vector, snapshot.rows)
     if allowed is not None:
         scores = np.where(np.isin(snapshot.row_ids, np.fromiter(allowed, np.int64, len(allowed))), scores, -np.inf)
     count = min(depth, int(np.isfinite(scores).sum()))
