@@ -156,7 +156,7 @@ class Catalog:
                 if self._asked.get(victim, 0) >= asked:
                     return None
                 del self._kept[victim]
-            kept = self._kept[view.key] = stack_columns(self.matrix[:, view.shown].T, DIMENSIONS)
+            kept = self._kept[view.key] = stack_columns(self.matrix[:, view.shown].T)
             return kept
 
 
@@ -216,7 +216,7 @@ class CatalogCache:
         catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
         catalog.lexical = self._lexical_index(catalog.ids, keys)
         if catalog.blocks:
-            catalog.matrix = stack_columns(np.vstack([block.vectors for block in catalog.blocks]), DIMENSIONS)
+            catalog.matrix = stack_columns(np.vstack([block.vectors for block in catalog.blocks]))
             sizes = np.asarray([len(block.chunks) for block in catalog.blocks], dtype=np.int64)
             catalog.owners = np.repeat(np.arange(len(catalog.blocks), dtype=np.int64), sizes)
             catalog.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)

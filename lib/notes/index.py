@@ -79,13 +79,12 @@ class Snapshot:
         parts = [d.vectors for d in self.documents if len(d.chunks)]
         if not parts:
             return np.zeros((DIMENSIONS, 0), dtype=np.float32)
-        stacked = np.vstack(parts)
-        return stack_columns(stacked, stacked.shape[1])
+        return stack_columns(np.vstack(parts))
 
-    @cached_property
+    @property
     def rows(self) -> int:
         """How many live chunks the snapshot holds."""
-        return sum(len(d.chunks) for d in self.documents)
+        return len(self.owners)
 
     @cached_property
     def owners(self) -> np.ndarray:

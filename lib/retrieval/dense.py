@@ -18,11 +18,10 @@ import numpy as np
 COLUMN_PADDING = 64
 
 
-def stack_columns(rows: np.ndarray, dimensions: int) -> np.ndarray:
+def stack_columns(rows: np.ndarray) -> np.ndarray:
     """``rows`` (``(n, dimensions)``, any float) as padded float32 columns: ``(dimensions, n + padding)``."""
-    rows = np.asarray(rows, dtype=np.float32).reshape(-1, dimensions)
     extra = (-len(rows)) % COLUMN_PADDING
-    columns = np.zeros((dimensions, len(rows) + extra), dtype=np.float32)
+    columns = np.zeros((rows.shape[1], len(rows) + extra), dtype=np.float32)
     columns[:, : len(rows)] = rows.T
     return columns
 
