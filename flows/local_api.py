@@ -8,7 +8,9 @@ first start happen once, under a process-wide lock, before any flow runs; later 
 included) then find it up.
 
 Prefect stops that server from ``atexit``, which a SIGTERM never reaches by default: the service and the
-CLI install ``lib.signals.exit_on_sigterm`` so it does. ``stop_local_api`` stops it explicitly.
+CLI install ``lib.signals.exit_on_sigterm`` so it does. ``stop_local_api`` stops it explicitly: a stopping
+service does (``flows.submit.finish_background_jobs``), because a uvicorn worker process
+(``POLICY_KB_WORKERS`` > 1) ends by re-raising SIGTERM under the default action, which skips ``atexit``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ def ensure_local_api() -> str | None:
         if server.server_process is None:
             raise RuntimeError("Prefect's temporary server is being started outside ensure_local_api")
         return server.api_url
+
+
+def stop_local_api() -> bool:
+    """Stop Prefect's temporary server if this process started it; True when one was stopped. Does nothing
+    when an API URL is set: that server (a real one, or a test harness's) is not this process's to stop."""
+    if not uses_local_api():
+        return False
+    with _start_lock:
+        server = SubprocessASGIServer()
+        pid = _pid(server)
+        server.stop()
+    if pid is not None:
+        logger.info("prefect.local_api_stopped pid=%s", pid)
+    return pid is not None
 
 
 def _pid(server: SubprocessASGIServer) -> int | None:

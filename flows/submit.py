@@ -13,6 +13,10 @@ after failures the flow itself recorded, so it must leave an already-recorded fa
 
 If the Prefect API is unreachable once the run is under way and the caller gave ``without_orchestration``,
 that runs instead (the same ``lib`` pipeline, no Prefect): an upload must not wait for the orchestrator.
+
+``finish_background_jobs`` is what a stopping service calls: it gives the running background jobs a grace
+period, then stops Prefect's temporary local API the jobs started. In that order, because a job still
+reporting its final state would otherwise start the temporary server again as the process goes.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any, cast
@@ -28,12 +33,14 @@ import httpx
 from prefect import Flow
 from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
+from prefect.events.worker import EventsWorker
 from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
+from prefect.logging.handlers import APILogWorker
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows.common import bound_kb
 from flows.ingest import ingest_policy_revision, settle_failure
-from flows.local_api import ensure_local_api
+from flows.local_api import ensure_local_api, stop_local_api, uses_local_api
 from flows.reindex import reindex_policy_revision
 from lib.config import Settings
 from lib.kb import open_kb
@@ -55,6 +62,12 @@ ORCHESTRATOR_ERRORS = (httpx.HTTPError, PrefectHTTPStatusError)
 """The Prefect API failing to answer: the work itself may still be fine."""
 
 OnFailure = Callable[[BaseException], None]
+
+DRAIN_TIMEOUT_S = 5.0
+"""How long a stopping service waits for each of Prefect's log and event workers to send what they hold."""
+
+_running: set[threading.Thread] = set()
+_running_lock = threading.Lock()
 
 
 def submit_flow_run(
@@ -150,6 +163,8 @@ def _run_in_background(
         name=f"policy-kb-{job_id}",
         daemon=True,
     )
+    with _running_lock:
+        _running.add(thread)
     thread.start()
     logger.info("submit.background job_id=%s flow=%s", job_id, flow.name)
     return job_id
@@ -163,6 +178,20 @@ def _run_job(
     without_orchestration: Callable[[], object] | None,
 ) -> None:
     """The body of a background job: every way it can end without success reaches ``on_failure``."""
+    try:
+        _job_body(job_id, flow, parameters, on_failure, without_orchestration)
+    finally:
+        with _running_lock:
+            _running.discard(threading.current_thread())
+
+
+def _job_body(
+    job_id: str,
+    flow: Flow[..., Any],
+    parameters: dict[str, Any],
+    on_failure: OnFailure,
+    without_orchestration: Callable[[], object] | None,
+) -> None:
     try:
         ensure_local_api()
     except BaseException as exc:
@@ -182,6 +211,27 @@ def _run_job(
             _report(job_id, on_failure, direct)
     except BaseException as exc:  # a thread's last stop: whatever it is, it must reach the job's record
         _report(job_id, on_failure, exc)
+
+
+def finish_background_jobs(grace_s: float) -> int:
+    """Wait up to ``grace_s`` seconds in all for this process's background jobs to end, then stop Prefect's
+    temporary local API if they started it; the number of jobs still running (cut off when the process
+    exits: an ingestion is then left to the registry's recovery, as after a crash)."""
+    deadline = time.monotonic() + grace_s
+    with _running_lock:
+        jobs = list(_running)
+    for job in jobs:
+        job.join(max(0.0, deadline - time.monotonic()))
+    running = [job.name for job in jobs if job.is_alive()]
+    if running:
+        logger.warning("submit.jobs_cut_off count=%d jobs=%s grace_s=%s", len(running), running, grace_s)
+    if uses_local_api():
+        # Prefect's log and event workers send what they hold at exit; with the server gone first they would
+        # retry against nothing and hold the process past its stop.
+        for service in (APILogWorker, EventsWorker):
+            service.drain_all(timeout=DRAIN_TIMEOUT_S)
+    stop_local_api()
+    return len(running)
 
 
 def _report(job_id: str, on_failure: OnFailure, exc: BaseException) -> None:

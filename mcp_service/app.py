@@ -54,6 +54,23 @@ def new_mcp_server(name: str, instructions: str) -> MCPServer:
     return MCPServer(name, instructions=instructions, version=VERSION, middleware=[envelope_sdk_errors])
 
 
+JOB_GRACE_S = 8.0
+"""How long a stopping service lets its background jobs finish: under Docker's 10 s between SIGTERM and SIGKILL."""
+
+
+def finish_started_jobs() -> None:
+    """Let this process's background jobs finish (``JOB_GRACE_S``), then stop Prefect's temporary local API
+    they started (``flows.submit.finish_background_jobs``).
+
+    On the app's shutdown, whatever runs it: a uvicorn worker (``POLICY_KB_WORKERS`` > 1) ends by re-raising
+    SIGTERM under the default action, so it never reaches the ``atexit`` that would stop that server
+    otherwise (it was left running). Prefect is imported only by jobs: a process that never loaded
+    ``flows.submit`` started none, and does not pay for the import here."""
+    submit = sys.modules.get("flows.submit")
+    if submit is not None:
+        submit.finish_background_jobs(JOB_GRACE_S)
+
+
 def create_mcp_app(
     settings: Settings,
     server: MCPServer,
@@ -86,7 +103,10 @@ def create_mcp_app(
             freeze_startup_heap()
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.host, port,
                         "on" if settings.mcp_api_key else "off")  # fmt: skip
-            yield
+            try:
+                yield
+            finally:
+                await anyio.to_thread.run_sync(finish_started_jobs)
 
     all_routes = [
         Route("/health", health, methods=["GET"]),

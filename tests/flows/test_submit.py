@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -24,7 +25,14 @@ from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
 
 from flows.ingest import ingest_policy_revision
-from flows.submit import INGEST_DEPLOYMENT, LOCAL_PREFIX, REINDEX_DEPLOYMENT, submit_flow_run, submit_ingestion
+from flows.submit import (
+    INGEST_DEPLOYMENT,
+    LOCAL_PREFIX,
+    REINDEX_DEPLOYMENT,
+    finish_background_jobs,
+    submit_flow_run,
+    submit_ingestion,
+)
 from lib.config import Settings
 from lib.errors import CannotReindexError, RevisionNotFoundError
 from lib.kb import KnowledgeBase
@@ -126,6 +134,29 @@ def test_with_the_deployment_on_the_server_a_flow_run_is_created_for_a_worker_ev
 @flow(name="submit_probe", validate_parameters=True)
 def submit_probe(count: int) -> int:
     return count * 2
+
+
+RELEASE = threading.Event()
+
+
+@flow(name="held_probe")
+def held_probe() -> None:
+    RELEASE.wait(WAIT_S)
+
+
+def test_a_stopping_service_gives_running_jobs_their_grace_and_says_how_many_it_cut_off(
+    flow_settings: Settings,
+) -> None:
+    """``finish_background_jobs`` (a service's shutdown) waits for jobs up to its grace, then returns."""
+    RELEASE.clear()
+    failures: list[BaseException] = []
+    submit_flow_run(flow_settings, "held_probe/none", held_probe, {}, on_failure=failures.append)
+
+    cut_off = finish_background_jobs(0.5)
+    RELEASE.set()
+    after_release = finish_background_jobs(WAIT_S)
+
+    assert (cut_off, after_release, failures) == (1, 0, [])
 
 
 def test_a_flow_run_refused_before_its_body_runs_reaches_on_failure(flow_settings: Settings) -> None:
