@@ -1,4 +1,5 @@
-"""``consistency_audit``: registry, Chroma and object store compared (spec 000 NFR-003), nightly.
+"""``consistency_audit``: registry, Chroma and object store compared (spec 000 NFR-003), nightly: for policies,
+application documents (``lib.documents.audit``) and the governance corpus (``lib.governance.audit``).
 
 The findings go to a table artifact. With ``repair`` the safe fixes are applied (``lib.policies.audit``) and the
 stores audited again, so the artifact shows what was wrong, what was done and what is left. With
@@ -17,6 +18,7 @@ from pydantic import BaseModel, Field
 from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
 from lib.documents.audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
 from lib.errors import InconsistentStoreError
+from lib.governance.audit import GovernanceAuditReport, GovernanceRepairAction, audit_governance, repair_governance
 from lib.kb import KnowledgeBase
 from lib.policies.audit import AuditReport, audit_store
 from lib.policies.audit_repair import RepairAction, repair_findings
@@ -25,6 +27,7 @@ FINDINGS_KEY = "consistency-audit"
 REPAIRS_KEY = "consistency-audit-repairs"
 SUMMARY_KEY = "consistency-audit-summary"
 DOCUMENTS_KEY = "consistency-audit-documents"
+GOVERNANCE_KEY = "consistency-audit-governance"
 
 
 class AuditResult(BaseModel):
@@ -34,6 +37,9 @@ class AuditResult(BaseModel):
     documents_before: DocumentAuditReport | None = Field(default=None, description="Application documents")
     documents_repairs: list[DocumentRepairAction] = Field(default_factory=list)
     documents_after: DocumentAuditReport | None = None
+    governance_before: GovernanceAuditReport | None = Field(default=None, description="The governance corpus")
+    governance_repairs: list[GovernanceRepairAction] = Field(default_factory=list)
+    governance_after: GovernanceAuditReport | None = None
 
     @property
     def final(self) -> AuditReport:
@@ -44,10 +50,18 @@ class AuditResult(BaseModel):
         return self.documents_after or self.documents_before
 
     @property
+    def final_governance(self) -> GovernanceAuditReport | None:
+        return self.governance_after or self.governance_before
+
+    @property
     def remaining(self) -> int:
-        """Findings left across policies and application documents."""
-        documents = self.final_documents
-        return len(self.final.findings) + (len(documents.findings) if documents else 0)
+        """Findings left across policies, application documents and the governance corpus."""
+        documents, governance = self.final_documents, self.final_governance
+        return (
+            len(self.final.findings)
+            + (len(documents.findings) if documents else 0)
+            + (len(governance.findings) if governance else 0)
+        )
 
 
 @task(name="audit-stores", **IO_TASK_OPTIONS)
@@ -68,6 +82,16 @@ def audit_documents_task(kb: KnowledgeBase) -> DocumentAuditReport:
 @task(name="repair-documents", **IO_TASK_OPTIONS)
 def repair_documents_task(kb: KnowledgeBase, report: DocumentAuditReport) -> list[DocumentRepairAction]:
     return repair_document_findings(kb, report.findings)
+
+
+@task(name="audit-governance", **IO_TASK_OPTIONS)
+def audit_governance_task(kb: KnowledgeBase) -> GovernanceAuditReport:
+    return audit_governance(kb.governance)
+
+
+@task(name="repair-governance", **IO_TASK_OPTIONS)
+def repair_governance_task(kb: KnowledgeBase, report: GovernanceAuditReport) -> list[GovernanceRepairAction]:
+    return repair_governance(kb.governance, report.findings)
 
 
 def _finding_rows(stage: str, report: AuditReport) -> list[dict[str, object]]:
@@ -150,6 +174,21 @@ def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> A
         key=DOCUMENTS_KEY,
         description=f"{len(documents.findings)} application-document findings",
     )
+    governance = result.governance_before = audit_governance_task(kb)
+    if repair and governance.findings:
+        result.governance_repairs = repair_governance_task(kb, governance)
+        result.governance_after = audit_governance_task(kb)
+    governance_rows = [
+        {"stage": stage, **f.model_dump(mode="json")}
+        for stage, report in (("found", governance), ("after repair", result.governance_after))
+        if report is not None
+        for f in report.findings
+    ]
+    create_table_artifact(
+        governance_rows or [{"stage": "found", "kind": "none", "detail": "governance registry and chunks agree"}],
+        key=GOVERNANCE_KEY,
+        description=f"{len(governance.findings)} governance findings",
+    )
     rows = _finding_rows("found", before)
     if result.after is not None and result.after is not before:
         rows += _finding_rows("after repair", result.after)
@@ -163,16 +202,18 @@ def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> A
     create_markdown_artifact(_summary(result), key=SUMMARY_KEY)
     final = result.final
     final_documents = result.final_documents
+    final_governance = result.final_governance
     log_event(
         "audit.done",
-        findings=len(before.findings) + len(documents.findings),
-        repaired=len(result.repairs) + len(result.documents_repairs),
+        findings=len(before.findings) + len(documents.findings) + len(governance.findings),
+        repaired=len(result.repairs) + len(result.documents_repairs) + len(result.governance_repairs),
         remaining=result.remaining,
     )
     if fail_on_findings and result.remaining:
         counts = {
             **final.counts(),
             **{f"documents_{k}": n for k, n in (final_documents.counts() if final_documents else {}).items()},
+            **{f"governance_{k}": n for k, n in (final_governance.counts() if final_governance else {}).items()},
         }
         raise InconsistentStoreError(
             f"{result.remaining} consistency findings remain: " + ", ".join(f"{k}={n}" for k, n in counts.items() if n)

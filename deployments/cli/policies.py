@@ -156,6 +156,14 @@ def audit(
         for doc_finding in documents.findings:
             where = " ".join(part for part in (doc_finding.document_id, doc_finding.key) if part)
             typer.echo(f"  {doc_finding.kind.value:<22} {where}: {doc_finding.detail}")
+    governance = result.governance_before
+    if governance is not None:
+        typer.echo(f"checked {governance.documents} governance documents, {governance.chunks} chunks")
+        for gov_finding in governance.findings:
+            typer.echo(f"  {gov_finding.kind.value:<22} {gov_finding.doc_id}: {gov_finding.detail}")
+        for gov_action in result.governance_repairs:
+            mark = "repaired" if gov_action.ok else "NOT repaired"
+            typer.echo(f"  {mark:<12} {gov_action.kind.value} {gov_action.doc_id}: {gov_action.outcome}")
     if not result.remaining:
         typer.secho("consistent", fg=typer.colors.GREEN, bold=True)
         return

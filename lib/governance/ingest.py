@@ -8,6 +8,10 @@ For every file under the folder (``.md``, ``.markdown``, ``.rst``, ``.txt``; hid
   are the old generation's chunks deleted. Until the flip every search sees the old chunks;
 - **removed** (registered from a file under this folder that is gone): unregistered, then its chunks deleted.
 
+One corpus ingestion writes at a time per collection: each holds the registry's ``ingest_lock`` (a second
+waits up to ``INGEST_LOCK_WAIT_S``, then fails ``ingestion_in_progress``), which is also what tells the
+consistency audit (``lib.governance.audit``) that a generation not registered yet may be about to be.
+
 A file that cannot be read or parsed, or whose id another file already holds, is reported in ``failed``
 with the reason and changes nothing (a changed file that now fails keeps its previous version searchable);
 the other files go on. Files are embedded in batches across documents, so small files share a model call.
@@ -21,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lib.errors import InvalidArgumentError, KBError
+from lib.errors import IngestionInProgressError, InvalidArgumentError, KBError
 from lib.governance.keys import governance_chunk_id, search_text
 from lib.governance.models import CorpusIngestReport, FailedFile, GovernanceRecord, normalise_type
 from lib.governance.parsing import ParsedDocument, UnreadableDocumentError, parse_document
@@ -31,6 +35,8 @@ from lib.text.chunking import make_splitter
 logger = logging.getLogger(__name__)
 
 SUFFIXES = frozenset({".md", ".markdown", ".rst", ".txt"})
+INGEST_LOCK_WAIT_S = 600.0
+"""How long an ingestion waits for another one of the same collection to finish."""
 BATCH_CHUNKS = 256
 """Chunks embedded per model call (several small documents share one)."""
 
@@ -61,10 +67,22 @@ def corpus_files(root: Path) -> list[Path]:
 
 def ingest_governance_corpus_files(kb: KnowledgeBase, path: str | Path) -> CorpusIngestReport:
     """Bring the index in line with the folder ``path``; see the module docstring for what happens per file."""
-    started = time.perf_counter()
     root = Path(path).expanduser().resolve()
     if not root.exists():
         raise InvalidArgumentError(f"No such file or folder: {path}")
+    lock = kb.governance.registry.ingest_lock()
+    if not lock.acquire(wait_seconds=INGEST_LOCK_WAIT_S):
+        raise IngestionInProgressError(
+            f"Another governance ingestion has been running for over {INGEST_LOCK_WAIT_S:.0f} s; try again when it ends"
+        )
+    try:
+        return _ingest_under_lock(kb, root, path)
+    finally:
+        lock.release()
+
+
+def _ingest_under_lock(kb: KnowledgeBase, root: Path, path: str | Path) -> CorpusIngestReport:
+    started = time.perf_counter()
     base = root.parent if root.is_file() else root
     stores = kb.governance
     records = stores.registry.records()

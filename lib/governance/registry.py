@@ -9,6 +9,7 @@ Keys, all under ``gov:{collection}:`` so two collections (two deployments, two t
     version      int     bumped by every write, in the same transaction: readers that keep something
                          derived from the registry (the search catalog) compare it to know it is stale
     state        hash    last_updated (ISO timestamp of the last write)
+    ingest       lock    held by a corpus ingestion while it writes, and by the audit's repair
 
 The registry decides what a search sees: a document's chunks count only in the generation its record
 names, so writing a record is the moment a re-chunked document flips from its old chunks to its new ones.
@@ -26,8 +27,18 @@ import redis
 
 from lib.errors import RegistryUnavailableError
 from lib.governance.models import GovernanceRecord
+from lib.stores.locks import LeaseLock
 
 _LISTS = ("relates_to", "superseded_by", "replaces")
+
+_FORGET_HASH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'content_hash', '')
+redis.call('INCR', KEYS[2])
+redis.call('HSET', KEYS[3], 'last_updated', ARGV[1])
+return 1
+"""
+"""KEYS: the record, version, state; ARGV: now. Touches the registry as every write does."""
 
 
 def _encode(record: GovernanceRecord) -> dict[str, str]:
@@ -104,6 +115,15 @@ class GovernanceRegistry:
             pipe.sadd(self._key("docs"), record.id)
             self._touch(pipe)
             pipe.execute()
+
+    def forget_hash(self, doc_id: str) -> bool:
+        """Clear a record's content hash, so the next ingestion of its file re-chunks it; False if unregistered."""
+        keys = [self._key(f"doc:{doc_id}"), self._key("version"), self._key("state")]
+        return bool(self.client.eval(_FORGET_HASH, 3, *keys, datetime.now(UTC).isoformat()))
+
+    def ingest_lock(self) -> LeaseLock:
+        """The lock a corpus ingestion holds while it writes (one at a time per collection)."""
+        return LeaseLock(self.client, self._key("ingest"))
 
     def remove(self, doc_id: str) -> None:
         with self.client.pipeline(transaction=True) as pipe:

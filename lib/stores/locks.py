@@ -69,6 +69,13 @@ class LeaseLock:
             self._keeper.start()
         return bool(taken)
 
+    def locked(self) -> bool:
+        """Whether some holder (this one or another) has the lock now."""
+        try:
+            return bool(self._lock.locked())
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise RegistryUnavailableError(f"Redis is not reachable: {exc}") from exc
+
     def release(self) -> None:
         """Stop renewing and free the lock if this holder still has it. Never raises for a lapsed lease."""
         if self._keeper is None:

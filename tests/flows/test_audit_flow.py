@@ -151,3 +151,33 @@ def test_the_nightly_audit_covers_application_documents_and_repairs_their_orphan
     assert {f.kind.value for f in audited.documents_before.findings} == {"orphan_chunks", "unreferenced_file"}
     assert audited.documents_after is not None and audited.documents_after.ok
     assert audited.remaining == 0
+
+
+def test_the_nightly_audit_covers_the_governance_corpus_and_deletes_a_generation_left_before_its_flip(
+    flow_kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lib.governance.api import ingest_governance_corpus_files
+    from tests.lib.governance.conftest import MADR
+
+    corpus = tmp_path / "governance"
+    corpus.mkdir()
+    adr = corpus / "0003-provide-own-madr-tools.md"
+    adr.write_text((MADR / adr.name).read_text())
+    ingest_governance_corpus_files(flow_kb, corpus)
+    adr.write_text(adr.read_text() + "\n## Zanzibar\n\nWe keep the zanzibar toolchain.\n")
+
+    def died(*_: object) -> None:
+        raise ConnectionError("the worker died between writing the new chunks and registering them")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(flow_kb.governance.registry, "put", died)
+        with pytest.raises(ConnectionError):
+            ingest_governance_corpus_files(flow_kb, corpus)
+
+    audited = consistency_audit(repair=True)
+
+    assert audited.governance_before is not None
+    assert [f.kind.value for f in audited.governance_before.findings] == ["orphan_generation"]
+    assert [a.ok for a in audited.governance_repairs] == [True]
+    assert audited.governance_after is not None and audited.governance_after.ok
+    assert audited.remaining == 0
