@@ -16,6 +16,10 @@ Every measured question is new to the server (the documents' titles, phrased dif
 so each request pays for its query embedding: the encoder's memo of recent questions is not what is timed.
 
     .venv/bin/python benchmarks/governance.py --corpus ../shared/data/governance [--requests 200] [--data-dir DIR]
+        [--floor answer|embed]
+
+``--floor`` measures the HTTP interfaces of ``benchmarks/floor_service.py`` instead, which answers without
+searching: the floor this machine puts under the goal (see the README).
 """
 
 from __future__ import annotations
@@ -201,9 +205,13 @@ def service_env(settings: Settings, port: int) -> dict[str, str]:
     }
 
 
-def start_service(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    """The service in its own process, once it answers: the first query loads the catalog (every chunk's vector)."""
+def start_service(env: dict[str, str], port: int, floor: str | None = None) -> subprocess.Popen[bytes]:
+    """The service in its own process, once it answers: the first query loads the catalog (every chunk's vector).
+    With ``floor``, ``benchmarks/floor_service.py``'s service instead (``answer``, or ``embed`` then answer)."""
     command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "governance"]
+    if floor is not None:
+        command = [sys.executable, str(ROOT / "benchmarks" / "floor_service.py"), "governance"]
+        command += ["--embed"] if floor == "embed" else []
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -238,6 +246,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="measured requests per interface")
     parser.add_argument("--data-dir", type=Path, default=None, help="reuse (or build) the store here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
+    parser.add_argument(
+        "--floor",
+        choices=["answer", "embed"],
+        default=None,
+        help="measure the HTTP interfaces of benchmarks/floor_service.py instead: one precomputed answer "
+        "('answer'), or that answer after embedding the question ('embed'); no search at all",
+    )
     args = parser.parse_args()
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-governance-"))
@@ -246,15 +261,18 @@ def main() -> None:
     service = None
     try:
         ingest(kb, args.corpus.resolve())
-        hit_at_5(kb)
+        if args.floor is None:
+            hit_at_5(kb)
         titles = [d.title for d in list_governance_documents(kb)]
         n = min(args.requests, len(titles))
         results: dict[str, float] = {}
-        print(f"\nquery_governance top_k={TOP_K}, distinct questions (ms)         p50     p95     p99")
-        measure("in process, 1 thread", lambda: in_process(kb, questions_for(titles, "inproc", n)), results)
+        floor = "" if args.floor is None else f" -- FLOOR '{args.floor}': no search"
+        print(f"\nquery_governance top_k={TOP_K}, distinct questions (ms){floor}         p50     p95     p99")
+        if args.floor is None:
+            measure("in process, 1 thread", lambda: in_process(kb, questions_for(titles, "inproc", n)), results)
         port = free_port()
         env = service_env(settings, port)
-        service = start_service(env, port)
+        service = start_service(env, port, args.floor)
         base = f"http://127.0.0.1:{port}"
         with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
             measure(f"MCP Streamable HTTP, {CLIENTS} concurrent clients",
@@ -269,6 +287,8 @@ def main() -> None:
         service.terminate()
         service.wait(timeout=60)
         service = None
+        if args.floor is not None:
+            return
         measure("MCP stdio, 1 client", lambda: asyncio.run(_stdio(env, questions_for(titles, "stdio", n))), results)
         goal = results[f"MCP Streamable HTTP, {CLIENTS} concurrent clients"]
         verdict = "met" if goal <= 25 else "NOT met"
