@@ -94,6 +94,26 @@ def repair_governance_task(kb: KnowledgeBase, report: GovernanceAuditReport) -> 
     return repair_governance(kb.governance, report.findings)
 
 
+def _findings_table(
+    key: str,
+    what: str,
+    found: DocumentAuditReport | GovernanceAuditReport,
+    after: DocumentAuditReport | GovernanceAuditReport | None,
+) -> None:
+    """The table artifact of one store's findings: as found, and after repair when it ran."""
+    rows = [
+        {"stage": stage, **finding.model_dump(mode="json")}
+        for stage, report in (("found", found), ("after repair", after))
+        if report is not None
+        for finding in report.findings
+    ]
+    create_table_artifact(
+        rows or [{"stage": "found", "kind": "none", "detail": f"no {what} findings"}],
+        key=key,
+        description=f"{len(found.findings)} {what} findings",
+    )
+
+
 def _finding_rows(stage: str, report: AuditReport) -> list[dict[str, object]]:
     return [
         {
@@ -163,32 +183,12 @@ def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> A
     if repair and documents.findings:
         result.documents_repairs = repair_documents_task(kb, documents)
         result.documents_after = audit_documents_task(kb)
-    document_rows = [
-        {"stage": stage, **f.model_dump(mode="json")}
-        for stage, report in (("found", documents), ("after repair", result.documents_after))
-        if report is not None
-        for f in report.findings
-    ]
-    create_table_artifact(
-        document_rows or [{"stage": "found", "kind": "none", "detail": "application documents agree"}],
-        key=DOCUMENTS_KEY,
-        description=f"{len(documents.findings)} application-document findings",
-    )
+    _findings_table(DOCUMENTS_KEY, "application-document", documents, result.documents_after)
     governance = result.governance_before = audit_governance_task(kb)
     if repair and governance.findings:
         result.governance_repairs = repair_governance_task(kb, governance)
         result.governance_after = audit_governance_task(kb)
-    governance_rows = [
-        {"stage": stage, **f.model_dump(mode="json")}
-        for stage, report in (("found", governance), ("after repair", result.governance_after))
-        if report is not None
-        for f in report.findings
-    ]
-    create_table_artifact(
-        governance_rows or [{"stage": "found", "kind": "none", "detail": "governance registry and chunks agree"}],
-        key=GOVERNANCE_KEY,
-        description=f"{len(governance.findings)} governance findings",
-    )
+    _findings_table(GOVERNANCE_KEY, "governance", governance, result.governance_after)
     rows = _finding_rows("found", before)
     if result.after is not None and result.after is not before:
         rows += _finding_rows("after repair", result.after)

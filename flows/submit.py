@@ -179,38 +179,28 @@ def _run_job(
 ) -> None:
     """The body of a background job: every way it can end without success reaches ``on_failure``."""
     try:
-        _job_body(job_id, flow, parameters, on_failure, without_orchestration)
+        try:
+            ensure_local_api()
+        except BaseException as exc:
+            logger.warning("submit.local_api_failed job_id=%s error=%r", job_id, exc)
+            _report(job_id, on_failure, exc)
+            return
+        try:
+            flow.with_options(flow_run_name=job_id)(**parameters)
+        except ORCHESTRATOR_ERRORS as exc:
+            if without_orchestration is None:
+                _report(job_id, on_failure, exc)
+                return
+            logger.warning("submit.orchestrator_unavailable job_id=%s error=%s: running without Prefect", job_id, exc)
+            try:
+                without_orchestration()
+            except BaseException as direct:
+                _report(job_id, on_failure, direct)
+        except BaseException as exc:  # a thread's last stop: whatever it is, it must reach the job's record
+            _report(job_id, on_failure, exc)
     finally:
         with _running_lock:
             _running.discard(threading.current_thread())
-
-
-def _job_body(
-    job_id: str,
-    flow: Flow[..., Any],
-    parameters: dict[str, Any],
-    on_failure: OnFailure,
-    without_orchestration: Callable[[], object] | None,
-) -> None:
-    try:
-        ensure_local_api()
-    except BaseException as exc:
-        logger.warning("submit.local_api_failed job_id=%s error=%r", job_id, exc)
-        _report(job_id, on_failure, exc)
-        return
-    try:
-        flow.with_options(flow_run_name=job_id)(**parameters)
-    except ORCHESTRATOR_ERRORS as exc:
-        if without_orchestration is None:
-            _report(job_id, on_failure, exc)
-            return
-        logger.warning("submit.orchestrator_unavailable job_id=%s error=%s: running without Prefect", job_id, exc)
-        try:
-            without_orchestration()
-        except BaseException as direct:
-            _report(job_id, on_failure, direct)
-    except BaseException as exc:  # a thread's last stop: whatever it is, it must reach the job's record
-        _report(job_id, on_failure, exc)
 
 
 def finish_background_jobs(grace_s: float) -> int:
