@@ -18,12 +18,17 @@ from __future__ import annotations
 import logging
 import threading
 
+from prefect.events.worker import EventsWorker
+from prefect.logging.handlers import APILogWorker
 from prefect.server.api.server import SubprocessASGIServer
 from prefect.settings import PREFECT_API_URL
 
 logger = logging.getLogger(__name__)
 
 _start_lock = threading.Lock()
+
+DRAIN_TIMEOUT_S = 5.0
+"""How long ``stop_local_api`` waits for each of Prefect's log and event workers to send what they hold."""
 
 
 def uses_local_api() -> bool:
@@ -59,9 +64,14 @@ def ensure_local_api() -> str | None:
 
 def stop_local_api() -> bool:
     """Stop Prefect's temporary server if this process started it; True when one was stopped. Does nothing
-    when an API URL is set: that server (a real one, or a test harness's) is not this process's to stop."""
+    when an API URL is set: that server (a real one, or a test harness's) is not this process's to stop.
+
+    Prefect's log and event workers are drained first: they send what they hold at exit, and with the server
+    gone they would retry against nothing and hold the process past its stop."""
     if not uses_local_api():
         return False
+    for service in (APILogWorker, EventsWorker):
+        service.drain_all(timeout=DRAIN_TIMEOUT_S)
     with _start_lock:
         server = SubprocessASGIServer()
         pid = _pid(server)

@@ -33,14 +33,12 @@ import httpx
 from prefect import Flow
 from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
-from prefect.events.worker import EventsWorker
 from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
-from prefect.logging.handlers import APILogWorker
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows.common import bound_kb
 from flows.ingest import ingest_policy_revision, settle_failure
-from flows.local_api import ensure_local_api, stop_local_api, uses_local_api
+from flows.local_api import ensure_local_api, stop_local_api
 from flows.reindex import reindex_policy_revision
 from lib.config import Settings
 from lib.kb import open_kb
@@ -62,9 +60,6 @@ ORCHESTRATOR_ERRORS = (httpx.HTTPError, PrefectHTTPStatusError)
 """The Prefect API failing to answer: the work itself may still be fine."""
 
 OnFailure = Callable[[BaseException], None]
-
-DRAIN_TIMEOUT_S = 5.0
-"""How long a stopping service waits for each of Prefect's log and event workers to send what they hold."""
 
 _running: set[threading.Thread] = set()
 _running_lock = threading.Lock()
@@ -215,11 +210,6 @@ def finish_background_jobs(grace_s: float) -> int:
     running = [job.name for job in jobs if job.is_alive()]
     if running:
         logger.warning("submit.jobs_cut_off count=%d jobs=%s grace_s=%s", len(running), running, grace_s)
-    if uses_local_api():
-        # Prefect's log and event workers send what they hold at exit; with the server gone first they would
-        # retry against nothing and hold the process past its stop.
-        for service in (APILogWorker, EventsWorker):
-            service.drain_all(timeout=DRAIN_TIMEOUT_S)
     stop_local_api()
     return len(running)
 

@@ -76,12 +76,12 @@ def ingest_governance_corpus_files(kb: KnowledgeBase, path: str | Path) -> Corpu
             f"Another governance ingestion has been running for over {INGEST_LOCK_WAIT_S:.0f} s; try again when it ends"
         )
     try:
-        return _ingest_under_lock(kb, root, path)
+        return _ingest_under_lock(kb, root)
     finally:
         lock.release()
 
 
-def _ingest_under_lock(kb: KnowledgeBase, root: Path, path: str | Path) -> CorpusIngestReport:
+def _ingest_under_lock(kb: KnowledgeBase, root: Path) -> CorpusIngestReport:
     started = time.perf_counter()
     base = root.parent if root.is_file() else root
     stores = kb.governance
