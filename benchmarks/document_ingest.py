@@ -36,10 +36,10 @@ import pymupdf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
 from lib.documents.ingest import ingest_document  # noqa: E402
 from lib.errors import KBError  # noqa: E402
-from lib.kb import open_kb  # noqa: E402
 from lib.stores.embedding_model import load_model  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 from lib.text.extraction import extract_document  # noqa: E402
@@ -157,24 +157,25 @@ def main() -> None:
             f"OCR, {cores} Tesseracts:       {pages} pages in {seconds:6.2f} s → {per_page:.2f} s/page"
             f" at {SCAN_DPI} DPI  (target ≤ {OCR_TARGET_SECONDS} s: {verdict})"
         )
-        print(
-            f"OCR CPU time:            {cpu / pages:.2f} CPU s/page (render + Tesseract)"
-            f" → {cpu / pages / cores:.2f} s/page on {cores} otherwise idle cores"
-        )
+        if pages:
+            print(
+                f"OCR CPU time:            {cpu / pages:.2f} CPU s/page (render + Tesseract)"
+                f" → {cpu / pages / cores:.2f} s/page on {cores} otherwise idle cores"
+            )
 
         overrides: dict[str, object] = {"data_dir": Path(tmp) / "data", "redis_url": None,
                                         "allowed_file_roots": [inbox]}  # fmt: skip
         if args.threshold is not None:
             overrides["image_ratio_threshold"] = args.threshold
         settings = load_settings(**overrides)
-        kb = open_kb(settings)
+        stores = open_stores(settings).documents
         try:
             print(f"\n{'document':<52}{'pages':>6}{'status':>18}{'method':>12}{'chunks':>8}{'seconds':>9}")
             started = time.perf_counter()
             for doc in planned:
                 began = time.perf_counter()
                 try:
-                    result = ingest_document(kb, inbox / doc.name, REF)
+                    result = ingest_document(stores, inbox / doc.name, REF)
                     status = result.status
                     method = getattr(result, "extraction_method", "")
                     chunks = getattr(result, "chunks_created", 0)
@@ -184,7 +185,7 @@ def main() -> None:
                 print(f"{doc.name:<52}{doc.pages:>6}{status:>18}{method:>12}{chunks:>8}{took:>9.2f}")
             elapsed = time.perf_counter() - started
         finally:
-            stop_embedded_redis(settings.redis_dir)
+            stop_embedded_redis(settings.paths.redis_dir)
 
     print(
         f"\nwhole folder: {len(planned)} documents, {total_pages} pages in {elapsed:.1f} s → "

@@ -30,14 +30,14 @@ GOVERNANCE_QUESTION = "How are inline script dependencies declared?"
 
 
 def floor_policy_search(embed: bool) -> None:
-    from lib.kb import KnowledgeBase
     from lib.policies import search as policy_search
+    from lib.policies.stores import PolicyStores
 
     real = policy_search.search_policy
     answers: dict[int, policy_search.SearchResult] = {}
 
     def answer(
-        kb: KnowledgeBase,
+        stores: PolicyStores,
         query: str,
         *,
         sources: Sequence[str] | None = None,
@@ -46,9 +46,9 @@ def floor_policy_search(embed: bool) -> None:
         mode: str = "hybrid",
     ) -> policy_search.SearchResult:
         if embed:
-            kb.embedder.embed_queries([query])
+            stores.embedder.embed_queries([query])
         if n_results not in answers:
-            answers[n_results] = real(kb, POLICY_QUESTION, effective_date=POLICY_DAY, n_results=n_results)
+            answers[n_results] = real(stores, POLICY_QUESTION, effective_date=POLICY_DAY, n_results=n_results)
         return answers[n_results].model_copy(update={"query": query})
 
     policy_search.search_policy = answer
@@ -56,18 +56,18 @@ def floor_policy_search(embed: bool) -> None:
 
 def floor_governance_query(embed: bool) -> None:
     """Before the service's modules import ``logged_query``, so the MCP tool and ``GET /query`` both get this."""
+    from lib.governance.stores import GovernanceStores
     from lib.integrations import query_log
-    from lib.kb import KnowledgeBase
 
     real = query_log.logged_query
     answers: dict[int, Any] = {}
 
-    def answer(kb: KnowledgeBase, question: str, **filters: Any) -> Any:
+    def answer(stores: GovernanceStores, question: str, **filters: Any) -> Any:
         top_k = int(filters.get("top_k", 5))
         if embed:
-            kb.embedder.embed_queries([question])
+            stores.embedder.embed_queries([question])
         if top_k not in answers:
-            answers[top_k] = real(kb, GOVERNANCE_QUESTION, **filters)
+            answers[top_k] = real(stores, GOVERNANCE_QUESTION, **filters)
         return answers[top_k].model_copy(update={"question": question})
 
     query_log.logged_query = answer

@@ -30,12 +30,11 @@ import json
 import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -46,11 +45,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import httpx  # noqa: E402
-import numpy as np  # noqa: E402
 
+from benchmarks.harness import Service, clients_start_together, free_port, row, start_service, wait_until  # noqa: E402
+from lib.composition import open_stores  # noqa: E402
 from lib.config import Settings, load_settings  # noqa: E402
-from lib.governance.api import ingest_governance_corpus_files, list_governance_documents, query_governance  # noqa: E402
-from lib.kb import KnowledgeBase, open_kb  # noqa: E402
+from lib.governance.ingest import ingest_governance_corpus_files  # noqa: E402
+from lib.governance.reads import list_governance_documents  # noqa: E402
+from lib.governance.search import query_governance  # noqa: E402
+from lib.governance.stores import GovernanceStores  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 CLIENTS = 4
@@ -68,19 +70,13 @@ PHRASINGS = {
 """One phrasing per measurement, so no measured question was asked before."""
 
 
-def row(label: str, samples_ms: Sequence[float]) -> float:
-    p50, p95, p99 = np.percentile(np.asarray(samples_ms), [50, 95, 99])
-    print(f"  {label:<48}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}")
-    return float(p95)
-
-
 # -- ingest and relevance -------------------------------------------------------------------------
 
 
-def ingest(kb: KnowledgeBase, corpus: Path) -> None:
+def ingest(stores: GovernanceStores, corpus: Path) -> None:
     files = sum(1 for p in corpus.rglob("*") if p.is_file())
     started = time.perf_counter()
-    report = ingest_governance_corpus_files(kb, corpus)
+    report = ingest_governance_corpus_files(stores, corpus)
     seconds = time.perf_counter() - started
     print(f"ingest of {corpus} ({files} files): {len(report.added)} added, {len(report.changed)} changed, "
           f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, {len(report.failed)} failed")  # fmt: skip
@@ -88,17 +84,17 @@ def ingest(kb: KnowledgeBase, corpus: Path) -> None:
         print(f"  failed: {failed.file}: {failed.error}")
     rate = report.chunks_written / seconds if seconds else 0.0
     print(f"  {report.chunks_written} chunks written in {seconds:.1f} s = {rate:.1f} chunks/s "
-          f"({os.cpu_count()} CPUs, encoder {kb.settings.embedding_encoder})")  # fmt: skip
+          f"({os.cpu_count()} CPUs, encoder {stores.settings.embeddings.encoder})")  # fmt: skip
 
 
-def hit_at_5(kb: KnowledgeBase) -> None:
+def hit_at_5(stores: GovernanceStores) -> None:
     questions = json.loads(QUESTIONS_FILE.read_text())["questions"]
     print(f"\nhit@{TOP_K} of {len(questions)} questions about the PEPs (documents in force today)")
     misses: dict[str, list[str]] = {}
     for mode in MODES:
         hits = 0
         for item in questions:
-            answer = query_governance(kb, item["question"], top_k=TOP_K, mode=mode)
+            answer = query_governance(stores, item["question"], top_k=TOP_K, mode=mode)
             found = [hit.metadata.id for hit in answer.results]
             if set(found) & set(item["answers"]):
                 hits += 1
@@ -114,20 +110,16 @@ def questions_for(titles: list[str], kind: str, n: int) -> list[str]:
     return [PHRASINGS[kind].format(title=title) for title in titles[:n]]
 
 
-def in_process(kb: KnowledgeBase, questions: list[str]) -> list[float]:
+def in_process(stores: GovernanceStores, questions: list[str]) -> list[float]:
     samples = []
     for question in questions:
         started = time.perf_counter()
-        query_governance(kb, question, top_k=TOP_K)
+        query_governance(stores, question, top_k=TOP_K)
         samples.append((time.perf_counter() - started) * 1000)
     return samples
 
 
 # -- clients --------------------------------------------------------------------------------------
-
-
-async def _wait_until(start_at: float) -> None:
-    await asyncio.sleep(max(0.0, start_at - time.time()))
 
 
 async def _mcp_http(url: str, questions: list[str], start_at: float) -> list[float]:
@@ -138,7 +130,7 @@ async def _mcp_http(url: str, questions: list[str], start_at: float) -> list[flo
     async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()  # the client validates results against the output schema it lists
-        await _wait_until(start_at)
+        await wait_until(start_at)
         for question in questions:
             started = time.perf_counter()
             result = await session.call_tool("query_governance", {"question": question, "top_k": TOP_K})
@@ -151,7 +143,7 @@ async def _rest(url: str, questions: list[str], start_at: float) -> list[float]:
     samples: list[float] = []
     async with httpx.AsyncClient(timeout=60) as http:
         await http.get(url.replace("/query", "/health"))
-        await _wait_until(start_at)
+        await wait_until(start_at)
         for question in questions:
             started = time.perf_counter()
             response = await http.get(url, params={"q": question, "top_k": TOP_K})
@@ -166,7 +158,7 @@ def client_process(kind: str, url: str, questions: list[str], start_at: float) -
 
 
 def concurrent(pool: ProcessPoolExecutor, kind: str, url: str, questions: list[str], clients: int) -> list[float]:
-    start_at = time.time() + 2.0
+    start_at = clients_start_together()
     futures = [pool.submit(client_process, kind, url, questions[i::clients], start_at) for i in range(clients)]
     return [sample for future in futures for sample in future.result()]
 
@@ -176,7 +168,7 @@ async def _stdio(env: dict[str, str], questions: list[str]) -> list[float]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_service", "--stdio", "governance"],
-                                   env=env, cwd=ROOT)  # fmt: skip
+                                   env=os.environ | env, cwd=ROOT)  # fmt: skip
     samples: list[float] = []
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -197,47 +189,35 @@ async def _stdio(env: dict[str, str], questions: list[str]) -> list[float]:
 
 
 def service_env(settings: Settings, port: int) -> dict[str, str]:
-    return os.environ | {
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "REDIS_URL": embedded_url(settings.redis_dir),
+    return {
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "REDIS_URL": embedded_url(settings.paths.redis_dir),
         "GOVERNANCE_PORT": str(port),
-        "CHROMA_GOVERNANCE_COLLECTION": settings.governance_collection,
+        "CHROMA_GOVERNANCE_COLLECTION": settings.chroma.governance_collection,
     }
 
 
-def start_service(env: dict[str, str], port: int, floor: str | None = None) -> subprocess.Popen[bytes]:
+def start_governance(env: dict[str, str], port: int, floor: str | None = None) -> Service:
     """The service in its own process, once it answers: the first query loads the catalog (every chunk's vector).
     With ``floor``, ``benchmarks/floor_service.py``'s service instead (``answer``, or ``embed`` then answer)."""
     command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "governance"]
     if floor is not None:
         command = [sys.executable, str(ROOT / "benchmarks" / "floor_service.py"), "governance"]
         command += ["--embed"] if floor == "embed" else []
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if httpx.get(f"{base}/health", timeout=5).json()["index"]["built"]:
-                httpx.get(
-                    f"{base}/query", params={"q": "warm up", "top_k": 1}, timeout=STARTUP_TIMEOUT_S
-                ).raise_for_status()
-                return proc
-        except (httpx.HTTPError, KeyError, TypeError):
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("the service did not start")
 
+    def warm() -> bool:
+        health = httpx.get(f"{base}/health", timeout=5).json()
+        if not health.get("index", {}).get("built"):
+            return False
+        httpx.get(f"{base}/query", params={"q": "warm up", "top_k": 1}, timeout=STARTUP_TIMEOUT_S).raise_for_status()
+        return True
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return start_service(command, env, warm, timeout=STARTUP_TIMEOUT_S)
 
 
 def measure(label: str, run: Callable[[], list[float]], results: dict[str, float]) -> None:
-    results[label] = row(label, run())
+    results[label] = row(label, run(), width=48)[1]
 
 
 def main() -> None:
@@ -257,22 +237,22 @@ def main() -> None:
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-governance-"))
     settings = load_settings(data_dir=data_dir, redis_url=None)
-    kb = open_kb(settings)
+    stores = open_stores(settings).governance
     service = None
     try:
-        ingest(kb, args.corpus.resolve())
+        ingest(stores, args.corpus.resolve())
         if args.floor is None:
-            hit_at_5(kb)
-        titles = [d.title for d in list_governance_documents(kb)]
+            hit_at_5(stores)
+        titles = [d.title for d in list_governance_documents(stores)]
         n = min(args.requests, len(titles))
         results: dict[str, float] = {}
         floor = "" if args.floor is None else f" -- FLOOR '{args.floor}': no search"
         print(f"\nquery_governance top_k={TOP_K}, distinct questions (ms){floor}         p50     p95     p99")
         if args.floor is None:
-            measure("in process, 1 thread", lambda: in_process(kb, questions_for(titles, "inproc", n)), results)
+            measure("in process, 1 thread", lambda: in_process(stores, questions_for(titles, "inproc", n)), results)
         port = free_port()
         env = service_env(settings, port)
-        service = start_service(env, port, args.floor)
+        service = start_governance(env, port, args.floor)
         base = f"http://127.0.0.1:{port}"
         with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
             measure(f"MCP Streamable HTTP, {CLIENTS} concurrent clients",
@@ -284,8 +264,7 @@ def main() -> None:
             measure(f"GET /query, {CLIENTS} concurrent clients",
                     lambda: concurrent(pool, "rest", f"{base}/query", questions_for(titles, "rest", n), CLIENTS),
                     results)  # fmt: skip
-        service.terminate()
-        service.wait(timeout=60)
+        service.stop()
         service = None
         if args.floor is not None:
             return
@@ -295,9 +274,8 @@ def main() -> None:
         print(f"\ngoal p95 <= 25 ms over HTTP with {CLIENTS} clients: {goal:.2f} ms -> {verdict}")
     finally:
         if service is not None:
-            service.terminate()
-            service.wait(timeout=30)
-        stop_embedded_redis(settings.redis_dir)
+            service.stop()
+        stop_embedded_redis(settings.paths.redis_dir)
         if args.data_dir is None and not args.keep:
             shutil.rmtree(data_dir, ignore_errors=True)
         elif args.data_dir is None:

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
-from lib.kb import open_kb  # noqa: E402
 from lib.policies.ingest import ingest_revision  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
@@ -36,23 +36,26 @@ DEFAULT_PDF = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
 def run_once(pdf: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as folder:
         settings = load_settings(data_dir=Path(folder), redis_url=None)
-        kb = open_kb(settings)
+        stores = open_stores(settings).policies
         try:
-            kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+            stores.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
             register_revision(
-                kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"), pdf.read_bytes()
+                stores,
+                "NPPF",
+                RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
+                pdf.read_bytes(),
             )
             started = time.perf_counter()
-            outcome = ingest_revision(kb, "NPPF", "rev_NPPF_2024_12")
+            outcome = ingest_revision(stores, "NPPF", "rev_NPPF_2024_12")
             total = time.perf_counter() - started
 
             texts = [c.text for c in chunk_sections(split_sections(extract_document(pdf.read_bytes())))]
             assert len(texts) == outcome.chunks_created
             started = time.perf_counter()
-            kb.embedder.embed_batch(texts)
+            stores.embedder.embed_batch(texts)
             embed_alone = time.perf_counter() - started
         finally:
-            stop_embedded_redis(settings.redis_dir)
+            stop_embedded_redis(settings.paths.redis_dir)
     return {
         "pages": outcome.page_count,
         "chunks": outcome.chunks_created,

@@ -24,9 +24,6 @@ import os
 import random
 import shutil
 import signal
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +34,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-import httpx
 import numpy as np
 import pymupdf
 from mcp import ClientSession
@@ -47,8 +43,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harness import Service, free_port, health_ok, percentiles, start_service  # noqa: E402
+from lib.composition import open_stores  # noqa: E402
 from lib.config import Settings, load_settings  # noqa: E402
-from lib.kb import open_kb  # noqa: E402
 from lib.notes.ingest import file_pieces, ingest_note  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
@@ -70,14 +67,14 @@ def note_text(rng: random.Random, index: int) -> str:
 
 
 def load_notes(settings: Settings, count: int) -> float:
-    kb = open_kb(settings)
-    have = kb.notes.registry.counts().get("notes", 0)
+    stores = open_stores(settings).notes
+    have = stores.registry.counts().get("notes", 0)
     rng = random.Random(7)
     started = time.perf_counter()
     for index in range(have, count):
         collection = COLLECTIONS[index % 3]
         tags = [f"collection:{collection}", rng.choice(["feedback", "todo", "reference"])]
-        ingest_note(kb, note_text(rng, index), tags, title=f"note {index}")
+        ingest_note(stores, note_text(rng, index), tags, title=f"note {index}")
     return time.perf_counter() - started
 
 
@@ -101,23 +98,14 @@ def big_pdf(target_bytes: int) -> bytes:
     return data
 
 
-def start_service(settings: Settings, port: int) -> subprocess.Popen[bytes]:
-    env = os.environ | {
-        "REDIS_URL": embedded_url(settings.redis_dir), "POLICY_KB_DATA_DIR": str(settings.data_dir),
+def start_kb(settings: Settings, port: int) -> Service:
+    env = {
+        "REDIS_URL": embedded_url(settings.paths.redis_dir), "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
         "KB_MCP_PORT": str(port), "KB_MCP_API_KEY": KEY, "MCP_API_KEY": KEY + "-engine", "ENABLE_OCR": "false",
         "KB_MAX_UPLOAD_BYTES": str(64 * 1024 * 1024),
     }  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "deployments.cli", "serve", "--servers", "kb"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("the kb service did not start")
+    command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "kb"]
+    return start_service(command, env, health_ok(f"http://127.0.0.1:{port}"), timeout=180)
 
 
 async def tool(session: ClientSession, name: str, **arguments: Any) -> dict[str, Any]:
@@ -134,10 +122,6 @@ async def wait_job(session: ClientSession, job_id: str) -> dict[str, Any]:
         if job is not None and job["status"] in ("completed", "failed"):
             return job
         await asyncio.sleep(0.5)
-
-
-def percentile(values: list[float], q: float) -> float:
-    return float(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]) if len(values) > 1 else values[0]
 
 
 async def measure(url: str, requests: int, pdf: bytes) -> dict[str, float]:
@@ -172,16 +156,17 @@ async def measure(url: str, requests: int, pdf: bytes) -> dict[str, float]:
         uploaded = time.perf_counter() - started
         job = await wait_job(session, job_id)
         ingested = time.perf_counter() - started - uploaded
-    return {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "upload_s": uploaded,
+    p50, p95 = percentiles(latencies, (50, 95))
+    return {"p50": p50, "p95": p95, "upload_s": uploaded,
             "ingest_s": ingested, "job_ok": float(job["status"] == "completed")}  # fmt: skip
 
 
 def direct(settings: Settings, pdf: bytes) -> tuple[float, int]:
-    kb = open_kb(settings)
-    kb.embedder.warm_up()
+    stores = open_stores(settings).notes
+    stores.embedder.warm_up()
     started = time.perf_counter()
-    _, pieces = file_pieces(kb, pdf, "big.pdf")
-    kb.embedder.embed_batch([text for text, _ in pieces])
+    _, pieces = file_pieces(stores, pdf, "big.pdf")
+    stores.embedder.embed_batch([text for text, _ in pieces])
     return time.perf_counter() - started, len(pieces)
 
 
@@ -200,15 +185,12 @@ def main() -> None:
               f"lib.notes.ingest.ingest_note in {loaded:.1f} s)")  # fmt: skip
         pdf = big_pdf(int(args.pdf_mb * 1024 * 1024))
         megabytes = len(pdf) / 1024 / 1024
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        service = start_service(settings, port)
+        port = free_port()
+        service = start_kb(settings, port)
         try:
             figures = asyncio.run(measure(f"http://127.0.0.1:{port}", args.requests, pdf))
         finally:
-            service.send_signal(signal.SIGINT)
-            service.wait(timeout=60)
+            service.stop(signal.SIGINT)
         direct_s, chunks = direct(settings, pdf)
         print(f"kb_search over MCP, 1 client, {args.requests} requests: p50 {figures['p50']:.1f} ms, "
               f"p95 {figures['p95']:.1f} ms")  # fmt: skip
@@ -218,7 +200,7 @@ def main() -> None:
         print(f"direct extract + embed of the same file: {direct_s:.1f} s ({chunks} chunks)")
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     finally:
-        stop_embedded_redis(settings.redis_dir)
+        stop_embedded_redis(settings.paths.redis_dir)
         if args.data_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)
 

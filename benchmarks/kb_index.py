@@ -33,9 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lib.notes.index import DocumentIndex, Snapshot  # noqa: E402
+from benchmarks.harness import percentiles  # noqa: E402
+from lib.notes.index import Snapshot  # noqa: E402
 from lib.notes.ingest import text_pieces  # noqa: E402
 from lib.notes.search import rank_snapshot  # noqa: E402
+from lib.retrieval.document_index import DocumentChunks  # noqa: E402
 from lib.retrieval.modes import SearchMode  # noqa: E402
 from lib.stores.chroma import StoredChunk  # noqa: E402
 
@@ -48,10 +50,10 @@ def unit_vectors(rows: int, seed: int) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def make_notes(data: Path, count: int) -> tuple[list[DocumentIndex], dict[str, set[int]]]:
+def make_notes(data: Path, count: int) -> tuple[list[DocumentChunks[int]], dict[str, set[int]]]:
     rng = random.Random(7)
     abstracts = [json.loads(line) for line in (data / "corpus.jsonl").open()]
-    documents: list[DocumentIndex] = []
+    documents: list[DocumentChunks[int]] = []
     tagged: dict[str, set[int]] = {}
     for document_id in range(1, count + 1):
         abstract = abstracts[rng.randrange(len(abstracts))]
@@ -63,7 +65,7 @@ def make_notes(data: Path, count: int) -> tuple[list[DocumentIndex], dict[str, s
             StoredChunk(f"kb_{document_id}_1_{i:05d}", t, {"document_id": document_id, "chunk_index": i})
             for i, t in enumerate(texts)
         )
-        documents.append(DocumentIndex(document_id, 1, chunks, unit_vectors(len(texts), document_id)))
+        documents.append(DocumentChunks(document_id, 1, chunks, unit_vectors(len(texts), document_id)))
         for tag in (f"collection:{COLLECTIONS[document_id % 3]}", rng.choice(["feedback", "todo", "reference"])):
             tagged.setdefault(tag, set()).add(document_id)
     return documents, tagged
@@ -77,12 +79,12 @@ def timed(fn: Callable[..., object], *args: object) -> tuple[float, float]:
 
 def materialise(snapshot: Snapshot) -> None:
     """What the first query after a new snapshot computes lazily."""
-    for name in ("matrix", "owners", "row_ids", "offsets", "by_id"):
-        getattr(snapshot, name)
+    for name in ("columns", "owners", "row_keys", "offsets", "by_key"):
+        getattr(snapshot.index, name)
     snapshot.lexical.rank("warm", 1, {1})
 
 
-def grow(snapshot: Snapshot, generation: int, new: DocumentIndex) -> None:
+def grow(snapshot: Snapshot, generation: int, new: DocumentChunks[int]) -> None:
     materialise(Snapshot.after(snapshot, generation, (*snapshot.documents, new)))
 
 
@@ -111,12 +113,12 @@ def main() -> None:
                 wall, cpu = timed(rank_snapshot, snapshot, query, vector, filters[i % 3], mode, 10)
                 walls.append(wall)
                 cpus.append(cpu)
-            p95 = statistics.quantiles(walls, n=20)[-1]
-            print(f"| {count:,} | {snapshot.rows:,} | {mode.value} | {statistics.median(walls):.1f} | "
+            (p50,), (p95,) = percentiles(walls, (50,)), percentiles(walls, (95,), method="weibull")
+            print(f"| {count:,} | {snapshot.index.rows:,} | {mode.value} | {p50:.1f} | "
                   f"{p95:.1f} | {statistics.mean(cpus):.1f} |", flush=True)  # fmt: skip
         samples = []
         for generation, new in enumerate(documents[count:], start=2):
-            texts = {new.document_id: [c.text for c in new.chunks]}
+            texts = {new.key: [c.text for c in new.chunks]}
             lexical = timed(snapshot.lexical.updated, texts)
             whole = timed(grow, snapshot, generation, new)
             samples.append((lexical, whole))

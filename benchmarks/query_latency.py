@@ -35,12 +35,11 @@ import multiprocessing
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -57,8 +56,17 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
+from benchmarks.harness import (  # noqa: E402
+    Service,
+    clients_start_together,
+    free_port,
+    health_ok,
+    row,
+    start_service,
+    wait_until,
+)
+from lib.composition import open_stores  # noqa: E402
 from lib.config import Settings, load_settings  # noqa: E402
-from lib.kb import KnowledgeBase, open_kb  # noqa: E402
 from lib.models import Chunk  # noqa: E402
 from lib.policies.chunks import revision_filter  # noqa: E402
 from lib.policies.ingest import store_chunks  # noqa: E402
@@ -66,6 +74,7 @@ from lib.policies.lifecycle import create_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
 from lib.policies.seeding import seed_policies  # noqa: E402
+from lib.policies.stores import PolicyStores  # noqa: E402
 from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.onnx_encoder import load_onnx_encoder  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
@@ -102,17 +111,6 @@ QUESTIONS = [
 ]
 
 
-def percentiles(samples_ms: Sequence[float]) -> tuple[float, float, float]:
-    p50, p95, p99 = np.percentile(np.asarray(samples_ms), [50, 95, 99])
-    return float(p50), float(p95), float(p99)
-
-
-def row(label: str, samples_ms: Sequence[float], note: str = "") -> tuple[float, float, float]:
-    p50, p95, p99 = percentiles(samples_ms)
-    print(f"  {label:<44}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}" + (f"   {note}" if note else ""))
-    return p50, p95, p99
-
-
 def random_day(rng: random.Random) -> str:
     return (date(2016, 1, 1) + timedelta(days=rng.randrange(0, 11 * 365))).isoformat()
 
@@ -120,27 +118,27 @@ def random_day(rng: random.Random) -> str:
 # -- building the store ---------------------------------------------------------------------------
 
 
-def build_store(kb: KnowledgeBase) -> None:
+def build_store(stores: PolicyStores) -> None:
     """The real NPPF through the pipeline, then the synthetic policies (skipped if already there)."""
     started = time.perf_counter()
-    seed_policies(kb, SEED_FILE)
+    seed_policies(stores, SEED_FILE)
     print(f"NPPF seeded in {time.perf_counter() - started:.1f} s")
-    base = kb.vectors.collection.get(where={"source": "NPPF"}, include=["embeddings", "documents", "metadatas"])
+    base = stores.vectors.collection.get(where={"source": "NPPF"}, include=["embeddings", "documents", "metadatas"])
     documents, metadatas = base["documents"] or [], base["metadatas"] or []
     vectors = np.asarray(base["embeddings"], dtype=np.float32)
     rng = np.random.default_rng(7)
     started = time.perf_counter()
     for p in range(SYNTHETIC_POLICIES):
         source = f"SYN_POLICY_{p:02d}"
-        if kb.registry.policy_exists(source):
+        if stores.registry.policy_exists(source):
             continue
-        kb.registry.create_policy(PolicyCreate(source=source, title=f"Synthetic policy {p}", category="local_plan"))
+        stores.registry.create_policy(PolicyCreate(source=source, title=f"Synthetic policy {p}", category="local_plan"))
         for year in REVISION_YEARS:
             rid = f"rev_{source}_{year}"
             start = date(year, 1 + p, 1)
             create_revision(
-                kb.registry,
-                kb.vectors,
+                stores.registry,
+                stores.vectors,
                 source,
                 RevisionCreate(revision_id=rid, version_label=str(year), effective_from=start),
             )
@@ -153,18 +151,19 @@ def build_store(kb: KnowledgeBase) -> None:
                       page_numbers=[1 + n // 10], chunk_index=n)
                 for n, i in enumerate(picks)
             ]  # fmt: skip
-            store_chunks(kb.registry, kb.vectors, source, rid, chunks, noisy.tolist(), page_count=50, file_size_bytes=0,
-                         extraction_method="synthetic")  # fmt: skip
-    print(f"synthetic policies in place in {time.perf_counter() - started:.1f} s; chunks stored: {kb.vectors.count()}")
+            store_chunks(stores.registry, stores.vectors, source, rid, chunks, noisy.tolist(), page_count=50,
+                         file_size_bytes=0, extraction_method="synthetic")  # fmt: skip
+    took = time.perf_counter() - started
+    print(f"synthetic policies in place in {took:.1f} s; chunks stored: {stores.vectors.count()}")
 
 
 # -- in-process -----------------------------------------------------------------------------------
 
 
-def run_in_process(kb: KnowledgeBase, requests: list[dict], threads: int) -> list[float]:
+def run_in_process(stores: PolicyStores, requests: list[dict], threads: int) -> list[float]:
     def one(args: dict) -> float:
         started = time.perf_counter()
-        search_policy(kb, **args)
+        search_policy(stores, **args)
         return (time.perf_counter() - started) * 1000
 
     if threads == 1:
@@ -173,11 +172,11 @@ def run_in_process(kb: KnowledgeBase, requests: list[dict], threads: int) -> lis
         return list(pool.map(one, requests))
 
 
-def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
+def time_parts(stores: PolicyStores, rng: random.Random) -> None:
     """Where the in-process time goes, and what the previous design (Chroma's filtered query) cost."""
     torch_embedder = Embedder()
-    assert kb.embedder.onnx_dir is not None
-    onnx = load_onnx_encoder(kb.embedder.onnx_dir, export=True)
+    assert stores.embedder.onnx_dir is not None
+    onnx = load_onnx_encoder(stores.embedder.onnx_dir, export=True)
     assert onnx is not None, "the ONNX export failed; see the log"
     samples: dict[str, list[float]] = {k: [] for k in ("torch", "onnx", "chroma_dated", "chroma_all", "fast_dated",
                                                        "fast_all", "resolve")}  # fmt: skip
@@ -188,18 +187,18 @@ def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
         samples[key].append((time.perf_counter() - started) * 1000)
         return out
 
-    all_revisions = searchable_revisions(kb.registry, None, None)
+    all_revisions = searchable_revisions(stores.registry, None, None)
 
     def one_round(question: str, day: date) -> None:
         timed("torch", lambda: torch_embedder.embed_batch([question]))
         vector = timed("onnx", lambda: onnx.encode([question]))[0]
-        dated = timed("resolve", lambda: searchable_revisions(kb.registry, None, day))
-        timed("chroma_dated", lambda: kb.vectors.query(vector, 10, revision_filter(sorted(dated))))
-        timed("chroma_all", lambda: kb.vectors.query(vector, 10, revision_filter(sorted(all_revisions))))
-        kb.vectors.answers.clear()  # time the search itself, not a remembered answer
-        timed("fast_dated", lambda: kb.vectors.search(vector, 10, dated))
-        kb.vectors.answers.clear()
-        timed("fast_all", lambda: kb.vectors.search(vector, 10, all_revisions))
+        dated = timed("resolve", lambda: searchable_revisions(stores.registry, None, day))
+        timed("chroma_dated", lambda: stores.vectors.query(vector, 10, revision_filter(sorted(dated))))
+        timed("chroma_all", lambda: stores.vectors.query(vector, 10, revision_filter(sorted(all_revisions))))
+        stores.vectors.answers.clear()  # time the search itself, not a remembered answer
+        timed("fast_dated", lambda: stores.vectors.search(vector, 10, dated))
+        stores.vectors.answers.clear()
+        timed("fast_all", lambda: stores.vectors.search(vector, 10, all_revisions))
 
     for i in range(200):
         one_round(QUESTIONS[i % len(QUESTIONS)], date.fromisoformat(random_day(rng)))
@@ -216,37 +215,18 @@ def time_parts(kb: KnowledgeBase, rng: random.Random) -> None:
 # -- over MCP -------------------------------------------------------------------------------------
 
 
-def start_service(
-    settings: Settings, redis_url: str, port: int, workers: int, single_exchange: bool
-) -> subprocess.Popen[bytes]:
-    env = os.environ | {
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
+def start_policy_kb(settings: Settings, redis_url: str, port: int, workers: int, single_exchange: bool) -> Service:
+    env = {
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
         "REDIS_URL": redis_url,
         "POLICY_KB_PORT": str(port),
         "POLICY_KB_WORKERS": str(workers),
         "MCP_API_KEY": API_KEY,
         "MCP_SINGLE_EXCHANGE": str(single_exchange).lower(),
     }
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_service"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                time.sleep(5 * workers)  # each worker warms its caches in the background
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the service did not start")
-
-
-def _clients_start_together(seconds: float = 2.0) -> float:
-    return time.time() + seconds
-
-
-async def _wait_until(start_at: float) -> None:
-    await asyncio.sleep(max(0.0, start_at - time.time()))
+    service = start_service([sys.executable, "-m", "mcp_service"], env, health_ok(f"http://127.0.0.1:{port}"), 120)
+    time.sleep(5 * workers)  # each worker warms its caches in the background
+    return service
 
 
 async def _sdk_client(url: str, requests: list[dict], start_at: float) -> tuple[list[float], float]:
@@ -262,7 +242,7 @@ async def _sdk_client(url: str, requests: list[dict], start_at: float) -> tuple[
     ):
         await session.initialize()
         await session.list_tools()  # the client validates results against the output schema it lists
-        await _wait_until(start_at)
+        await wait_until(start_at)
         cpu = time.process_time()
         for args in requests:
             started = time.perf_counter()
@@ -277,7 +257,7 @@ async def _json_rpc_client(url: str, requests: list[dict], start_at: float) -> t
     samples: list[float] = []
     async with httpx.AsyncClient(headers=headers, timeout=60) as http:
         await http.get(url.replace("/mcp", "/health"))
-        await _wait_until(start_at)
+        await wait_until(start_at)
         cpu = time.process_time()
         for i, args in enumerate(requests):
             body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
@@ -318,7 +298,7 @@ def run_clients(
 ) -> ClientRun:
     """``requests`` shared out over ``clients`` concurrent client processes, all starting at once; each
     sends its next request when the previous answer arrives."""
-    start_at = _clients_start_together()
+    start_at = clients_start_together()
     shares = [requests[i::clients] for i in range(clients)]
     futures = [pool.submit(client_process, kind, url, share, start_at) for share in shares]
     time.sleep(max(0.0, start_at - time.time()))
@@ -408,14 +388,6 @@ def verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=400, help="measured requests per mode")
@@ -432,26 +404,26 @@ def main() -> None:
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-query-"))
     settings = load_settings(data_dir=data_dir, redis_url=None)
-    kb = open_kb(settings)
+    stores = open_stores(settings).policies
     rng = random.Random(11)
     service = None
     try:
-        build_store(kb)
-        chunks = kb.vectors.count()
+        build_store(stores)
+        chunks = stores.vectors.count()
         assert chunks >= 20_000, chunks
-        kb.embedder.warm_up()
-        kb.vectors.warm(searchable_revisions(kb.registry, None, None))
-        print(f"\n{chunks} chunks in {len(searchable_revisions(kb.registry, None, None))} revisions; "
+        stores.embedder.warm_up()
+        stores.vectors.warm(searchable_revisions(stores.registry, None, None))
+        print(f"\n{chunks} chunks in {len(searchable_revisions(stores.registry, None, None))} revisions; "
               f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients; /mcp served by "
               f"{'the single-exchange lane' if args.single_exchange else 'the SDK transport'}")  # fmt: skip
-        time_parts(kb, rng)
+        time_parts(stores, rng)
 
         results: Results = {}
         print("\nsearch_policy, n_results=10, in-process (ms)      p50     p95     p99")
         for dated, unique in CASES:
-            run_in_process(kb, workload(rng, 50, dated), CLIENTS)
+            run_in_process(stores, workload(rng, 50, dated), CLIENTS)
             for threads in (1, CLIENTS):
-                samples = run_in_process(kb, workload(rng, args.requests, dated, unique), threads)
+                samples = run_in_process(stores, workload(rng, args.requests, dated, unique), threads)
                 results[(f"inproc{threads}", dated, unique)] = row(
                     f"{threads} thread(s), {label(dated, unique)}", samples
                 )
@@ -459,18 +431,17 @@ def main() -> None:
         with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
             for workers in args.workers:
                 port = free_port()
-                service = start_service(settings, embedded_url(settings.redis_dir), port, workers, args.single_exchange)
+                redis_url = embedded_url(settings.paths.redis_dir)
+                service = start_policy_kb(settings, redis_url, port, workers, args.single_exchange)
                 url = f"http://127.0.0.1:{port}/mcp"
                 measure_over_mcp(pool, psutil.Process(service.pid), url, workers, results, rng, args.requests)
-                service.terminate()
-                service.wait(timeout=60)
+                service.stop()
                 service = None
         report_targets(results, args.workers)
     finally:
         if service is not None:
-            service.terminate()
-            service.wait(timeout=30)
-        stop_embedded_redis(settings.redis_dir)
+            service.stop()
+        stop_embedded_redis(settings.paths.redis_dir)
         if args.data_dir is None and not args.keep:
             shutil.rmtree(data_dir, ignore_errors=True)
         elif args.data_dir is None:

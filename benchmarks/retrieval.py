@@ -38,13 +38,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from benchmarks.harness import percentiles  # noqa: E402
+from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
-from lib.kb import KnowledgeBase, open_kb  # noqa: E402
 from lib.models import Section  # noqa: E402
 from lib.policies.ingest import ingest_revision, store_chunks  # noqa: E402
 from lib.policies.lifecycle import create_revision, register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionStatus  # noqa: E402
 from lib.policies.search import search_policy  # noqa: E402
+from lib.policies.stores import PolicyStores  # noqa: E402
 from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, fuse  # noqa: E402
 from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.encoders import EncoderName  # noqa: E402
@@ -112,27 +114,27 @@ def embed_timed(embedder: Embedder, texts: Sequence[str]) -> tuple[list[list[flo
     return vectors, len(texts) / (time.perf_counter() - started)
 
 
-def open_store(data_dir: Path, encoder: EncoderName) -> KnowledgeBase:
+def open_store(data_dir: Path, encoder: EncoderName) -> PolicyStores:
     settings = load_settings(
         data_dir=data_dir / encoder, redis_url=None, embedding_encoder=encoder, max_results=1000, search_cache_mb=1024
     )
-    kb = open_kb(settings)
-    kb.embedder.query_cache_size = 0  # every query embedded, as a new question would be
-    return kb
+    stores = open_stores(settings).policies
+    stores.embedder.query_cache_size = 0  # every query embedded, as a new question would be
+    return stores
 
 
-def index_scifact(kb: KnowledgeBase, data: Path) -> float | None:
+def index_scifact(stores: PolicyStores, data: Path) -> float | None:
     """Store SciFact as one revision unless the store already holds it; the embedding's chunks/s if done."""
-    if SOURCE in kb.registry.snapshot().sources:
-        if kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.ACTIVE:
+    if SOURCE in stores.registry.snapshot().sources:
+        if stores.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.ACTIVE:
             return None
-        raise SystemExit(f"{kb.settings.data_dir} holds a half-indexed SCIFACT: delete the folder and rerun")
+        raise SystemExit(f"{stores.settings.paths.data_dir} holds a half-indexed SCIFACT: delete the folder and rerun")
     chunks = chunk_sections(scifact_sections(data))
-    vectors, rate = embed_timed(kb.embedder, [c.text for c in chunks])
-    kb.registry.create_policy(PolicyCreate(source=SOURCE, title="BEIR SciFact", category="national_guidance"))
+    vectors, rate = embed_timed(stores.embedder, [c.text for c in chunks])
+    stores.registry.create_policy(PolicyCreate(source=SOURCE, title="BEIR SciFact", category="national_guidance"))
     revision = RevisionCreate(revision_id=REVISION, version_label="BEIR", effective_from="2020-01-01")
-    create_revision(kb.registry, kb.vectors, SOURCE, revision)
-    store_chunks(kb.registry, kb.vectors, SOURCE, REVISION, chunks, vectors, page_count=1, file_size_bytes=0,
+    create_revision(stores.registry, stores.vectors, SOURCE, revision)
+    store_chunks(stores.registry, stores.vectors, SOURCE, REVISION, chunks, vectors, page_count=1, file_size_bytes=0,
                  extraction_method="text_layer")  # fmt: skip
     return rate
 
@@ -143,15 +145,15 @@ def ranked_docs(hits: Iterable[str]) -> list[str]:
 
 
 def run_queries(
-    kb: KnowledgeBase, queries: dict[str, str], mode: str, source: str = SOURCE, n: int = DEPTH
+    stores: PolicyStores, queries: dict[str, str], mode: str, source: str = SOURCE, n: int = DEPTH
 ) -> tuple[dict[str, list[tuple[str, str, float]]], list[float]]:
     """Each query's hits ``(chunk_id, section_ref, leg score)`` and each call's milliseconds; a lexical hit's
     score is its BM25 over the query's ceiling (its relevance), the scale ``fuse`` combines it on."""
     results, millis = {}, []
     for qid, text in queries.items():
-        kb.vectors.answers.clear()
+        stores.vectors.answers.clear()
         started = time.perf_counter()
-        hits = search_policy(kb, text, sources=[source], n_results=n, mode=mode).results
+        hits = search_policy(stores, text, sources=[source], n_results=n, mode=mode).results
         millis.append((time.perf_counter() - started) * 1000)
         score = {"dense": "dense_score"}.get(mode, "relevance_score")
         results[qid] = [(h.chunk_id, h.section_ref, float(getattr(h, score, None) or h.relevance_score)) for h in hits]
@@ -162,10 +164,6 @@ def quality(results: dict[str, list[tuple[str, str, float]]], qrels: dict[str, d
     docs = {q: ranked_docs(ref for _, ref, _ in hits) for q, hits in results.items()}
     return (statistics.fmean(ndcg_at(docs[q], qrels[q]) for q in docs),
             statistics.fmean(recall_at(docs[q], qrels[q]) for q in docs))  # fmt: skip
-
-
-def pct(values: Sequence[float], p: float) -> float:
-    return sorted(values)[min(len(values) - 1, round(p * (len(values) - 1)))]
 
 
 def fused_quality(
@@ -182,21 +180,21 @@ def fused_quality(
 
 
 def leg_rankings(
-    kb: KnowledgeBase, queries: dict[str, str]
+    stores: PolicyStores, queries: dict[str, str]
 ) -> tuple[dict[str, tuple[Ranking, Ranking]], dict[str, str]]:
-    dense, _ = run_queries(kb, queries, "dense")
-    lexical, _ = run_queries(kb, queries, "lexical")
+    dense, _ = run_queries(stores, queries, "dense")
+    lexical, _ = run_queries(stores, queries, "lexical")
     refs = {cid: ref for hits in (*dense.values(), *lexical.values()) for cid, ref, _ in hits}
     legs = {q: ([(c, s) for c, _, s in dense[q]], [(c, s) for c, _, s in lexical[q]]) for q in queries}
     return legs, refs
 
 
-def tune(kb: KnowledgeBase, data: Path) -> None:
+def tune(stores: PolicyStores, data: Path) -> None:
     """Grid the fusion parameters on the train split; print the best few and the best one's test figure."""
     train_q, train_rel = load_split(data, "train")
     test_q, test_rel = load_split(data, "test")
-    train_legs, train_refs = leg_rankings(kb, train_q)
-    test_legs, test_refs = leg_rankings(kb, test_q)
+    train_legs, train_refs = leg_rankings(stores, train_q)
+    test_legs, test_refs = leg_rankings(stores, test_q)
     grid = [
         FusionParams(method=FusionMethod.RRF, rrf_k=k, dense_weight=w, lexical_weight=1.0, depth=d)
         for k in (1, 5, 10, 20, 40, 60, 100) for w in (0.5, 0.7, 0.85, 1.0, 1.2, 1.5) for d in (30, 50, 100, 200, 500)
@@ -221,43 +219,46 @@ def tune(kb: KnowledgeBase, data: Path) -> None:
           f"{fused_quality(test_legs, test_refs, test_rel, plain):.4f}")  # fmt: skip
 
 
-def scifact_table(kbs: dict[str, KnowledgeBase], data: Path) -> None:
+def scifact_table(by_encoder: dict[str, PolicyStores], data: Path) -> None:
     queries, qrels = load_split(data, "test")
     print(f"\nSciFact TEST ({len(queries)} queries), document = best chunk; nDCG@10 and p50/p95 of search_policy in "
           f"process at n_results={TOP} chunks, recall@100 at n_results={DEPTH} {SHARED}")  # fmt: skip
     print(f"{'encoder':<8}{'mode':<9}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
-    for encoder, kb in kbs.items():
+    for encoder, stores in by_encoder.items():
         for mode in MODES:
-            results, millis = run_queries(kb, queries, mode, n=TOP)
+            results, millis = run_queries(stores, queries, mode, n=TOP)
             ndcg, _ = quality(results, qrels)
-            _, recall = quality(run_queries(kb, queries, mode)[0], qrels)
-            print(f"{encoder:<8}{mode:<9}{ndcg:>9.4f}{recall:>8.4f}{pct(millis, 0.5):>9.2f}{pct(millis, 0.95):>9.2f}")
+            _, recall = quality(run_queries(stores, queries, mode)[0], qrels)
+            p50, p95 = percentiles(millis, (50, 95), method="nearest")
+            print(f"{encoder:<8}{mode:<9}{ndcg:>9.4f}{recall:>8.4f}{p50:>9.2f}{p95:>9.2f}")
 
 
-def throughput(kbs: dict[str, KnowledgeBase], data: Path, sample: int) -> None:
+def throughput(by_encoder: dict[str, PolicyStores], data: Path, sample: int) -> None:
     """Both encoders on the same chunks, one after the other, so both see about the same load."""
     texts = [c.text for c in chunk_sections(scifact_sections(data)[:sample])]
     print(f"\nembedding throughput on {len(texts)} SciFact chunks {SHARED}")
-    for encoder, kb in kbs.items():
-        kb.embedder.embed_batch(texts[:8])
-        rates = [embed_timed(kb.embedder, texts)[1] for _ in range(2)]
-        print(f"  {encoder:<6} {max(rates):7.1f} chunks/s (best of 2; workers={kb.embedder.workers})")
+    for encoder, stores in by_encoder.items():
+        stores.embedder.embed_batch(texts[:8])
+        rates = [embed_timed(stores.embedder, texts)[1] for _ in range(2)]
+        print(f"  {encoder:<6} {max(rates):7.1f} chunks/s (best of 2; workers={stores.embedder.workers})")
 
 
-def nppf_table(kb: KnowledgeBase, pdf: Path = NPPF_PDF) -> None:
-    if "NPPF" not in kb.registry.snapshot().sources:
-        kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-        register_revision(kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
+def nppf_table(stores: PolicyStores, pdf: Path = NPPF_PDF) -> None:
+    if "NPPF" not in stores.registry.snapshot().sources:
+        stores.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+        register_revision(stores, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
                           pdf.read_bytes())  # fmt: skip
-        ingest_revision(kb, "NPPF", "rev_NPPF_2024_12")
+        ingest_revision(stores, "NPPF", "rev_NPPF_2024_12")
     questions = json.loads(QUESTIONS.read_text())
-    print(f"\nNPPF December 2024 ({kb.embedder.encoder_id}): hit@5 = a top-5 result from the answering section")
+    print(f"\nNPPF December 2024 ({stores.embedder.encoder_id}): hit@5 = a top-5 result from the answering section")
     print(f"{'kind':<12}{'n':>4}" + "".join(f"{m:>10}" for m in MODES))
     for kind in ("reference", "paraphrase"):
         asked = [q for q in questions if q["kind"] == kind]
         row = []
         for mode in MODES:
-            hits = [search_policy(kb, q["question"], sources=["NPPF"], n_results=5, mode=mode).results for q in asked]
+            hits = [
+                search_policy(stores, q["question"], sources=["NPPF"], n_results=5, mode=mode).results for q in asked
+            ]
             row.append(sum(any(h.section_ref == q["section_ref"] for h in r) for q, r in zip(asked, hits, strict=True)))
         print(f"{kind:<12}{len(asked):>4}" + "".join(f"{n / len(asked):>10.2f}" for n in row))
 
@@ -273,22 +274,23 @@ def main() -> None:
     args = parser.parse_args()
     _check_metrics()
     encoders = [e for e in args.encoders.split(",") if e in get_args(EncoderName)]
-    kbs = {e: open_store(args.data_dir, e) for e in encoders}
+    by_encoder = {e: open_store(args.data_dir, e) for e in encoders}
     try:
-        for encoder, kb in kbs.items():
+        for encoder, stores in by_encoder.items():
             started = time.perf_counter()
-            rate = index_scifact(kb, args.data)
+            rate = index_scifact(stores, args.data)
             if rate is not None:
-                print(f"indexed SciFact with {encoder}: {kb.vectors.count()} chunks, embedding {rate:.1f} chunks/s, "
+                print(f"indexed SciFact with {encoder}: {stores.vectors.count()} chunks, embedding {rate:.1f} "
+                      f"chunks/s, "
                       f"{time.perf_counter() - started:.0f} s {SHARED}")  # fmt: skip
-        scifact_table(kbs, args.data)
-        throughput(kbs, args.data, args.sample)
+        scifact_table(by_encoder, args.data)
+        throughput(by_encoder, args.data, args.sample)
         if args.tune:
-            tune(kbs[encoders[0]], args.data)
-        nppf_table(kbs[encoders[0]], args.nppf)
+            tune(by_encoder[encoders[0]], args.data)
+        nppf_table(by_encoder[encoders[0]], args.nppf)
     finally:
-        for kb in kbs.values():
-            stop_embedded_redis(kb.settings.redis_dir)
+        for stores in by_encoder.values():
+            stop_embedded_redis(stores.settings.paths.redis_dir)
 
 
 if __name__ == "__main__":

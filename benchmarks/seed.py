@@ -31,8 +31,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
+from lib.composition import Stores, open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
-from lib.kb import KnowledgeBase, open_kb  # noqa: E402
 from lib.policies.seeding import SeedAction, SeedStep, seed_policies  # noqa: E402
 from lib.stores.embedding_model import load_model  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
@@ -56,14 +56,14 @@ def timed(call: Callable[[], T]) -> tuple[T, float]:
 
 
 @contextmanager
-def fresh_kb() -> Iterator[KnowledgeBase]:
+def fresh_stores() -> Iterator[Stores]:
     """Every store new and empty, under a temp dir; the embedded Redis is shut down afterwards."""
     with tempfile.TemporaryDirectory(prefix="bench-seed-") as folder:
         settings = load_settings(data_dir=Path(folder), redis_url=None, chroma_host=None, object_store_url=None)
         try:
-            yield open_kb(settings)
+            yield open_stores(settings)
         finally:
-            stop_embedded_redis(settings.redis_dir)
+            stop_embedded_redis(settings.paths.redis_dir)
 
 
 def stage_seconds(steps: Sequence[SeedStep]) -> dict[str, float]:
@@ -84,29 +84,29 @@ def main() -> None:
     _, model_load = timed(load_model)
     load_model().encode(["warm up"], show_progress_bar=False)
 
-    with fresh_kb() as kb:
-        lib_steps, lib_wall = timed(lambda: seed_policies(kb, config_path))
+    with fresh_stores() as stores:
+        lib_steps, lib_wall = timed(lambda: seed_policies(stores.policies, config_path))
 
     def import_prefect() -> tuple[Callable[..., object], Callable[..., object], Callable[..., object]]:
         from prefect import flow
 
-        from flows.common import bound_kb
+        from flows.common import bound_stores
         from flows.seed import seed_policies as seed_flow
 
-        return flow, bound_kb, seed_flow
+        return flow, bound_stores, seed_flow
 
-    (flow, bound_kb, seed_flow), prefect_import = timed(import_prefect)
+    (flow, bound_stores, seed_flow), prefect_import = timed(import_prefect)
 
     @flow(name="benchmark-noop")
     def noop() -> None:
         return None
 
     _, prefect_start = timed(noop)
-    with fresh_kb() as kb, bound_kb(kb):
+    with fresh_stores() as stores, bound_stores(stores):
         result, flow_wall = timed(lambda: seed_flow(config=args.config))
         flow_steps = result.steps
         ingested = [s for s in flow_steps if s.action == SeedAction.INGESTED]
-        pages = sum(kb.registry.get_revision(s.source, s.revision_id or "").page_count for s in ingested)
+        pages = sum(stores.policies.registry.get_revision(s.source, s.revision_id or "").page_count for s in ingested)
     chunks = sum(s.chunks for s in ingested)
     flow_stages, lib_stages = stage_seconds(flow_steps), stage_seconds(lib_steps)
     flow_inside = sum(flow_stages.values())

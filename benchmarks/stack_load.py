@@ -27,6 +27,7 @@ import asyncio
 import json
 import multiprocessing
 import random
+import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -40,6 +41,10 @@ import numpy as np
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import percentiles  # noqa: E402
+
 QUESTIONS = [q["question"] for q in json.loads((ROOT / "benchmarks" / "nppf_questions.json").read_text())]
 DEFAULT_PDF = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
 CALL_TIMEOUT_S = 30.0
@@ -247,9 +252,10 @@ def run_phase(args: argparse.Namespace, urls: list[str], pool: ProcessPoolExecut
     for error in sorted(set(errors))[:5]:
         print(f"  error: {error}")
     if len(samples):
-        p50, p95, p99 = np.percentile(samples, [50, 95, 99])
+        p50, p95, p99 = percentiles(samples)
+        (first_p99,) = percentiles(firsts, (99,))
         print(f"latency ms: p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f}  max {samples.max():.1f}  "
-              f"(first call of each client: p99 {np.percentile(firsts, 99):.1f}, max {firsts.max():.1f})")  # fmt: skip
+              f"(first call of each client: p99 {first_p99:.1f}, max {firsts.max():.1f})")  # fmt: skip
     if ingester is not None:
         print(f"background ingestion {ingestion.source}/{ingestion.revision_id}: {ingestion.outcome} "
               f"in {ingestion.seconds:.1f} s")  # fmt: skip

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from lib.errors import KBError
-from lib.kb import KnowledgeBase
 from lib.policies.models import RevisionStatus
+from lib.policies.registry import PolicyRegistry
 
 POLL_SECONDS = 0.25
 
@@ -43,8 +43,8 @@ def quiet_prefect_console(verbose: bool) -> None:
 class RevisionProgress:
     """One bar per ``(source, revision_id)``, polled from the registry until the ``with`` block ends."""
 
-    def __init__(self, kb: KnowledgeBase, targets: Sequence[tuple[str, str]], *, title: str = "") -> None:
-        self._kb = kb
+    def __init__(self, registry: PolicyRegistry, targets: Sequence[tuple[str, str]], *, title: str = "") -> None:
+        self._registry = registry
         self._targets = list(dict.fromkeys(targets))
         self._progress = Progress(
             SpinnerColumn(),
@@ -83,7 +83,7 @@ class RevisionProgress:
     def _refresh(self) -> None:
         for (source, revision_id), task in self._tasks.items():
             try:
-                revision = self._kb.registry.get_revision(source, revision_id)
+                revision = self._registry.get_revision(source, revision_id)
             except KBError:
                 continue
             phase = revision.progress_phase or "registered"

@@ -23,13 +23,13 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
-from flows.common import IO_TASK_OPTIONS, artifact_key, flow_kb, is_transient, log_event
+from flows.common import IO_TASK_OPTIONS, artifact_key, flow_stores, is_transient, log_event
 from lib.documents.deletion import delete_document
 from lib.documents.ingest import ingest_document, list_application_files
 from lib.documents.models import DeletedDocument, IngestResult, IngestSuccess, SkippedDocument
 from lib.documents.registry import check_application_ref
+from lib.documents.stores import DocumentStores
 from lib.errors import KBError
-from lib.kb import KnowledgeBase
 
 FLOW = "application-documents"
 
@@ -58,14 +58,14 @@ class ApplicationIngestResult(BaseModel):
 
 
 @task(name="ingest-application-document", **IO_TASK_OPTIONS)
-def ingest_file(kb: KnowledgeBase, path: str, application_ref: str) -> IngestResult:
+def ingest_file(stores: DocumentStores, path: str, application_ref: str) -> IngestResult:
     """One file through ``lib.documents.ingest.ingest_document``; store outages are retried, bad files are not."""
-    return ingest_document(kb, path, application_ref)
+    return ingest_document(stores, path, application_ref)
 
 
 @task(name="remove-application-document", **IO_TASK_OPTIONS)
-def remove_document(kb: KnowledgeBase, document_id: str) -> DeletedDocument:
-    return delete_document(kb.documents, kb.objects, document_id)
+def remove_document(stores: DocumentStores, document_id: str) -> DeletedDocument:
+    return delete_document(stores, document_id)
 
 
 def _outcome(file: str, result: IngestResult, seconds: float) -> DocumentOutcome:
@@ -123,10 +123,10 @@ def ingest_application_documents(
         folder_or_paths: A folder inside ALLOWED_FILE_ROOTS (every file directly in it), or a list of file
             paths inside those roots.
     """
-    kb = flow_kb()
+    stores = flow_stores().documents
     ref = check_application_ref(application_ref)
     if isinstance(folder_or_paths, str):
-        paths = [str(path) for path in list_application_files(kb.settings.allowed_file_roots, folder_or_paths)]
+        paths = [str(path) for path in list_application_files(stores.settings.files.allowed_roots, folder_or_paths)]
     else:
         paths = list(folder_or_paths)
     log_event("application_documents.started", application_ref=ref, files=len(paths))
@@ -137,7 +137,7 @@ def ingest_application_documents(
         name = PurePath(path).name
         started = time.perf_counter()
         try:
-            ingested = ingest_file(kb, path, ref)
+            ingested = ingest_file(stores, path, ref)
         except Exception as exc:  # one file's failure is its row; the others still run
             row = _failure(name, exc, time.perf_counter() - started)
             if is_transient(exc) or not isinstance(exc, KBError):
@@ -179,8 +179,8 @@ def remove_application_document(document_id: Annotated[str, Field(min_length=1, 
     Args:
         document_id: Document id, e.g. 25_01178_REM_a1b2c3 (list_ingested_documents gives them).
     """
-    kb = flow_kb()
-    removed = remove_document(kb, document_id)
+    stores = flow_stores().documents
+    removed = remove_document(stores, document_id)
     file_state = "removed" if removed.file_removed else "not found"
     create_markdown_artifact(
         f"# Removed `{removed.document_id}` of application {removed.application_ref}\n\n"

@@ -70,6 +70,7 @@ def publish_outcome(
         ("Pages", outcome.page_count),
         ("Chunks", f"{outcome.chunks_created} written, {outcome.chunks_removed} stale removed"),
         ("Sections", len(outcome.sections)),
+        ("Read", outcome.reading.summary() if outcome.reading else "n/a"),
         ("Extraction method", outcome.extraction_method),
         ("File", f"`{revision.file_path}` ({outcome.file_size_bytes:,} bytes)"),
         ("Superseded", ", ".join(f"`{r.revision_id}` (now ends {r.effective_to})" for r in superseded) or "none"),

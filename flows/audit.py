@@ -15,13 +15,15 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
 from lib.documents.audit import DocumentAuditReport, DocumentRepairAction, audit_documents, repair_document_findings
+from lib.documents.stores import DocumentStores
 from lib.errors import InconsistentStoreError
 from lib.governance.audit import GovernanceAuditReport, GovernanceRepairAction, audit_governance, repair_governance
-from lib.kb import KnowledgeBase
+from lib.governance.stores import GovernanceStores
 from lib.policies.audit import AuditReport, audit_store
 from lib.policies.audit_repair import RepairAction, repair_findings
+from lib.policies.stores import PolicyStores
 
 FINDINGS_KEY = "consistency-audit"
 REPAIRS_KEY = "consistency-audit-repairs"
@@ -65,33 +67,33 @@ class AuditResult(BaseModel):
 
 
 @task(name="audit-stores", **IO_TASK_OPTIONS)
-def audit_task(kb: KnowledgeBase) -> AuditReport:
-    return audit_store(kb)
+def audit_task(stores: PolicyStores) -> AuditReport:
+    return audit_store(stores)
 
 
 @task(name="repair-findings", **IO_TASK_OPTIONS)
-def repair_task(kb: KnowledgeBase, report: AuditReport) -> list[RepairAction]:
-    return repair_findings(kb, report.findings)
+def repair_task(stores: PolicyStores, report: AuditReport) -> list[RepairAction]:
+    return repair_findings(stores, report.findings)
 
 
 @task(name="audit-documents", **IO_TASK_OPTIONS)
-def audit_documents_task(kb: KnowledgeBase) -> DocumentAuditReport:
-    return audit_documents(kb.documents, kb.objects)
+def audit_documents_task(stores: DocumentStores) -> DocumentAuditReport:
+    return audit_documents(stores)
 
 
 @task(name="repair-documents", **IO_TASK_OPTIONS)
-def repair_documents_task(kb: KnowledgeBase, report: DocumentAuditReport) -> list[DocumentRepairAction]:
-    return repair_document_findings(kb, report.findings)
+def repair_documents_task(stores: DocumentStores, report: DocumentAuditReport) -> list[DocumentRepairAction]:
+    return repair_document_findings(stores, report.findings)
 
 
 @task(name="audit-governance", **IO_TASK_OPTIONS)
-def audit_governance_task(kb: KnowledgeBase) -> GovernanceAuditReport:
-    return audit_governance(kb.governance)
+def audit_governance_task(stores: GovernanceStores) -> GovernanceAuditReport:
+    return audit_governance(stores)
 
 
 @task(name="repair-governance", **IO_TASK_OPTIONS)
-def repair_governance_task(kb: KnowledgeBase, report: GovernanceAuditReport) -> list[GovernanceRepairAction]:
-    return repair_governance(kb.governance, report.findings)
+def repair_governance_task(stores: GovernanceStores, report: GovernanceAuditReport) -> list[GovernanceRepairAction]:
+    return repair_governance(stores, report.findings)
 
 
 def _findings_table(
@@ -161,8 +163,8 @@ def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> A
         fail_on_findings: End the run Failed if findings remain, so the UI and automations flag it
             (the nightly schedule sets this).
     """
-    kb = flow_kb()
-    before = audit_task(kb)
+    stores = flow_stores()
+    before = audit_task(stores.policies)
     for finding in before.findings:
         log_event(
             "audit.finding",
@@ -175,19 +177,19 @@ def consistency_audit(repair: bool = False, fail_on_findings: bool = False) -> A
         )
     result = AuditResult(before=before)
     if repair and before.findings:
-        result.repairs = repair_task(kb, before)
-        result.after = audit_task(kb)
+        result.repairs = repair_task(stores.policies, before)
+        result.after = audit_task(stores.policies)
     elif repair:
         result.after = before
-    documents = result.documents_before = audit_documents_task(kb)
+    documents = result.documents_before = audit_documents_task(stores.documents)
     if repair and documents.findings:
-        result.documents_repairs = repair_documents_task(kb, documents)
-        result.documents_after = audit_documents_task(kb)
+        result.documents_repairs = repair_documents_task(stores.documents, documents)
+        result.documents_after = audit_documents_task(stores.documents)
     _findings_table(DOCUMENTS_KEY, "application-document", documents, result.documents_after)
-    governance = result.governance_before = audit_governance_task(kb)
+    governance = result.governance_before = audit_governance_task(stores.governance)
     if repair and governance.findings:
-        result.governance_repairs = repair_governance_task(kb, governance)
-        result.governance_after = audit_governance_task(kb)
+        result.governance_repairs = repair_governance_task(stores.governance, governance)
+        result.governance_after = audit_governance_task(stores.governance)
     _findings_table(GOVERNANCE_KEY, "governance", governance, result.governance_after)
     rows = _finding_rows("found", before)
     if result.after is not None and result.after is not before:

@@ -1,15 +1,14 @@
-"""What every flow shares: the knowledge base it works on, which failures earn a retry, artifact keys and
-one-line log events.
+"""What every flow shares: the stores it works on, which failures earn a retry, artifact keys and one-line
+log events.
 
-A flow opens its ``KnowledgeBase`` once per run from the environment (a worker's settings), unless its
-caller bound one with ``bound_kb``: the service's background runner and the tests do, so an in-process
-run works on exactly the stores its caller uses. Tasks receive the knowledge base as an argument and
-never cache (``NO_CACHE``): their inputs are live clients, not values.
+A flow opens its ``Stores`` (``lib.composition``) once per run from the environment (a worker's settings),
+unless its caller bound them with ``bound_stores``: the service's background runner and the tests do, so an
+in-process run works on exactly the stores its caller uses. Tasks receive their domain's stores as an
+argument and never cache (``NO_CACHE``): their inputs are live clients, not values.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Iterator
@@ -29,11 +28,12 @@ from prefect.runtime import flow_run
 from prefect.states import State
 from prefect.tasks import exponential_backoff
 
+from lib.composition import Stores, open_stores
 from lib.config import load_settings
 from lib.errors import ObjectStoreError, RegistryUnavailableError
-from lib.kb import KnowledgeBase, open_kb
+from lib.logs import event_line
 
-_bound_kb: ContextVar[KnowledgeBase | None] = ContextVar("policy_kb_flow_kb", default=None)
+_bound_stores: ContextVar[Stores | None] = ContextVar("policy_kb_flow_stores", default=None)
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     RegistryUnavailableError,
@@ -53,18 +53,18 @@ _MAX_KEY_LENGTH = 120
 
 
 @contextmanager
-def bound_kb(kb: KnowledgeBase) -> Iterator[KnowledgeBase]:
-    """Make flows started in this context (and threads copying it) work on ``kb``."""
-    token = _bound_kb.set(kb)
+def bound_stores(stores: Stores) -> Iterator[Stores]:
+    """Make flows started in this context (and threads copying it) work on ``stores``."""
+    token = _bound_stores.set(stores)
     try:
-        yield kb
+        yield stores
     finally:
-        _bound_kb.reset(token)
+        _bound_stores.reset(token)
 
 
-def flow_kb() -> KnowledgeBase:
-    """The knowledge base a flow run works on: the bound one, else one opened from the environment."""
-    return _bound_kb.get() or open_kb(load_settings())
+def flow_stores() -> Stores:
+    """The stores a flow run works on: the bound ones, else ones opened from the environment."""
+    return _bound_stores.get() or open_stores(load_settings())
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -104,19 +104,12 @@ def artifact_key(*parts: str) -> str:
     return key[:_MAX_KEY_LENGTH].strip("-")
 
 
-def _format_value(value: object) -> str:
-    text = str(value)
-    if not text or any(ch.isspace() for ch in text) or "=" in text or '"' in text:
-        return json.dumps(text, ensure_ascii=False)
-    return text
-
-
 def log_event(event: str, *, level: int = logging.INFO, **fields: object) -> None:
     """Log one event on one line: ``event key=value ...`` plus the flow run id, to the run's log when in a run."""
     run_id = flow_run.get_id()
     if run_id:
         fields = {**fields, "flow_run_id": run_id}
-    line = " ".join([event, *(f"{key}={_format_value(value)}" for key, value in fields.items())])
+    line = event_line(event, **fields)
     try:
         logger: logging.Logger | logging.LoggerAdapter[logging.Logger] = get_run_logger()
     except MissingContextError:

@@ -16,17 +16,17 @@ from prefect import flow, task
 from pydantic import Field
 
 from flows.artifacts import publish_message
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.kb import KnowledgeBase
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
 from lib.policies.lifecycle import RemovedRevision, remove_revision
 from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN
+from lib.policies.stores import PolicyStores
 
 FLOW = "delete"
 
 
 @task(name="delete-revision", **IO_TASK_OPTIONS)
-def run_delete(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
-    return remove_revision(kb, source, revision_id)
+def run_delete(stores: PolicyStores, source: str, revision_id: str) -> RemovedRevision:
+    return remove_revision(stores, source, revision_id)
 
 
 @flow(name="delete_policy_revision", validate_parameters=True)
@@ -40,9 +40,9 @@ def delete_policy_revision(
         source: Policy slug, e.g. NPPF.
         revision_id: Revision to delete, e.g. rev_NPPF_2021_07. The sole active revision of a policy is refused.
     """
-    kb = flow_kb()
+    stores = flow_stores().policies
     log_event("delete.started", source=source, revision_id=revision_id)
-    removed = run_delete(kb, source, revision_id)
+    removed = run_delete(stores, source, revision_id)
     publish_message(
         FLOW,
         source,

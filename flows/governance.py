@@ -11,16 +11,17 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.governance.api import CorpusIngestReport, ingest_governance_corpus_files
-from lib.kb import KnowledgeBase
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
+from lib.governance.ingest import ingest_governance_corpus_files
+from lib.governance.models import CorpusIngestReport
+from lib.governance.stores import GovernanceStores
 
 ARTIFACT_KEY = "governance-ingest"
 
 
 @task(name="ingest-governance-files", **IO_TASK_OPTIONS)
-def ingest_files_task(kb: KnowledgeBase, path: str) -> CorpusIngestReport:
-    return ingest_governance_corpus_files(kb, path)
+def ingest_files_task(stores: GovernanceStores, path: str) -> CorpusIngestReport:
+    return ingest_governance_corpus_files(stores, path)
 
 
 def report_rows(report: CorpusIngestReport) -> list[dict[str, str]]:
@@ -42,8 +43,8 @@ def ingest_governance_corpus(path: str) -> CorpusIngestReport:
     Args:
         path: A folder (searched recursively for .md, .markdown, .rst and .txt files) or one file.
     """
-    kb = flow_kb()
-    report = ingest_files_task(kb, path)
+    stores = flow_stores().governance
+    report = ingest_files_task(stores, path)
     create_table_artifact(
         report_rows(report),
         key=ARTIFACT_KEY,

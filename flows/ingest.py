@@ -20,9 +20,8 @@ from prefect.tasks import exponential_backoff
 from pydantic import BaseModel, Field, ValidationError
 
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
 from lib.errors import InvalidArgumentError, KBError, PolicyAlreadyExistsError
-from lib.kb import KnowledgeBase
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import Registration, RegistrationAction, ensure_registered, fail_revision, read_source_file
 from lib.policies.models import (
@@ -34,6 +33,7 @@ from lib.policies.models import (
     RevisionCreate,
     RevisionStatus,
 )
+from lib.policies.stores import PolicyStores
 
 FLOW = "ingest"
 
@@ -54,18 +54,18 @@ class IngestResult(BaseModel):
 
 
 @task(name="store-and-register", **IO_TASK_OPTIONS)
-def store_and_register(kb: KnowledgeBase, source: str, data: RevisionCreate, file: str) -> Registration:
+def store_and_register(stores: PolicyStores, source: str, data: RevisionCreate, file: str) -> Registration:
     """Read the file, store it content-addressed and register the revision (or find it already there)."""
-    return ensure_registered(kb, source, data, read_source_file(kb.objects, kb.settings, file))
+    return ensure_registered(stores, source, data, read_source_file(stores.objects, stores.settings, file))
 
 
 @task(name="register-policy-if-new", **IO_TASK_OPTIONS)
-def register_policy_if_new(kb: KnowledgeBase, data: PolicyCreate) -> bool:
+def register_policy_if_new(stores: PolicyStores, data: PolicyCreate) -> bool:
     """Register the policy unless it exists (what the CLI's ``ingest --title`` does); True when registered."""
-    if kb.registry.policy_exists(data.source):
+    if stores.registry.policy_exists(data.source):
         return False
     try:
-        kb.registry.create_policy(data)
+        stores.registry.create_policy(data)
     except PolicyAlreadyExistsError:  # registered by someone else in between: the same end state
         return False
     log_event("ingest.policy_registered", source=data.source, category=data.category.value)
@@ -73,9 +73,9 @@ def register_policy_if_new(kb: KnowledgeBase, data: PolicyCreate) -> bool:
 
 
 @task(name="load-registered-revision", **IO_TASK_OPTIONS)
-def load_registered(kb: KnowledgeBase, source: str, revision_id: str) -> Registration:
+def load_registered(stores: PolicyStores, source: str, revision_id: str) -> Registration:
     """An already-registered revision that still needs its chunks."""
-    revision = kb.registry.get_revision(source, revision_id)
+    revision = stores.registry.get_revision(source, revision_id)
     if revision.resolvable:
         raise InvalidArgumentError(
             f"Revision '{revision_id}' of '{source}' is already {revision.status.value}; "
@@ -87,12 +87,12 @@ def load_registered(kb: KnowledgeBase, source: str, revision_id: str) -> Registr
 
 
 @task(name="extract-chunk-embed-store", **IO_TASK_OPTIONS)
-def run_pipeline(kb: KnowledgeBase, source: str, revision_id: str) -> IngestOutcome:
+def run_pipeline(stores: PolicyStores, source: str, revision_id: str) -> IngestOutcome:
     """The one pipeline (``lib.policies.ingest``), its progress mirrored into a progress artifact."""
-    return ingest_revision(kb, source, revision_id, progress=ProgressArtifact(FLOW, source, revision_id))
+    return ingest_revision(stores, source, revision_id, progress=ProgressArtifact(FLOW, source, revision_id))
 
 
-def settle_failure(kb: KnowledgeBase, source: str, revision_id: str, exc: BaseException) -> str:
+def settle_failure(stores: PolicyStores, source: str, revision_id: str, exc: BaseException) -> str:
     """Leave a revision that did not make it ``failed`` and chunk-free; return the recorded error.
 
     ``lib.policies.ingest`` already does this for a bad PDF; this covers the rest (retries exhausted on a store
@@ -100,11 +100,11 @@ def settle_failure(kb: KnowledgeBase, source: str, revision_id: str, exc: BaseEx
     """
     error = f"{exc.error_type}: {exc.message}" if isinstance(exc, KBError) else f"internal: {type(exc).__name__}: {exc}"
     try:
-        current = kb.registry.get_revision(source, revision_id)
+        current = stores.registry.get_revision(source, revision_id)
         if current.status == RevisionStatus.PROCESSING or (
-            current.status == RevisionStatus.FAILED and kb.vectors.count_revision(source, revision_id)
+            current.status == RevisionStatus.FAILED and stores.vectors.count_revision(source, revision_id)
         ):
-            fail_revision(kb.registry, kb.vectors, source, revision_id, error)
+            fail_revision(stores.registry, stores.vectors, source, revision_id, error)
     except Exception as cleanup:  # the original error matters more; the audit catches what is left
         log_event("ingest.cleanup_failed", source=source, revision_id=revision_id, error=repr(cleanup))
     return error
@@ -137,9 +137,9 @@ def ingest_policy_revision(
             Framework"); ignored when the policy exists. Leave empty for a registered policy.
         category: Category of a policy registered with title.
     """
-    kb = flow_kb()
+    stores = flow_stores().policies
     if title:
-        register_policy_if_new(kb, PolicyCreate(source=source, title=title, category=category))
+        register_policy_if_new(stores, PolicyCreate(source=source, title=title, category=category))
     if file:
         if version_label is None or effective_from is None:
             raise InvalidArgumentError("version_label and effective_from are required when file is given")
@@ -154,12 +154,12 @@ def ingest_policy_revision(
         except ValidationError as exc:
             raise InvalidArgumentError(f"Invalid revision parameters: {exc.errors()[0]['msg']}") from exc
         log_event("ingest.started", source=source, revision_id=data.resolved_revision_id(source), file=file)
-        registration = store_and_register(kb, source, data, file)
+        registration = store_and_register(stores, source, data, file)
     else:
         if not revision_id:
             raise InvalidArgumentError("revision_id is required when file is omitted")
         log_event("ingest.started", source=source, revision_id=revision_id, file="(registered)")
-        registration = load_registered(kb, source, revision_id)
+        registration = load_registered(stores, source, revision_id)
 
     revision = registration.revision
     superseded = [r.revision_id for r in registration.superseded]
@@ -177,15 +177,15 @@ def ingest_policy_revision(
         return _result(registration, revision.status, None)
 
     try:
-        delays = exponential_backoff(backoff_factor=kb.settings.ingest_retry_delay_seconds)
-        outcome = run_pipeline.with_options(retry_delay_seconds=delays)(kb, source, revision.revision_id)
+        delays = exponential_backoff(backoff_factor=stores.settings.jobs.ingest_retry_delay_seconds)
+        outcome = run_pipeline.with_options(retry_delay_seconds=delays)(stores, source, revision.revision_id)
     except Exception as exc:
-        error = settle_failure(kb, source, revision.revision_id, exc)
+        error = settle_failure(stores, source, revision.revision_id, exc)
         log_event("ingest.failed", source=source, revision_id=revision.revision_id, error=error)
         publish_message(FLOW, source, revision.revision_id, "failed", [("Status", "failed"), ("Error", error)])
         raise
 
-    final = kb.registry.get_revision(source, revision.revision_id)
+    final = stores.registry.get_revision(source, revision.revision_id)
     publish_outcome(FLOW, final, outcome, superseded=registration.superseded, action=registration.action.value)
     log_event(
         "ingest.done",

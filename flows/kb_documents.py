@@ -16,20 +16,21 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from pydantic import Field
 
-from flows.common import IO_TASK_OPTIONS, artifact_key, bound_kb, flow_kb, log_event
+from flows.common import IO_TASK_OPTIONS, artifact_key, bound_stores, flow_stores, log_event
 from flows.submit import submit_flow_run
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.notes.jobs import complete_job, fail_job, ingest_job, run_job, start_job
 from lib.notes.models import DocumentOut, JobRecord, NoteDocument
+from lib.notes.stores import NoteStores
 
 FLOW = "kb-document"
 KB_DEPLOYMENT = "ingest_kb_document/ingest-kb-document"
 
 
 @task(name="ingest-kb-document", **IO_TASK_OPTIONS)
-def ingest(kb: KnowledgeBase, job: JobRecord) -> NoteDocument:
+def ingest(stores: NoteStores, job: JobRecord) -> NoteDocument:
     """One note or file through ``lib.notes.ingest``; store outages are retried, bad input is not."""
-    return ingest_job(kb, job)
+    return ingest_job(stores, job)
 
 
 @flow(name="ingest_kb_document", validate_parameters=True)
@@ -39,12 +40,12 @@ def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100
     Args:
         job_id: The job id POST /api/v1/jobs returned.
     """
-    kb = flow_kb()
-    jobs = kb.notes.jobs
+    stores = flow_stores().notes
+    jobs = stores.jobs
     try:
         job = start_job(jobs, job_id)
         log_event("kb_document.started", job_id=job_id, kind=job.kind, filename=job.filename or "")
-        document = ingest(kb, job)
+        document = ingest(stores, job)
     except BaseException as exc:
         fail_job(jobs, job_id, exc)
         log_event("kb_document.failed", job_id=job_id, error_type=getattr(exc, "error_type", "internal"))
@@ -60,20 +61,20 @@ def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100
     return DocumentOut.of(document)
 
 
-def submit_kb_job(kb: KnowledgeBase, job_id: str) -> str:
+def submit_kb_job(stores: Stores, job_id: str) -> str:
     """Start ``ingest_kb_document`` for a queued job without waiting; the flow run id (or ``local-...``).
     Whatever stops the run before it ends the job leaves the job ``failed`` with the error."""
-    jobs = kb.notes.jobs
+    jobs = stores.notes.jobs
 
     def on_failure(exc: BaseException) -> None:
         fail_job(jobs, job_id, exc)
 
     def without_orchestration() -> None:
-        run_job(kb, jobs, job_id)
+        run_job(stores.notes, jobs, job_id)
 
-    with bound_kb(kb):
+    with bound_stores(stores):
         return submit_flow_run(
-            kb.settings,
+            stores.settings,
             KB_DEPLOYMENT,
             ingest_kb_document,
             {"job_id": job_id},

@@ -8,22 +8,22 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.kb import KnowledgeBase
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
+from lib.notes.stores import NoteStores
 from lib.notes.uploads import UploadCleanup, upload_staging
 
 ARTIFACT_KEY = "kb-uploads-cleanup"
 
 
 @task(name="clean-kb-uploads", **IO_TASK_OPTIONS)
-def cleanup_task(kb: KnowledgeBase) -> UploadCleanup:
-    return upload_staging(kb).cleanup()
+def cleanup_task(stores: NoteStores) -> UploadCleanup:
+    return upload_staging(stores).cleanup()
 
 
 @flow(name="cleanup_kb_uploads", validate_parameters=True)
 def cleanup_kb_uploads() -> UploadCleanup:
     """Remove abandoned kb uploads (tracking in Redis, chunks in the object store) and unowned chunk objects."""
-    cleaned = cleanup_task(flow_kb())
+    cleaned = cleanup_task(flow_stores().notes)
     log_event("kb_uploads.cleaned", expired=cleaned.expired_uploads, orphan_objects=cleaned.orphan_objects)
     create_markdown_artifact(
         key=ARTIFACT_KEY,

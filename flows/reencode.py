@@ -36,8 +36,8 @@ class ReencodeResult(BaseModel):
 
 
 def target_embedder(settings: Settings, encoder: EncoderName) -> Embedder:
-    """An embedder of ``encoder`` built from ``settings`` as ``open_kb`` builds it."""
-    return settings_embedder(settings, encoder)
+    """An embedder of ``encoder`` built from ``settings`` as ``open_stores`` builds it."""
+    return settings_embedder(settings.embeddings, encoder)
 
 
 def reencode_one(collection: ChunkCollection, encoder: EncoderName, embedder: Embedder) -> ReencodedCollection:
@@ -52,11 +52,11 @@ def reencode_one(collection: ChunkCollection, encoder: EncoderName, embedder: Em
 def reencode_stores(settings: Settings, encoder: EncoderName) -> ReencodeResult:
     """Re-embed ``settings``' policy and document collections with ``encoder`` and record it with each.
     What the flow runs (as one task, retried on a store outage: a rerun finishes the switch)."""
-    chroma = open_chroma(settings)
+    chroma = open_chroma(settings.chroma)
     embedder = target_embedder(settings, encoder)
     done = [
         reencode_one(ChunkCollection(chroma, name), encoder, embedder)
-        for name in (settings.policy_collection, settings.document_collection)
+        for name in (settings.chroma.policy_collection, settings.chroma.document_collection)
     ]
     return ReencodeResult(encoder=encoder_id(encoder), collections=done)
 

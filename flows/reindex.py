@@ -13,10 +13,10 @@ from prefect import flow, task
 from pydantic import BaseModel, Field
 
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.kb import KnowledgeBase
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
 from lib.policies.models import REVISION_ID_PATTERN, SOURCE_PATTERN, IngestOutcome, RevisionStatus
 from lib.policies.reindex import reindex_revision
+from lib.policies.stores import PolicyStores
 
 FLOW = "reindex"
 
@@ -30,8 +30,8 @@ class ReindexResult(BaseModel):
 
 
 @task(name="reindex-from-stored-file", **IO_TASK_OPTIONS)
-def run_reindex(kb: KnowledgeBase, source: str, revision_id: str) -> IngestOutcome:
-    return reindex_revision(kb, source, revision_id, progress=ProgressArtifact(FLOW, source, revision_id))
+def run_reindex(stores: PolicyStores, source: str, revision_id: str) -> IngestOutcome:
+    return reindex_revision(stores, source, revision_id, progress=ProgressArtifact(FLOW, source, revision_id))
 
 
 @flow(name="reindex_policy_revision", validate_parameters=True)
@@ -45,17 +45,17 @@ def reindex_policy_revision(
         source: Policy slug, e.g. NPPF.
         revision_id: Revision to rebuild, e.g. rev_NPPF_2024_12. Refused while it is processing.
     """
-    kb = flow_kb()
-    before = kb.registry.get_revision(source, revision_id)
+    stores = flow_stores().policies
+    before = stores.registry.get_revision(source, revision_id)
     log_event("reindex.started", source=source, revision_id=revision_id, status=before.status.value)
     try:
-        outcome = run_reindex(kb, source, revision_id)
+        outcome = run_reindex(stores, source, revision_id)
     except Exception as exc:
         error = getattr(exc, "error_type", type(exc).__name__)
         log_event("reindex.failed", source=source, revision_id=revision_id, error=f"{error}: {exc}")
         publish_message(FLOW, source, revision_id, "failed", [("Error", f"{error}: {exc}")])
         raise
-    final = kb.registry.get_revision(source, revision_id)
+    final = stores.registry.get_revision(source, revision_id)
     publish_outcome(FLOW, final, outcome)
     log_event(
         "reindex.done",

@@ -14,8 +14,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from pydantic import BaseModel, Field
 
-from flows.common import IO_TASK_OPTIONS, flow_kb, log_event
-from lib.kb import KnowledgeBase
+from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
 from lib.paths import resolve_allowed
 from lib.policies.seeding import (
     SeedAction,
@@ -26,6 +25,7 @@ from lib.policies.seeding import (
     load_seed_config,
     seed_revision,
 )
+from lib.policies.stores import PolicyStores
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_SEED_DIR = PROJECT_ROOT / "deployments" / "seed"
@@ -44,21 +44,21 @@ class SeedResult(BaseModel):
 
 
 @task(name="ensure-policy", **IO_TASK_OPTIONS)
-def ensure_policy_task(kb: KnowledgeBase, policy: SeedPolicy) -> SeedStep:
-    return ensure_policy(kb.registry, policy)
+def ensure_policy_task(stores: PolicyStores, policy: SeedPolicy) -> SeedStep:
+    return ensure_policy(stores.registry, policy)
 
 
 @task(name="seed-revision", **IO_TASK_OPTIONS)
-def seed_revision_task(kb: KnowledgeBase, source: str, revision: SeedRevision, base_dir: Path) -> SeedStep:
-    return seed_revision(kb, source, revision, base_dir)
+def seed_revision_task(stores: PolicyStores, source: str, revision: SeedRevision, base_dir: Path) -> SeedStep:
+    return seed_revision(stores, source, revision, base_dir)
 
 
-def resolve_seed_config(kb: KnowledgeBase, config: str) -> Path:
+def resolve_seed_config(stores: PolicyStores, config: str) -> Path:
     """The seed file: the bundled one, or one inside ``ALLOWED_FILE_ROOTS`` (relative names: from the project)."""
     path = Path(config).expanduser()
     if not path.is_absolute():
         path = PROJECT_ROOT / path
-    return resolve_allowed(path, [BUNDLED_SEED_DIR, *kb.settings.allowed_file_roots])
+    return resolve_allowed(path, [BUNDLED_SEED_DIR, *stores.settings.files.allowed_roots])
 
 
 def _count(n: int, singular: str, plural: str = "") -> str:
@@ -95,17 +95,17 @@ def seed_policies(config: str = DEFAULT_SEED_CONFIG) -> SeedResult:
         config: Seed YAML: the bundled deployments/seed/seed.yaml, or a file inside ALLOWED_FILE_ROOTS.
             Revision files are read relative to it.
     """
-    kb = flow_kb()
-    path = resolve_seed_config(kb, config)
+    stores = flow_stores().policies
+    path = resolve_seed_config(stores, config)
     seed = load_seed_config(path)
     log_event("seed.started", config=str(path), policies=len(seed.policies))
     steps: list[SeedStep] = []
     for policy in seed.policies:
-        steps.append(ensure_policy_task.with_options(task_run_name=f"policy-{policy.source}")(kb, policy))
+        steps.append(ensure_policy_task.with_options(task_run_name=f"policy-{policy.source}")(stores, policy))
         for revision in policy.revisions:
             revision_id = revision.resolved_revision_id(policy.source)
             step = seed_revision_task.with_options(task_run_name=f"revision-{policy.source}-{revision_id}")(
-                kb, policy.source, revision, path.parent
+                stores, policy.source, revision, path.parent
             )
             steps.append(step)
             level = 30 if step.action in (SeedAction.MISSING_FILE, SeedAction.FAILED) else 20

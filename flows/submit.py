@@ -36,12 +36,12 @@ from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from flows.common import bound_kb
+from flows.common import bound_stores
 from flows.ingest import ingest_policy_revision, settle_failure
 from flows.local_api import ensure_local_api, stop_local_api
 from flows.reindex import reindex_policy_revision
+from lib.composition import open_stores
 from lib.config import Settings
-from lib.kb import open_kb
 from lib.policies.ingest import ingest_revision
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import check_reindexable, reindex_revision
@@ -76,12 +76,12 @@ def submit_flow_run(
 ) -> str:
     """Start ``flow`` with ``parameters``; return the job id (a flow run id, or ``local-...``).
 
-    ``deployment`` is ``flow_name/deployment_name`` on the server of ``settings.prefect_api_url``.
+    ``deployment`` is ``flow_name/deployment_name`` on the server of ``settings.jobs.prefect_api_url``.
     ``on_failure(exc)`` is called from the background thread whenever the run cannot start or ends in
     an exception; it must be idempotent. Nothing here raises for a failure of the run itself.
     """
-    if settings.prefect_api_url:
-        flow_run_id = _submit_to_deployment(settings.prefect_api_url, deployment, parameters)
+    if settings.jobs.prefect_api_url:
+        flow_run_id = _submit_to_deployment(settings.jobs.prefect_api_url, deployment, parameters)
         if flow_run_id is not None:
             return flow_run_id
     return _run_in_background(flow, parameters, on_failure, without_orchestration)
@@ -99,19 +99,19 @@ def submit_ingestion(settings: Settings, source: str, revision_id: str, *, reind
         check_reindexable(registry, source, revision_id)
     else:
         registry.get_revision(source, revision_id)
-    kb = open_kb(settings)
+    stores = open_stores(settings)
 
     def on_failure(exc: BaseException) -> None:
-        error = settle_failure(kb, source, revision_id, exc)
+        error = settle_failure(stores.policies, source, revision_id, exc)
         logger.warning("submit.job_failed source=%s revision_id=%s error=%s", source, revision_id, error)
 
     def without_orchestration() -> None:
         if reindex:
-            reindex_revision(kb, source, revision_id)
-        elif not kb.registry.get_revision(source, revision_id).resolvable:
-            ingest_revision(kb, source, revision_id)
+            reindex_revision(stores.policies, source, revision_id)
+        elif not stores.policies.registry.get_revision(source, revision_id).resolvable:
+            ingest_revision(stores.policies, source, revision_id)
 
-    with bound_kb(kb):  # the background thread copies this context, so its flow works on ``kb``
+    with bound_stores(stores):  # the background thread copies this context, so its flow works on ``stores``
         return submit_flow_run(
             settings,
             REINDEX_DEPLOYMENT if reindex else INGEST_DEPLOYMENT,

@@ -1,67 +1,102 @@
-"""Settings: read once from the environment into one typed object, then passed in.
+"""Settings: read once from the environment into typed groups, one per concern, then passed in.
 
-Nothing else in the project reads ``os.environ`` for configuration. Derived defaults
-(``CHROMA_PERSIST_DIR`` and ``OBJECT_STORE_URL`` live under ``POLICY_KB_DATA_DIR``) are resolved
-here so every consumer sees the same absolute paths.
+Nothing else in the project reads ``os.environ`` for configuration. Each group is a pydantic-settings
+model that reads only its documented environment names (never its field names: ``HOST`` or ``URL`` in a
+shell must not leak in), so a consumer can be handed the one group it reads. Derived defaults
+(``CHROMA_PERSIST_DIR``, ``OBJECT_STORE_URL``, ``MODEL_CACHE_DIR``, ``ALLOWED_FILE_ROOTS``) are resolved
+here, in :class:`Settings`, so every consumer sees the same absolute paths.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
-class Settings(BaseSettings):
-    """Every knob of policy-kb. Environment names are the contract with operators and compose files."""
+class SettingsGroup(BaseSettings):
+    """A settings group: populated by its environment names (aliases) only; unknown names are refused."""
 
-    model_config = SettingsConfigDict(env_file=None, extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(env_file=None, extra="forbid", validate_by_alias=True, validate_by_name=False)
 
-    # Stores
-    redis_url: str | None = Field(default=None, alias="REDIS_URL")
+
+class PathSettings(SettingsGroup):
+    """The data directory every embedded store lives under."""
+
     data_dir: Path = Field(default=Path("./data"), alias="POLICY_KB_DATA_DIR")
-    chroma_persist_dir: Path | None = Field(default=None, alias="CHROMA_PERSIST_DIR")
-    chroma_host: str | None = Field(default=None, alias="CHROMA_HOST")
-    chroma_port: int = Field(default=8000, alias="CHROMA_PORT")
-    object_store_url: str | None = Field(default=None, alias="OBJECT_STORE_URL")
+
+    @property
+    def inbox_dir(self) -> Path:
+        """The file root when ``ALLOWED_FILE_ROOTS`` is unset (created at start)."""
+        return self.data_dir / "inbox"
+
+    @property
+    def redis_dir(self) -> Path:
+        """Where the embedded redis-server keeps its socket, AOF and pid file."""
+        return self.data_dir / "redis"
+
+
+class RedisSettings(SettingsGroup):
+    """The registry's Redis: a server, or unset for an embedded redis-server under the data directory."""
+
+    url: str | None = Field(default=None, alias="REDIS_URL")
+    server_binary: str = Field(default="redis-server", alias="REDIS_SERVER_BIN")
+
+
+def _collection(default: str, alias: str, description: str) -> Any:
+    """A Chroma collection name: 3 to 63 characters, as Chroma requires."""
+    return Field(default=default, min_length=3, max_length=63, alias=alias, description=description)
+
+
+class ChromaSettings(SettingsGroup):
+    """Where the vectors live (embedded under the data directory, or a server) and the collection names."""
+
+    persist_dir: Path | None = Field(default=None, alias="CHROMA_PERSIST_DIR")
+    host: str | None = Field(default=None, alias="CHROMA_HOST")
+    port: int = Field(default=8000, alias="CHROMA_PORT")
+    policy_collection: str = _collection(
+        "policy_docs", "CHROMA_POLICY_COLLECTION", "Policy chunks; one per deployment (tests use one each)"
+    )
+    document_collection: str = _collection(
+        "application_docs", "CHROMA_DOCUMENT_COLLECTION", "Application-document chunks (spec 003 FR-008)"
+    )
+    kb_collection: str = _collection("kb_docs", "CHROMA_KB_COLLECTION", "Notes and uploaded files")
+    governance_collection: str = _collection("governance_docs", "CHROMA_GOVERNANCE_COLLECTION", "Governance chunks")
+
+
+class ObjectStoreSettings(SettingsGroup):
+    """The object store of originals and extracted text: ``file://`` or ``s3://`` (S3/MinIO)."""
+
+    url: str | None = Field(default=None, alias="OBJECT_STORE_URL")
     s3_endpoint_url: str | None = Field(default=None, alias="S3_ENDPOINT_URL")
     aws_access_key_id: str | None = Field(default=None, alias="AWS_ACCESS_KEY_ID")
     aws_secret_access_key: SecretStr | None = Field(default=None, alias="AWS_SECRET_ACCESS_KEY")
     aws_region: str = Field(default="us-east-1", alias="AWS_DEFAULT_REGION")
-    redis_server_binary: str = Field(default="redis-server", alias="REDIS_SERVER_BIN")
-    policy_collection: str = Field(
-        default="policy_docs",
-        min_length=3,
-        max_length=63,
-        alias="CHROMA_POLICY_COLLECTION",
-        description="Chroma collection of policy chunks; one per deployment (tests use one each)",
-    )
-    document_collection: str = Field(
-        default="application_docs",
-        min_length=3,
-        max_length=63,
-        alias="CHROMA_DOCUMENT_COLLECTION",
-        description="Chroma collection of application-document chunks (spec 003 FR-008)",
-    )
 
-    # Extraction
+
+class ExtractionSettings(SettingsGroup):
+    """Text extraction from PDFs: OCR of image pages."""
+
     enable_ocr: bool = Field(default=True, alias="ENABLE_OCR")
     image_ratio_threshold: float = Field(default=0.7, ge=0.0, le=1.0, alias="IMAGE_RATIO_THRESHOLD")
     ocr_workers: int = Field(default=0, ge=0, alias="OCR_WORKERS", description="0 = one per core")
     ocr_dpi: int = Field(default=300, ge=72, le=600, alias="OCR_DPI")
 
-    # Embeddings
-    embedding_batch_size: int = Field(default=32, ge=1, le=512, alias="EMBEDDING_BATCH_SIZE")
-    onnx_query_embeddings: bool = Field(
+
+class EmbeddingSettings(SettingsGroup):
+    """The encoder of documents and queries, and where its model files are made."""
+
+    batch_size: int = Field(default=32, ge=1, le=512, alias="EMBEDDING_BATCH_SIZE")
+    onnx_queries: bool = Field(
         default=True,
         alias="ONNX_QUERY_EMBEDDINGS",
         description="With the torch encoder, embed search queries with an ONNX export of the model (kept in "
         "MODEL_CACHE_DIR)",
     )
-    embedding_encoder: Literal["torch", "int8"] = Field(
+    encoder: Literal["torch", "int8"] = Field(
         default="int8",
         alias="EMBEDDING_ENCODER",
         description="Encoder of documents and queries: int8 (the model's ONNX export, int8-quantised, kept in "
@@ -76,26 +111,56 @@ class Settings(BaseSettings):
     )
     xdg_cache_home: Path | None = Field(default=None, alias="XDG_CACHE_HOME")
 
-    # Search
-    search_cache_mb: int = Field(
+
+class SearchSettings(SettingsGroup):
+    """How searches run: the per-process chunk cache, the result bound, the searches run at once."""
+
+    cache_mb: int = Field(
         default=256,
         ge=0,
         alias="SEARCH_CACHE_MB",
         description="Per-process cache of the searched revisions' chunks for exact search; 0 = always ask Chroma",
     )
+    max_results: int = Field(default=50, ge=1, le=1000, alias="MAX_RESULTS")
+    threads: int = Field(
+        default_factory=lambda: os.cpu_count() or 2,
+        ge=1,
+        le=64,
+        alias="SEARCH_THREADS",
+        description="Searches a server process runs at once (the rest wait their turn in order); default: the "
+        "CPU count",
+    )
 
-    # Security and limits
-    allowed_file_roots: Annotated[list[Path], NoDecode] = Field(
+
+class FileSettings(SettingsGroup):
+    """Which local files ``file_path`` arguments may read, and how large a file or upload may be."""
+
+    allowed_roots: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         alias="ALLOWED_FILE_ROOTS",
         description="Folders file_path arguments may read; unset = $POLICY_KB_DATA_DIR/inbox, empty = none",
     )
-    mcp_api_key: SecretStr | None = Field(default=None, alias="MCP_API_KEY")
-    mcp_read_api_key: SecretStr | None = Field(default=None, alias="MCP_READ_API_KEY")
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="MAX_UPLOAD_BYTES")
-    max_results: int = Field(default=50, ge=1, le=1000, alias="MAX_RESULTS")
 
-    # Service
+    @field_validator("allowed_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part for part in value.replace(",", ":").split(":") if part.strip()]
+        return value
+
+
+class AuthSettings(SettingsGroup):
+    """Bearer tokens of the MCP and REST paths: full and read-only; unset = open."""
+
+    api_key: SecretStr | None = Field(default=None, alias="MCP_API_KEY")
+    read_api_key: SecretStr | None = Field(default=None, alias="MCP_READ_API_KEY")
+
+
+class ServiceSettings(SettingsGroup):
+    """Where the servers listen and how the policy-kb process serves."""
+
+    host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")
     policy_kb_port: int = Field(default=3003, alias="POLICY_KB_PORT")
     policy_kb_workers: int = Field(
         default=1,
@@ -104,54 +169,46 @@ class Settings(BaseSettings):
         alias="POLICY_KB_WORKERS",
         description="Worker processes for the policy-kb server alone (stateless: any worker answers any request)",
     )
-    search_threads: int = Field(
-        default_factory=lambda: os.cpu_count() or 2,
-        ge=1,
-        le=64,
-        alias="SEARCH_THREADS",
-        description="Searches a server process runs at once (the rest wait their turn in order); default: the "
-        "CPU count",
-    )
     document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
-    host: str = Field(default="127.0.0.1", alias="POLICY_KB_HOST")
-    mcp_single_exchange: bool = Field(
+    kb_mcp_port: int = Field(default=3004, alias="KB_MCP_PORT")
+    governance_port: int = Field(default=3005, alias="GOVERNANCE_PORT")
+    single_exchange: bool = Field(
         default=False,
         alias="MCP_SINGLE_EXCHANGE",
         description="Answer plain /mcp requests in the single-exchange lane (SDK internals, verified with one "
         "mcp release; with any other the SDK transport serves alone)",
     )
 
-    # kb server (spec 002): notes, collections, chunked uploads
-    kb_mcp_port: int = Field(default=3004, alias="KB_MCP_PORT")
-    kb_engine_url: str | None = Field(
+
+class KbSettings(SettingsGroup):
+    """The kb server (spec 002): the engine it calls, its callers' key, chunked uploads."""
+
+    engine_url: str | None = Field(
         default=None,
         alias="KB_ENGINE_URL",
         description="The kb engine the kb MCP server calls; unset = this deployment's own service",
     )
-    kb_api_key: SecretStr | None = Field(default=None, alias="KB_API_KEY", description="The engine's key")
-    kb_mcp_api_key: SecretStr | None = Field(
+    engine_api_key: SecretStr | None = Field(default=None, alias="KB_API_KEY", description="The engine's key")
+    mcp_api_key: SecretStr | None = Field(
         default=None, alias="KB_MCP_API_KEY", description="Callers of the kb MCP server; unset = open"
     )
-    kb_collection: str = Field(
-        default="kb_docs", min_length=3, max_length=63, alias="CHROMA_KB_COLLECTION",
-        description="Chroma collection of notes and uploaded files",
-    )  # fmt: skip
-    kb_max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="KB_MAX_UPLOAD_BYTES")
-    kb_upload_ttl_seconds: int = Field(default=600, ge=1, alias="KB_UPLOAD_TTL_SECONDS")
+    max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="KB_MAX_UPLOAD_BYTES")
+    upload_ttl_seconds: int = Field(default=600, ge=1, alias="KB_UPLOAD_TTL_SECONDS")
 
-    # governance server (spec 004): ADRs, PRDs, PEPs for agents
-    governance_port: int = Field(default=3005, alias="GOVERNANCE_PORT")
-    governance_collection: str = Field(
-        default="governance_docs", min_length=3, max_length=63, alias="CHROMA_GOVERNANCE_COLLECTION",
-        description="Chroma collection of governance chunks",
-    )  # fmt: skip
-    governance_log_questions: bool = Field(
+
+class GovernanceSettings(SettingsGroup):
+    """The governance server (spec 004)."""
+
+    log_questions: bool = Field(
         default=False,
         alias="GOVERNANCE_LOG_QUESTIONS",
         description="Log each query's question in clear; by default only its hash is logged (spec 004 NF4)",
     )
 
-    # Jobs (Prefect flows)
+
+class JobSettings(SettingsGroup):
+    """Long work (Prefect flows): where it is submitted, retried, and when it counts as stuck."""
+
     prefect_api_url: str | None = Field(
         default=None,
         alias="PREFECT_API_URL",
@@ -171,40 +228,117 @@ class Settings(BaseSettings):
         "its 3 retries (2, 4, 8 s: a store may be down about 15 s before the revision is marked failed)",
     )
 
-    @field_validator("allowed_file_roots", mode="before")
-    @classmethod
-    def _split_roots(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part for part in value.replace(",", ":").split(":") if part.strip()]
-        return value
+
+class Settings(BaseModel):
+    """Every knob of policy-kb, by concern. Environment names are the contract with operators and compose files."""
+
+    paths: PathSettings = Field(default_factory=PathSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    objects: ObjectStoreSettings = Field(default_factory=ObjectStoreSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    files: FileSettings = Field(default_factory=FileSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+    kb: KbSettings = Field(default_factory=KbSettings)
+    governance: GovernanceSettings = Field(default_factory=GovernanceSettings)
+    jobs: JobSettings = Field(default_factory=JobSettings)
 
     @model_validator(mode="after")
     def _resolve_paths(self) -> Settings:
-        self.data_dir = self.data_dir.expanduser().resolve()
-        if self.chroma_persist_dir is None:
-            self.chroma_persist_dir = self.data_dir / "chroma"
-        self.chroma_persist_dir = self.chroma_persist_dir.expanduser().resolve()
-        if not self.object_store_url:
-            self.object_store_url = (self.data_dir / "objects").as_uri()
-        if self.model_cache_dir is None:
-            self.model_cache_dir = (self.xdg_cache_home or Path("~/.cache")) / "policy-kb" / "models"
-        self.model_cache_dir = self.model_cache_dir.expanduser().resolve()
-        if "allowed_file_roots" not in self.model_fields_set:
-            self.allowed_file_roots = [self.inbox_dir]
-        self.allowed_file_roots = [root.expanduser().resolve() for root in self.allowed_file_roots]
+        paths, chroma, objects, embeddings, files = self.paths, self.chroma, self.objects, self.embeddings, self.files
+        paths.data_dir = paths.data_dir.expanduser().resolve()
+        chroma.persist_dir = (chroma.persist_dir or paths.data_dir / "chroma").expanduser().resolve()
+        if not objects.url:
+            objects.url = (paths.data_dir / "objects").as_uri()
+        if embeddings.model_cache_dir is None:
+            embeddings.model_cache_dir = (embeddings.xdg_cache_home or Path("~/.cache")) / "policy-kb" / "models"
+        embeddings.model_cache_dir = embeddings.model_cache_dir.expanduser().resolve()
+        if "allowed_roots" not in files.model_fields_set:
+            files.allowed_roots = [paths.inbox_dir]
+        files.allowed_roots = [root.expanduser().resolve() for root in files.allowed_roots]
         return self
 
-    @property
-    def inbox_dir(self) -> Path:
-        """The file root when ``ALLOWED_FILE_ROOTS`` is unset: ``$POLICY_KB_DATA_DIR/inbox`` (open_kb creates it)."""
-        return self.data_dir / "inbox"
+    def replace(self, **overrides: Any) -> Settings:
+        """An independent copy with some knobs changed, named as :func:`load_settings` names them (not re-validated)."""
+        copy = self.model_copy(deep=True)
+        for name, value in overrides.items():
+            group, field = _route(name)
+            setattr(getattr(copy, group), field, value)
+        return copy
 
-    @property
-    def redis_dir(self) -> Path:
-        """Where the embedded redis-server keeps its socket, AOF and pid file."""
-        return self.data_dir / "redis"
+
+# The keyword overrides load_settings and Settings.replace take: one flat name per knob (the names tests and
+# CLI flags have always used), and the group field it sets. test_config checks it names every field once.
+OVERRIDES: dict[str, str] = {
+    "data_dir": "paths.data_dir",
+    "redis_url": "redis.url",
+    "redis_server_binary": "redis.server_binary",
+    "chroma_persist_dir": "chroma.persist_dir",
+    "chroma_host": "chroma.host",
+    "chroma_port": "chroma.port",
+    "policy_collection": "chroma.policy_collection",
+    "document_collection": "chroma.document_collection",
+    "kb_collection": "chroma.kb_collection",
+    "governance_collection": "chroma.governance_collection",
+    "object_store_url": "objects.url",
+    "s3_endpoint_url": "objects.s3_endpoint_url",
+    "aws_access_key_id": "objects.aws_access_key_id",
+    "aws_secret_access_key": "objects.aws_secret_access_key",
+    "aws_region": "objects.aws_region",
+    "enable_ocr": "extraction.enable_ocr",
+    "image_ratio_threshold": "extraction.image_ratio_threshold",
+    "ocr_workers": "extraction.ocr_workers",
+    "ocr_dpi": "extraction.ocr_dpi",
+    "embedding_batch_size": "embeddings.batch_size",
+    "onnx_query_embeddings": "embeddings.onnx_queries",
+    "embedding_encoder": "embeddings.encoder",
+    "model_cache_dir": "embeddings.model_cache_dir",
+    "xdg_cache_home": "embeddings.xdg_cache_home",
+    "search_cache_mb": "search.cache_mb",
+    "max_results": "search.max_results",
+    "search_threads": "search.threads",
+    "allowed_file_roots": "files.allowed_roots",
+    "max_upload_bytes": "files.max_upload_bytes",
+    "mcp_api_key": "auth.api_key",
+    "mcp_read_api_key": "auth.read_api_key",
+    "host": "service.host",
+    "policy_kb_port": "service.policy_kb_port",
+    "policy_kb_workers": "service.policy_kb_workers",
+    "document_store_port": "service.document_store_port",
+    "kb_mcp_port": "service.kb_mcp_port",
+    "governance_port": "service.governance_port",
+    "mcp_single_exchange": "service.single_exchange",
+    "kb_engine_url": "kb.engine_url",
+    "kb_api_key": "kb.engine_api_key",
+    "kb_mcp_api_key": "kb.mcp_api_key",
+    "kb_max_upload_bytes": "kb.max_upload_bytes",
+    "kb_upload_ttl_seconds": "kb.upload_ttl_seconds",
+    "governance_log_questions": "governance.log_questions",
+    "prefect_api_url": "jobs.prefect_api_url",
+    "processing_timeout_seconds": "jobs.processing_timeout_seconds",
+    "ingest_retry_delay_seconds": "jobs.ingest_retry_delay_seconds",
+}
+
+
+GROUPS: dict[str, type[SettingsGroup]] = {
+    name: cast("type[SettingsGroup]", field.annotation) for name, field in Settings.model_fields.items()
+}
+
+
+def _route(name: str) -> tuple[str, str]:
+    if name not in OVERRIDES:
+        raise TypeError(f"unknown setting {name!r}; known: {', '.join(sorted(OVERRIDES))}")
+    group, field = OVERRIDES[name].split(".")
+    return group, field
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Build the settings from the environment; keyword overrides win (tests, CLI flags)."""
-    return Settings(**overrides)
+    """Build the settings from the environment; keyword overrides (flat names, see ``OVERRIDES``) win."""
+    by_group: dict[str, dict[str, Any]] = {group: {} for group in GROUPS}
+    for name, value in overrides.items():
+        group, field = _route(name)
+        by_group[group][GROUPS[group].model_fields[field].alias or field] = value
+    return Settings.model_validate({group: GROUPS[group](**values) for group, values in by_group.items()})

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+SECTION_KINDS = (
+    "policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary", "page", "front-matter",
+)  # fmt: skip
+"""What a section is: ``kind`` of ``Section`` and of its chunks."""
+FALLBACK_KINDS = frozenset({"chapter", "appendix", "page", "front-matter"})
+"""Kinds that cite text by where it sits (a chapter's or page's text) rather than by a number the plan prints."""
+_KIND_BY_PREFIX = (
+    ("Para ", "paragraph"), ("Policy ", "policy"), ("Chapter ", "chapter"), ("Annex ", "appendix"),
+    ("Appendix ", "appendix"), ("Schedule ", "appendix"), ("Table ", "table"), ("Figure ", "figure"),
+    ("Footnote ", "footnote"), ("Glossary: ", "glossary"), ("Page ", "page"),
+)  # fmt: skip
+
+
+def kind_of_ref(section_ref: str) -> str:
+    """The kind a ref names, for sections built without one (``Annex D Para 3`` is a paragraph)."""
+    if " Para " in section_ref:
+        return "paragraph"
+    for prefix, kind in _KIND_BY_PREFIX:
+        if section_ref.startswith(prefix):
+            return kind
+    return "paragraph"
 
 
 class TextSpan(BaseModel):
@@ -19,6 +41,7 @@ class TextLine(BaseModel):
 
     spans: list[TextSpan]
     x0: float
+    x1: float = 1.0
     top: float
     bottom: float
 
@@ -38,6 +61,10 @@ class PageText(BaseModel):
     lines: list[TextLine] = Field(
         default_factory=list,
         description="Text-layer layout (sizes, emphasis, position) for section splitting; empty for OCR pages",
+    )
+    boxes: list[tuple[float, float, float, float]] = Field(
+        default_factory=list,
+        description="Drawn boxes wide enough to frame text (x0, top, x1, bottom as fractions): boxed policies",
     )
 
 
@@ -65,6 +92,20 @@ class Section(BaseModel):
     page_spans: list[tuple[int, int]] = Field(
         default_factory=list, description="(char offset in text, page number) where each page begins"
     )
+    kind: str = Field(default="", description="One of SECTION_KINDS; taken from the ref when not given")
+    printed_page: int | None = Field(default=None, description="The page number the document prints there")
+    supports: str | None = Field(default=None, description="For a paragraph of reasoned justification: its policy")
+
+    @model_validator(mode="after")
+    def _fill_kind(self) -> Section:
+        if not self.kind:
+            self.kind = kind_of_ref(self.section_ref)
+        return self
+
+    @property
+    def last_page(self) -> int:
+        """The last PDF page the section's text reaches."""
+        return max([self.page_number, *(page for _, page in self.page_spans)])
 
 
 class Chunk(BaseModel):
@@ -74,3 +115,8 @@ class Chunk(BaseModel):
     page_number: int
     page_numbers: list[int]
     chunk_index: int
+    kind: str = ""
+    title: str = ""
+    printed_page: int | None = None
+    supports: str | None = None
+    last_page: int = 0

@@ -1,6 +1,6 @@
 """``file_path`` arguments: read only inside ``ALLOWED_FILE_ROOTS``, and only up to ``MAX_UPLOAD_BYTES``.
 
-With ``ALLOWED_FILE_ROOTS`` unset the one root is the data directory's ``inbox/`` (``Settings.inbox_dir``),
+With ``ALLOWED_FILE_ROOTS`` unset the one root is the data directory's ``inbox/`` (``settings.paths.inbox_dir``),
 which ``ensure_file_roots`` creates when the stores are opened; set it empty to refuse every file read.
 A refusal names the configured roots (where a caller should put the file), never the path it resolved.
 
@@ -18,8 +18,8 @@ from lib.errors import FileNotFoundInStoreError, FileTooLargeError, PathNotAllow
 
 def ensure_file_roots(settings: Settings) -> None:
     """Create the default inbox if it is a root; roots an operator configured are theirs to provide."""
-    if settings.inbox_dir.resolve() in settings.allowed_file_roots:
-        settings.inbox_dir.mkdir(parents=True, exist_ok=True)
+    if settings.paths.inbox_dir.resolve() in settings.files.allowed_roots:
+        settings.paths.inbox_dir.mkdir(parents=True, exist_ok=True)
 
 
 def resolve_allowed(path: str | Path, roots: list[Path]) -> Path:
@@ -49,7 +49,7 @@ def resolve_allowed(path: str | Path, roots: list[Path]) -> Path:
 
 def read_allowed_file(settings: Settings, file_path: str | Path) -> bytes:
     """The bytes of a file named by a caller, only from inside ``ALLOWED_FILE_ROOTS`` and within the size limit."""
-    path = resolve_allowed(file_path, settings.allowed_file_roots)
-    if path.stat().st_size > settings.max_upload_bytes:
-        raise FileTooLargeError(f"File is larger than the {settings.max_upload_bytes} byte limit")
+    path = resolve_allowed(file_path, settings.files.allowed_roots)
+    if path.stat().st_size > settings.files.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {settings.files.max_upload_bytes} byte limit")
     return path.read_bytes()

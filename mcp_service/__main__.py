@@ -2,7 +2,8 @@
 
 ``serve(servers=("policy-kb", "document-store"))`` (``policy-kb serve --servers policy-kb,document-store``)
 runs several servers in one process, each on its own port (``DOCUMENT_STORE_PORT``, default 3002, for
-the document store) and all over one knowledge base; an interrupt stops them all.
+the document store) and all over one ``Stores`` (``lib.composition``), each server opening only the stores it
+uses; an interrupt stops them all. Every server module has the same shape (``ServerModule``).
 
 ``python -m mcp_service --stdio governance`` (``policy-kb serve --stdio --servers governance``) serves one
 server over stdin/stdout instead, for a client that starts it as a subprocess (Claude Code's ``.mcp.json``).
@@ -18,33 +19,60 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from types import FrameType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import uvicorn
-from starlette.applications import Starlette
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp
 
+from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
-from lib.kb import KnowledgeBase, open_kb
+from lib.logs import UVICORN_LOG_CONFIG, configure_logging
 from lib.signals import exit_on_sigterm
 
-SERVERS: dict[str, tuple[str, Callable[[Settings], int]]] = {
-    "policy-kb": ("mcp_service.policy_kb:create_app", lambda settings: settings.policy_kb_port),
-    "document-store": ("mcp_service.document_store:create_document_store_app", lambda s: s.document_store_port),
-    "kb": ("mcp_service.kb:create_kb_app", lambda settings: settings.kb_mcp_port),
-    "governance": ("mcp_service.governance:create_governance_app", lambda settings: settings.governance_port),
+
+class ServerModule(Protocol):
+    """What every server module exposes: its app, and its tools registered on a server over its stores
+    (``PolicyStores``, ``DocumentStores``, ``KbStores``, ``GovernanceStores``)."""
+
+    def create_app(
+        self, settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True
+    ) -> ASGIApp: ...
+
+    def register_tools(self, server: MCPServer, stores: Any) -> None: ...
+
+
+class StdioServerModule(ServerModule, Protocol):
+    def serve_stdio(self, settings: Settings) -> None: ...
+
+
+class Server(NamedTuple):
+    module: str
+    """The server's module (a ``ServerModule``), imported only when that server is served."""
+    port: Callable[[Settings], int]
+
+    def load(self) -> ServerModule:
+        return cast(ServerModule, importlib.import_module(self.module))
+
+
+SERVERS: dict[str, Server] = {
+    "policy-kb": Server("mcp_service.policy_kb", lambda settings: settings.service.policy_kb_port),
+    "document-store": Server("mcp_service.document_store", lambda settings: settings.service.document_store_port),
+    "kb": Server("mcp_service.kb", lambda settings: settings.service.kb_mcp_port),
+    "governance": Server("mcp_service.governance", lambda settings: settings.service.governance_port),
 }
-"""Server name → (``module:factory`` of its app, taking ``settings`` and ``kb=``; its port in the settings).
-Factories are imported only for the servers asked for, so one server's dependencies never slow another."""
+"""Server name → its module and its port in the settings. Modules are imported only for the servers asked for,
+so one server's dependencies never slow another."""
 
+STDIO_SERVERS = frozenset({"governance"})
+"""The servers whose module also serves over stdio (a ``StdioServerModule``)."""
 
-STDIO_SERVERS: dict[str, str] = {"governance": "mcp_service.governance:serve_governance_stdio"}
-"""Server name → ``module:function`` serving it over stdio, taking ``settings``."""
+if TYPE_CHECKING:  # mypy checks every server module against the shape; nothing is imported at run time
+    from mcp_service import document_store, governance, kb, policy_kb
 
-
-def app_factory(name: str) -> Callable[..., Starlette]:
-    module, attribute = SERVERS[name][0].split(":")
-    factory: Callable[..., Starlette] = getattr(importlib.import_module(module), attribute)
-    return factory
+    _SHAPES: tuple[ServerModule, ...] = (policy_kb, document_store, kb, governance)
+    _STDIO: tuple[StdioServerModule, ...] = (governance,)
 
 
 class _GroupServer(uvicorn.Server):
@@ -88,35 +116,34 @@ def serve(
     settings = settings or load_settings()
     names = check_servers(servers)
     exit_on_sigterm()  # so what this process started (Prefect's local API) is stopped on SIGTERM too
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr
-        )
+    configure_logging()
     if len(names) > 1 and port is not None:
         raise InvalidArgumentError("--port applies to one server; with several, set each one's port variable")
-    if names == ["policy-kb"] and settings.policy_kb_workers > 1:
-        if not settings.chroma_host:
+    if names == ["policy-kb"] and settings.service.policy_kb_workers > 1:
+        if not settings.chroma.host:
             logging.getLogger(__name__).warning(
                 "service.workers_on_embedded_chroma workers=%d: each worker opens CHROMA_PERSIST_DIR on its own; "
                 "searching is fine, but upload and reindex through one process or a Chroma server (CHROMA_HOST)",
-                settings.policy_kb_workers,
+                settings.service.policy_kb_workers,
             )
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
-        uvicorn.run("mcp_service.policy_kb:create_app", factory=True, workers=settings.policy_kb_workers,
-                    host=host or settings.host, port=port or settings.policy_kb_port, proxy_headers=True,
-                    log_level="info")  # fmt: skip
+        uvicorn.run(f"{SERVERS['policy-kb'].module}:create_app", factory=True,
+                    workers=settings.service.policy_kb_workers, host=host or settings.service.host,
+                    port=port or settings.service.policy_kb_port, proxy_headers=True, log_level="info",
+                    log_config=UVICORN_LOG_CONFIG)  # fmt: skip
         return
-    kb: KnowledgeBase = open_kb(settings)
+    stores = open_stores(settings)
     group: list[uvicorn.Server] = []
     for name in names:
-        default_port = SERVERS[name][1]
+        server = SERVERS[name]
         config = uvicorn.Config(
-            app_factory(name)(settings, kb=kb),
-            host=host or settings.host,
-            port=port or default_port(settings),
+            server.load().create_app(settings, stores=stores),
+            host=host or settings.service.host,
+            port=port or server.port(settings),
             proxy_headers=True,
             log_level="info",
+            log_config=UVICORN_LOG_CONFIG,
         )
         group.append(_GroupServer(config, group))
     with contextlib.suppress(KeyboardInterrupt):  # re-raised by uvicorn after a clean shutdown, as uvicorn.run does
@@ -131,8 +158,8 @@ def serve_stdio(settings: Settings | None = None, *, servers: Sequence[str] = ("
     names = check_servers(servers)
     if len(names) != 1 or names[0] not in STDIO_SERVERS:
         raise InvalidArgumentError(f"--stdio serves one server, one of: {', '.join(STDIO_SERVERS)}")
-    module, attribute = STDIO_SERVERS[names[0]].split(":")
-    getattr(importlib.import_module(module), attribute)(settings or load_settings())
+    module = cast(StdioServerModule, SERVERS[names[0]].load())
+    module.serve_stdio(settings or load_settings())
 
 
 def main(argv: Sequence[str]) -> None:

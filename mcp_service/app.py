@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
@@ -28,6 +28,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from lib.config import Settings
+from lib.logs import configure_logging
 from lib.stores.redis_server import ensure_embedded_redis
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
@@ -40,15 +41,13 @@ from mcp_service.transports.streamable_http import mcp_endpoint
 logger = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
 def new_mcp_server(name: str, instructions: str) -> MCPServer:
     """An empty MCP server with the service's error envelope, ready for its tools."""
     # MCPServer() configures logging itself (a Rich handler at INFO) when the process has not: a plain
     # format first, so every log line is not a rendered table (~2 ms each on the event loop).
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    configure_logging()
     # Stateless Streamable HTTP ends a "session" per request, and the SDK logs each at INFO.
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     return MCPServer(name, instructions=instructions, version=VERSION, middleware=[envelope_sdk_errors])
@@ -76,7 +75,6 @@ def create_mcp_app(
     server: MCPServer,
     *,
     port: int,
-    write_tools: Collection[str],
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
     health: Callable[[Request], Awaitable[Response]] = liveness,
@@ -84,13 +82,14 @@ def create_mcp_app(
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
     connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
-    when a server has more to say than liveness."""
+    when a server has more to say than liveness. A read-only key may call only the tools annotated read-only
+    (``auth``)."""
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
-    server.streamable_http_app(stateless_http=True, json_response=True, host=settings.host)
+    server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
     session_manager = server.session_manager
     relay = SseRelay(
-        server.sse_app(sse_path="/sse", message_path="/messages/", host=settings.host),
-        settings.redis_url or ensure_embedded_redis(settings.redis_dir, settings.redis_server_binary),
+        server.sse_app(sse_path="/sse", message_path="/messages/", host=settings.service.host),
+        settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary),
     )
 
     @asynccontextmanager
@@ -101,8 +100,8 @@ def create_mcp_app(
                 # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
                 await anyio.to_thread.run_sync(warm_up)
             freeze_startup_heap()
-            logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.host, port,
-                        "on" if settings.mcp_api_key else "off")  # fmt: skip
+            logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
+                        "on" if settings.auth.api_key else "off")  # fmt: skip
             try:
                 yield
             finally:
@@ -112,7 +111,7 @@ def create_mcp_app(
         Route("/health", health, methods=["GET"]),
         Route(
             "/mcp",
-            mcp_endpoint(session_manager, single_exchange=settings.mcp_single_exchange),
+            mcp_endpoint(session_manager, single_exchange=settings.service.single_exchange),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", SseStream(relay), methods=["GET"]),
@@ -121,8 +120,8 @@ def create_mcp_app(
     ]
     auth = Middleware(
         BearerAuthMiddleware,
-        api_key=settings.mcp_api_key,
-        read_api_key=settings.mcp_read_api_key,
-        write_tools=write_tools,
+        api_key=settings.auth.api_key,
+        read_api_key=settings.auth.read_api_key,
+        list_tools=server.list_tools,
     )
     return Starlette(routes=all_routes, middleware=[auth], lifespan=lifespan)

@@ -4,7 +4,8 @@
 - Otherwise each request needs ``Authorization: Bearer <token>``. Missing header, another scheme and a
   wrong token get 401 with the spec's bodies; tokens are compared with ``hmac.compare_digest``.
 - ``MCP_READ_API_KEY`` (optional) is a second token that may only read: REST ``GET``/``HEAD`` and MCP
-  traffic except ``tools/call`` of a write tool. A write with it gets 403 in the same body shape. To
+  traffic except ``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own
+  tool list (``tools.registration.write_tools``). A write with it gets 403 in the same body shape. To
   see which tool an MCP POST calls, its JSON body (at most ``MAX_INSPECTED_BODY`` bytes, as the MCP
   transports themselves allow) is read here and replayed to the app.
 
@@ -16,14 +17,16 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
+from mcp_types import Tool
 from pydantic import SecretStr
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_service.tools.registration import write_tools
 from mcp_service.transports.bodies import BodyTooLarge, read_body, replaying
 
 logger = logging.getLogger(__name__)
@@ -49,14 +52,17 @@ class BearerAuthMiddleware:
         read_api_key: SecretStr | None = None,
         exempt_paths: Collection[str] = ("/health",),
         mcp_post_paths: Collection[str] = ("/mcp", "/messages/"),
-        write_tools: Collection[str] = (),
+        list_tools: Callable[[], Awaitable[Iterable[Tool]]] | None = None,
     ) -> None:
+        """``list_tools`` is the MCP server's own (``MCPServer.list_tools``): its write tools are asked of it once,
+        at the first MCP call with the read-only key. Without it (a REST-only app) no MCP call writes."""
         self.app = app
         self.api_key = _secret(api_key)
         self.read_api_key = _secret(read_api_key) if self.api_key else None
         self.exempt_paths = frozenset(exempt_paths)
         self.mcp_post_paths = frozenset(mcp_post_paths)
-        self.write_tools = frozenset(write_tools)
+        self.list_tools = list_tools
+        self.write_tools: frozenset[str] | None = None
         if read_api_key is not None and self.api_key is None:
             logger.warning("auth.disabled MCP_READ_API_KEY is set but MCP_API_KEY is not: authentication is off")
 
@@ -99,13 +105,16 @@ class BearerAuthMiddleware:
             return
         if body is None:
             return
-        tool = self._write_tool_called(body)
+        if self.write_tools is None:
+            self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
+        tool = self._write_tool_called(body, self.write_tools)
         if tool is not None:
             await self._refuse(scope, receive, send, 403, "forbidden", f"This API key may only read; '{tool}' writes")
             return
         await self.app(scope, replaying(body, receive), send)
 
-    def _write_tool_called(self, body: bytes) -> str | None:
+    @staticmethod
+    def _write_tool_called(body: bytes, writes: frozenset[str]) -> str | None:
         """The first write tool a JSON-RPC message (or batch) calls; malformed JSON is left to the transport.
 
         Deliberately looser than the SDK's ``mcp_types.jsonrpc_message_adapter``: any object with
@@ -119,7 +128,7 @@ class BearerAuthMiddleware:
             if isinstance(message, dict) and message.get("method") == "tools/call":
                 params = message.get("params")
                 name = params.get("name") if isinstance(params, dict) else None
-                if name in self.write_tools:
+                if name in writes:
                     return str(name)
         return None
 

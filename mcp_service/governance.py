@@ -1,4 +1,4 @@
-"""The ``governance`` server's composition root (spec 004): its tools (``tools.governance``) in the shared
+"""The ``governance`` server (spec 004): its tools (``tools.governance``) in the shared
 app shape (``app.create_mcp_app``) on ``GOVERNANCE_PORT`` (3005), with ``GET /query`` and a ``/health``
 that reports the index (``rest.governance``); and the same tools over stdio for Claude Code
 (``policy-kb serve --stdio --servers governance``, ``python -m mcp_service --stdio governance``).
@@ -13,79 +13,79 @@ import contextlib
 import logging
 import sys
 import threading
+from typing import NoReturn, cast
 
 import anyio
-from mcp.server.mcpserver import MCPServer
 from mcp_types import Tool
-from starlette.applications import Starlette
 from starlette.routing import Mount
+from starlette.types import ASGIApp
 
+from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
-from lib.governance.api import warm_catalog
+from lib.governance.search import warm_catalog
+from lib.governance.stores import GovernanceStores
 from lib.integrations.query_log import install_query_log_handler
-from lib.kb import KnowledgeBase, open_kb
-from mcp_service.app import LOG_FORMAT, create_mcp_app, new_mcp_server
+from lib.logs import configure_logging
+from mcp_service.app import create_mcp_app, new_mcp_server
 from mcp_service.heap import freeze_startup_heap
 from mcp_service.rest.governance import create_governance_rest_app, governance_health
-from mcp_service.tools.governance import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_governance_tools
+from mcp_service.tools.governance.tools import INSTRUCTIONS, SERVER_NAME, register_tools
+
+__all__ = ["create_app", "register_tools", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
 
-def build_governance_server(kb: KnowledgeBase, *, interface: str = "mcp") -> MCPServer:
-    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
-    register_governance_tools(server, lambda: kb, interface=interface)
-    return server
+class _Unopened:
+    """Stands for the stores of a server built only to list its tools; its tools touch stores only when called."""
 
-
-def _no_store() -> KnowledgeBase:
-    raise RuntimeError("this server was built for its tool list only")
+    def __getattr__(self, name: str) -> NoReturn:
+        raise RuntimeError("this server was built for its tool list only")
 
 
 def governance_tool_list() -> list[Tool]:
     """The governance tools as MCP lists them (names, descriptions, input and output schemas), without
     opening a store: what ``policy-kb tools openai`` turns into function schemas."""
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
-    register_governance_tools(server, _no_store)
+    register_tools(server, cast(GovernanceStores, _Unopened()))
     return anyio.run(server.list_tools)
 
 
-def warm_up(kb: KnowledgeBase) -> None:
+def warm_up(stores: GovernanceStores) -> None:
     """The query encoder and this process's catalog, loaded before the server answers (ready means warm)."""
     try:
-        kb.embedder.warm_up()
-        logger.info("service.warm governance_documents=%d", warm_catalog(kb))
+        stores.embedder.warm_up()
+        logger.info("service.warm governance_documents=%d", warm_catalog(stores))
     except Exception:
         logger.exception("service.warm_up_failed; the first query loads what it needs")
 
 
-def create_governance_app(
-    settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True
-) -> Starlette:
+def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The governance app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` (with the index's state) and ``/query``."""
     settings = settings or load_settings()
-    kb = kb or open_kb(settings)
+    governance = (stores or open_stores(settings)).governance
     install_query_log_handler()
+    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
+    register_tools(server, governance)
     return create_mcp_app(
         settings,
-        build_governance_server(kb),
-        port=settings.governance_port,
-        write_tools=WRITE_TOOLS,
-        routes=[Mount("", app=create_governance_rest_app(kb))],
-        warm_up=(lambda: warm_up(kb)) if warm else None,
-        health=governance_health(kb),
+        server,
+        port=settings.service.governance_port,
+        routes=[Mount("", app=create_governance_rest_app(governance))],
+        warm_up=(lambda: warm_up(governance)) if warm else None,
+        health=governance_health(governance),
     )
 
 
-def serve_governance_stdio(settings: Settings) -> None:
+def serve_stdio(settings: Settings) -> None:
     """Serve the governance tools over this process's stdin and stdout until stdin closes."""
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    configure_logging()
     install_query_log_handler(sys.stderr)
     with contextlib.redirect_stdout(sys.stderr):
-        kb = open_kb(settings)
-        server = build_governance_server(kb, interface="stdio")
-    warming = threading.Thread(target=_warm_and_freeze, args=(kb,), name="governance-warm-up")
+        governance = open_stores(settings).governance
+        server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
+        register_tools(server, governance, interface="stdio")
+    warming = threading.Thread(target=_warm_and_freeze, args=(governance,), name="governance-warm-up")
     warming.start()
     try:
         anyio.run(server.run_stdio_async)
@@ -93,6 +93,6 @@ def serve_governance_stdio(settings: Settings) -> None:
         warming.join()  # native code (torch) must not be running when the interpreter exits
 
 
-def _warm_and_freeze(kb: KnowledgeBase) -> None:
-    warm_up(kb)
+def _warm_and_freeze(stores: GovernanceStores) -> None:
+    warm_up(stores)
     freeze_startup_heap()

@@ -24,10 +24,10 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from lib.kb import KnowledgeBase
 from lib.policies.audit import chunk_owner
 from lib.policies.chunks import revision_ref
 from lib.policies.models import RevisionStatus
+from lib.policies.stores import PolicyStores
 
 logger = logging.getLogger(__name__)
 
@@ -91,34 +91,36 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
 
 
-def _registry_counts(kb: KnowledgeBase) -> dict[str, int]:
-    kb.registry.ping()
-    sources = kb.registry.list_sources()
-    revisions = [r for revs in kb.registry.revisions_by_source(sources).values() for r in revs]
+def _registry_counts(stores: PolicyStores) -> dict[str, int]:
+    stores.registry.ping()
+    sources = stores.registry.list_sources()
+    revisions = [r for revs in stores.registry.revisions_by_source(sources).values() for r in revs]
     counts = {"policies": len(sources), "revisions": len(revisions)}
     for revision in revisions:
         counts[f"revisions_{revision.status.value}"] = counts.get(f"revisions_{revision.status.value}", 0) + 1
     return counts
 
 
-def _object_counts(kb: KnowledgeBase) -> dict[str, int]:
-    kb.objects.exists("health/probe")
-    return {"policy_files": sum(1 for _ in islice(kb.objects.list("policies/"), MAX_COUNTED_FILES))}
+def _object_counts(stores: PolicyStores) -> dict[str, int]:
+    stores.objects.exists("health/probe")
+    return {"policy_files": sum(1 for _ in islice(stores.objects.list("policies/"), MAX_COUNTED_FILES))}
 
 
-def consistency_check(kb: KnowledgeBase, budget_s: float = CONSISTENCY_BUDGET_S) -> Consistency:
+def consistency_check(stores: PolicyStores, budget_s: float = CONSISTENCY_BUDGET_S) -> Consistency:
     """Count mismatches and orphan chunks within ``budget_s`` seconds (see the module docstring)."""
     started = time.perf_counter()
     deadline = started + budget_s
     try:
-        total = kb.vectors.count()
-        revisions = [r for revs in kb.registry.revisions_by_source(kb.registry.list_sources()).values() for r in revs]
+        total = stores.vectors.count()
+        revisions = [
+            r for revs in stores.registry.revisions_by_source(stores.registry.list_sources()).values() for r in revs
+        ]
         mismatches: list[CountMismatch] = []
         counted = checked = 0
         for rev in revisions:
             if time.perf_counter() > deadline:
                 break
-            stored = kb.vectors.count_revision(rev.source, rev.revision_id)
+            stored = stores.vectors.count_revision(rev.source, rev.revision_id)
             counted += stored
             checked += 1
             expected = 0 if rev.status == RevisionStatus.FAILED else rev.chunk_count
@@ -129,7 +131,7 @@ def consistency_check(kb: KnowledgeBase, budget_s: float = CONSISTENCY_BUDGET_S)
         complete = checked == len(revisions)
         orphans = max(0, total - counted) if complete else 0
         registered = {revision_ref(r.source, r.revision_id) for r in revisions}
-        named, named_all = _orphan_revisions(kb, registered, deadline) if orphans else ([], True)
+        named, named_all = _orphan_revisions(stores, registered, deadline) if orphans else ([], True)
     except Exception as exc:
         logger.warning("health.consistency_failed error=%s", type(exc).__name__)
         return Consistency(ok=False, complete=False, revisions_checked=0, orphan_chunks=0, latency_ms=_ms(started),
@@ -145,11 +147,11 @@ def consistency_check(kb: KnowledgeBase, budget_s: float = CONSISTENCY_BUDGET_S)
     )
 
 
-def _orphan_revisions(kb: KnowledgeBase, registered: set[str], deadline: float) -> tuple[list[str], bool]:
+def _orphan_revisions(stores: PolicyStores, registered: set[str], deadline: float) -> tuple[list[str], bool]:
     """The ``revision_ref`` values of chunks whose revision is not registered, read page by page until
     ``deadline``; and whether the whole collection was read."""
     found: set[str] = set()
-    for _, meta in kb.vectors.iter_metadata():
+    for _, meta in stores.vectors.iter_metadata():
         source, revision_id = chunk_owner(meta)
         ref = revision_ref(source, revision_id)
         if ref not in registered:
@@ -159,21 +161,21 @@ def _orphan_revisions(kb: KnowledgeBase, registered: set[str], deadline: float) 
     return sorted(found), True
 
 
-def deep_health(kb: KnowledgeBase) -> DeepHealth:
+def deep_health(stores: PolicyStores) -> DeepHealth:
     checks = {
-        "redis": _timed("redis", lambda: _registry_counts(kb)),
-        "chroma": _timed("chroma", lambda: {"policy_chunks": kb.vectors.count()}),
-        "object_store": _timed("object_store", lambda: _object_counts(kb)),
+        "redis": _timed("redis", lambda: _registry_counts(stores)),
+        "chroma": _timed("chroma", lambda: {"policy_chunks": stores.vectors.count()}),
+        "object_store": _timed("object_store", lambda: _object_counts(stores)),
     }
-    cache = kb.vectors.cache
+    cache = stores.vectors.cache
     return DeepHealth(
         status="ok" if all(c.ok for c in checks.values()) else "degraded",
         checks=checks,
-        consistency=consistency_check(kb),
+        consistency=consistency_check(stores),
         search_cache={
             "revisions": len(cache),
             "megabytes": round(cache.nbytes / 2**20, 1),
-            "exact_searches": kb.vectors.exact_searches,
-            "fallback_searches": kb.vectors.fallback_searches,
+            "exact_searches": stores.vectors.exact_searches,
+            "fallback_searches": stores.vectors.fallback_searches,
         },
     )

@@ -1,17 +1,11 @@
 """The service's long-lived heap, kept out of the garbage collector's sight.
 
-A replica holds a large, long-lived heap from the moment it is warm (the SDK, pydantic's schemas, the
-encoder, Chroma's client, the cached blocks): a few hundred thousand container objects. CPython's full
-(generation 2) collection walks all of them, and under steady traffic one ran every few seconds and
-stopped the process for 150-280 ms: the p99 of a 20-client load run. Nothing made at start-up is
-garbage, so ``gc.freeze()`` after the warm-up moves it to the permanent generation that collections skip;
-what requests allocate is collected as before.
-
-The heap also grows for good after start-up: the first upload imports Prefect's client (a hundred
-thousand objects more), and the 150-200 ms pauses came back after it. So a full collection that takes
-longer than ``SLOW_FULL_COLLECTION_S`` freezes what survived it: it has just been collected, so what is
-left is live. The cost is that cyclic garbage among objects alive at that moment is never collected;
-freezes are rare (after a burst of new long-lived objects, not per request), which bounds it.
+Why: everything a warm replica holds (the SDK, schemas, the encoder, clients, cached indexes) is live for as
+long as it runs, yet CPython's full collection walks it all again and again, pausing the process. So the warm
+heap is frozen (``gc.freeze``) after start-up, and what survives any slow full collection later (the heap also
+grows for good, e.g. when the first upload imports Prefect's client) is frozen too. What requests allocate is
+collected as before; cyclic garbage among objects alive at a freeze is never collected, which rare freezes
+bound. Measurements and history: docs/decisions/0004-frozen-heap.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``kb`` MCP server's composition root (spec 002; ``policy-kb serve --servers kb``, ``KB_MCP_PORT`` 3004).
+"""The ``kb`` MCP server (spec 002; ``policy-kb serve --servers kb``, ``KB_MCP_PORT`` 3004).
 
 Two faces on one port:
 
@@ -17,26 +17,22 @@ from __future__ import annotations
 
 import logging
 
-from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
-from lib.kb import KnowledgeBase, open_kb
-from lib.notes.uploads import UploadStaging, upload_staging
+from lib.notes.uploads import upload_staging
 from mcp_service.app import create_mcp_app, new_mcp_server
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.kb_engine_client import KbEngineClient
 from mcp_service.rest.app import API_PREFIX, create_rest_app
-from mcp_service.tools.kb import INSTRUCTIONS, SERVER_NAME, WRITE_TOOLS, register_kb_tools
+from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
+from mcp_service.tools.kb.work import KbStores
+
+__all__ = ["create_app", "register_tools"]
 
 logger = logging.getLogger(__name__)
-
-
-def build_kb_server(engine: KbEngineClient, staging: UploadStaging, max_results: int) -> MCPServer:
-    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
-    register_kb_tools(server, engine, staging, max_results)
-    return server
 
 
 class _KbApp:
@@ -56,24 +52,28 @@ class _KbApp:
             await self.engine.aclose()
 
 
-def create_kb_app(settings: Settings | None = None, *, kb: KnowledgeBase | None = None, warm: bool = True) -> ASGIApp:
+def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The ``kb`` app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` and, with no ``KB_ENGINE_URL``, ``/api/v1``."""
     settings = settings or load_settings()
-    kb = kb or open_kb(settings)
+    stores = stores or open_stores(settings)
     engine = KbEngineClient.from_settings(settings)
-    self_engine = not settings.kb_engine_url
-    mcp_settings = settings.model_copy(update={"mcp_api_key": settings.kb_mcp_api_key, "mcp_read_api_key": None})
+    self_engine = not settings.kb.engine_url
+    mcp_settings = settings.replace(mcp_api_key=settings.kb.mcp_api_key, mcp_read_api_key=None)
+    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
+    register_tools(server, KbStores(settings, engine, upload_staging(stores.notes)))
     mcp_app = create_mcp_app(
         mcp_settings,
-        build_kb_server(engine, upload_staging(kb), settings.max_results),
-        port=settings.kb_mcp_port,
-        write_tools=WRITE_TOOLS,
-        warm_up=kb.embedder.warm_up if warm and self_engine else None,
+        server,
+        port=settings.service.kb_mcp_port,
+        warm_up=stores.embedder.warm_up if warm and self_engine else None,
     )
     engine_app: ASGIApp | None = None
     if self_engine:
         engine_app = BearerAuthMiddleware(
-            create_rest_app(kb), api_key=settings.mcp_api_key, read_api_key=settings.mcp_read_api_key, exempt_paths=()
+            create_rest_app(stores),
+            api_key=settings.auth.api_key,
+            read_api_key=settings.auth.read_api_key,
+            exempt_paths=(),
         )
     logger.info("kb.engine url=%s mounted_here=%s", engine.base_url, self_engine)
     return _KbApp(mcp_app, engine_app, engine)

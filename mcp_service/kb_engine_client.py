@@ -55,16 +55,16 @@ class EngineError(KBError):
 def engine_url(settings: Settings) -> str:
     """``KB_ENGINE_URL``, else this deployment's own service: the ``kb`` server mounts the engine beside its
     MCP routes (``mcp_service.kb``), so it is reached on ``KB_MCP_PORT`` (loopback when bound to all)."""
-    if settings.kb_engine_url:
-        return settings.kb_engine_url.rstrip("/")
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "", "::") else settings.host
+    if settings.kb.engine_url:
+        return settings.kb.engine_url.rstrip("/")
+    host = "127.0.0.1" if settings.service.host in ("0.0.0.0", "", "::") else settings.service.host
     host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{settings.kb_mcp_port}"
+    return f"http://{host}:{settings.service.kb_mcp_port}"
 
 
 def engine_key(settings: Settings) -> str | None:
     """``KB_API_KEY``; with no ``KB_ENGINE_URL`` the engine is this service, whose key is ``MCP_API_KEY``."""
-    key = settings.kb_api_key or (None if settings.kb_engine_url else settings.mcp_api_key)
+    key = settings.kb.engine_api_key or (None if settings.kb.engine_url else settings.auth.api_key)
     raw = key.get_secret_value() if key is not None else ""
     return raw or None
 

@@ -1,16 +1,10 @@
 """The worker threads a server process runs searches on: ``SEARCH_THREADS`` at a time, the rest waiting their
-turn in arrival order.
+turn.
 
-A search is a millisecond or two of CPU, most of it Python holding the interpreter lock. Run on the default
-thread pool (40 threads), twenty searches in flight meant twenty threads taking turns at the lock with each
-other and with the event loop that reads requests and writes answers: every search finished late, some
-very late. On the lane, as many run as there are cores (the encoder and BLAS release the lock, so more than
-one pays), the others queue in order, and the event loop keeps its share. Measured with
-``benchmarks/stack_load.py`` (20 clients, one replica, 3 alternating runs each): p99 110-118 ms on the
-default pool, 92-102 ms on a 2-thread lane, p50 50-64 -> 49-53 ms.
-
-Only searches take the lane: uploads, health and administration keep the default pool, so a search
-stalled on a store outage never holds them up.
+Why: a search is mostly Python holding the interpreter lock, so running as many at once as there are cores
+(rather than on the 40-thread default pool) finishes them sooner and leaves the event loop its share. Only
+searches take the lane; uploads, health and administration keep the default pool, so a search stalled on a
+store outage never holds them up. Measurements: docs/decisions/0003-search-lane.md.
 """
 
 from __future__ import annotations

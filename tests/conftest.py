@@ -11,7 +11,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +22,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from lib.composition import Stores
 from lib.config import Settings, load_settings
-from lib.kb import KnowledgeBase, open_document_stores
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
+from lib.policies.stores import PolicyStores
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.objects import LocalObjectStore
+from tests.polling import eventually
 
 
 def free_port() -> int:
@@ -51,15 +52,19 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
         stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         try:
-            if redis.Redis.from_url(url).ping():
-                return proc, url
+            return bool(redis.Redis.from_url(url).ping())
         except redis.ConnectionError:
-            time.sleep(0.05)
-    proc.kill()
-    pytest.fail("redis-server did not start within 10 s", pytrace=False)
+            return False
+
+    try:
+        eventually(answers, within=10, every=0.05, what=f"redis-server on port {port}")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +124,7 @@ def chroma_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The configured encoder (``EMBEDDING_ENCODER``, int8 by default), its model files in ``MODEL_CACHE_DIR``."""
-    return settings_embedder(load_settings())
+    return settings_embedder(load_settings().embeddings)
 
 
 @pytest.fixture
@@ -135,24 +140,25 @@ def settings(tmp_path: Path, redis_url: str, chroma_dir: Path) -> Settings:
     )
 
 
-def make_kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
-    """A knowledge base over real stores with collections of its own, so tests never see each other's chunks."""
-    assert settings.object_store_url is not None
-    return KnowledgeBase(
+def make_stores(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> Stores:
+    """Every domain's stores over real services with collections of their own, so tests never see each other's
+    chunks; the policy stores over ``registry``, every domain over its Redis client and one Chroma client."""
+    assert settings.objects.url is not None
+    objects = LocalObjectStore(Path(settings.objects.url.removeprefix("file://")))
+    chroma = open_chroma(settings.chroma)
+    policies = PolicyStores(
         settings=settings,
         registry=registry,
         resolver=EffectiveDateResolver(registry),
-        objects=LocalObjectStore(Path(settings.object_store_url.removeprefix("file://"))),
-        vectors=PolicyVectorStore(open_chroma(settings), settings.policy_collection),
+        objects=objects,
+        vectors=PolicyVectorStore(chroma, settings.chroma.policy_collection),
         embedder=embedder,
-        document_stores=open_document_stores(settings),
     )
+    return Stores(settings, redis=registry.client, chroma=chroma, objects=objects, embedder=embedder, policies=policies)
 
 
-def isolated_kb(
-    redis_url: str, folder: Path, chroma_dir: Path, embedder: Embedder, **overrides: object
-) -> KnowledgeBase:
-    """A knowledge base for a module-scoped fixture: its data folder, its Redis URL, collections of its own."""
+def isolated_stores(redis_url: str, folder: Path, chroma_dir: Path, embedder: Embedder, **overrides: object) -> Stores:
+    """The stores of a module-scoped fixture: its data folder, its Redis URL, collections of its own."""
     settings = load_settings(
         redis_url=redis_url,
         data_dir=folder,
@@ -161,13 +167,13 @@ def isolated_kb(
         document_collection=f"application_docs_{uuid.uuid4().hex[:12]}",
         **overrides,
     )
-    return make_kb(settings, PolicyRegistry(redis.Redis.from_url(redis_url, decode_responses=True)), embedder)
+    return make_stores(settings, PolicyRegistry(redis.Redis.from_url(redis_url, decode_responses=True)), embedder)
 
 
 @pytest.fixture
-def kb(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> KnowledgeBase:
-    (settings.allowed_file_roots[0]).mkdir(parents=True, exist_ok=True)
-    return make_kb(settings, registry, embedder)
+def stores(settings: Settings, registry: PolicyRegistry, embedder: Embedder) -> Stores:
+    (settings.files.allowed_roots[0]).mkdir(parents=True, exist_ok=True)
+    return make_stores(settings, registry, embedder)
 
 
 PREFECT_HARNESS_START_TIMEOUT_S = 90

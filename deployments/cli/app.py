@@ -3,32 +3,24 @@
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import click
 import typer
 
+from lib.composition import Stores, open_stores
 from lib.config import load_settings
 from lib.errors import KBError
-from lib.kb import KnowledgeBase, open_kb
+from lib.logs import configure_logging
 
 T = TypeVar("T")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
-def configure_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-        stream=sys.stderr,
-    )
-
-
-def open_kb_from_env() -> KnowledgeBase:
-    return open_kb(load_settings())
+def open_stores_from_env() -> Stores:
+    return open_stores(load_settings())
 
 
 def fail(exc: KBError) -> NoReturn:
@@ -40,7 +32,7 @@ def fail(exc: KBError) -> NoReturn:
 def main_options(
     ctx: typer.Context, verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log at INFO")] = False
 ) -> None:
-    configure_logging(verbose)
+    configure_logging(logging.INFO if verbose else logging.WARNING)
     ctx.obj = {"verbose": verbose}
 
 
@@ -50,14 +42,14 @@ def verbose() -> bool:
     return bool(root and isinstance(root.obj, dict) and root.obj.get("verbose"))
 
 
-def run_with_progress(kb: KnowledgeBase, targets: list[tuple[str, str]], flow: Callable[..., T], **params: Any) -> T:
-    """Run a flow in this process on ``kb``, with a bar per revision it works on."""
+def run_with_progress(stores: Stores, targets: list[tuple[str, str]], flow: Callable[..., T], **params: Any) -> T:
+    """Run a flow in this process on ``stores``, with a bar per revision it works on."""
     from deployments.progress import RevisionProgress, quiet_prefect_console
-    from flows.common import bound_kb
+    from flows.common import bound_stores
 
     quiet_prefect_console(verbose())
-    with bound_kb(kb):
+    with bound_stores(stores):
         if not targets:
             return flow(**params)
-        with RevisionProgress(kb, targets):
+        with RevisionProgress(stores.policies.registry, targets):
             return flow(**params)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from deployments.cli.app import app, fail, open_kb_from_env
+from deployments.cli.app import app, fail, open_stores_from_env
 from lib.documents.deletion import delete_document
 from lib.errors import KBError
 
@@ -13,8 +13,8 @@ from lib.errors import KBError
 def delete_application_document(document_id: str) -> None:
     """Delete an application document everywhere: registry entry, chunks and original file."""
     try:
-        kb = open_kb_from_env()
-        removed = delete_document(kb.documents, kb.objects, document_id)
+        stores = open_stores_from_env()
+        removed = delete_document(stores.documents, document_id)
     except KBError as exc:
         fail(exc)
     typer.echo(

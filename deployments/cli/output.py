@@ -1,4 +1,4 @@
-"""How the CLI prints search results and seed steps."""
+"""How the CLI prints search results (policies, governance) and seed steps."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import textwrap
 
 import typer
 
+from lib.governance.models import GovernanceAnswer
 from lib.policies.search import SearchResult
 from lib.policies.seeding import SeedStep
 
@@ -20,8 +21,26 @@ def print_result(result: SearchResult, *, width: int = 100) -> None:
             f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref} · page {hit.page_number}"
             f"  (relevance {hit.relevance_score:.2f})"
         )
-        snippet = " ".join(hit.text.split())
-        typer.echo(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), width), "     "))
+        print_snippet(hit.text, width)
+
+
+def print_governance_answer(answer: GovernanceAnswer, *, width: int = 100) -> None:
+    typer.secho(f"\nQ: {answer.question}  (governance documents in force on {answer.as_of})", bold=True)
+    if not answer.results:
+        typer.echo("  no governance document in force matches")
+    for rank, hit in enumerate(answer.results, start=1):
+        meta = hit.metadata
+        typer.echo(
+            f"  {rank}. [{meta.id}] {meta.title} · {meta.type} · {meta.status} · {meta.created or 'undated'}"
+            f"  (relevance {hit.score:.2f})"
+        )
+        typer.echo(f"     {meta.file_path} § {meta.heading}")
+        print_snippet(hit.text, width)
+
+
+def print_snippet(text: str, width: int) -> None:
+    snippet = " ".join(text.split())
+    typer.echo(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), width), "     "))
 
 
 def print_step(step: SeedStep) -> None:

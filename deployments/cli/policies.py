@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from deployments.cli.app import app, fail, open_kb_from_env, run_with_progress, verbose
+from deployments.cli.app import app, fail, open_stores_from_env, run_with_progress, verbose
 from deployments.cli.output import print_result, print_step
+from lib.composition import Stores
 from lib.errors import KBError
-from lib.kb import KnowledgeBase
 from lib.policies.models import PolicyCategory
 from lib.policies.search import search_policy
 
@@ -21,17 +21,22 @@ if TYPE_CHECKING:
 SEED_FILE = "deployments/seed/seed.yaml"
 
 
-def run_seed(kb: KnowledgeBase, config: str) -> SeedResult:
+def run_seed(stores: Stores, config: str) -> SeedResult:
     """The seed flow with a progress bar per configured revision."""
     from deployments.progress import RevisionProgress, quiet_prefect_console
-    from flows.common import bound_kb
+    from flows.common import bound_stores
     from flows.seed import resolve_seed_config, seed_policies
     from lib.policies.seeding import load_seed_config
 
-    seed_file = load_seed_config(resolve_seed_config(kb, config))
+    seed_file = load_seed_config(resolve_seed_config(stores.policies, config))
     targets = [(p.source, r.resolved_revision_id(p.source)) for p in seed_file.policies for r in p.revisions]
     quiet_prefect_console(verbose())
-    with bound_kb(kb), RevisionProgress(kb, targets, title=f"Seeding {len(targets)} revisions through the seed flow"):
+    with (
+        bound_stores(stores),
+        RevisionProgress(
+            stores.policies.registry, targets, title=f"Seeding {len(targets)} revisions through the seed flow"
+        ),
+    ):
         result = seed_policies(config=config)
     for step in result.steps:
         print_step(step)
@@ -47,7 +52,7 @@ def seed(
 ) -> None:
     """Register and ingest the policies of a seed file through the seed flow (idempotent)."""
     try:
-        run_seed(open_kb_from_env(), config)
+        run_seed(open_stores_from_env(), config)
     except KBError as exc:
         fail(exc)
 
@@ -68,13 +73,13 @@ def ingest(
     from flows.ingest import ingest_policy_revision
     from lib.policies.models import RevisionCreate
 
-    kb = open_kb_from_env()
+    stores = open_stores_from_env()
     # The operator named this file on their own machine: allow exactly it, whatever ALLOWED_FILE_ROOTS says.
-    kb.settings.allowed_file_roots = [*kb.settings.allowed_file_roots, file.resolve()]
+    stores.settings.files.allowed_roots = [*stores.settings.files.allowed_roots, file.resolve()]
     try:
         target = RevisionCreate(revision_id=revision_id, version_label=version_label, effective_from=effective_from)
         result = run_with_progress(
-            kb,
+            stores,
             [(source, target.resolved_revision_id(source))],
             ingest_policy_revision,
             source=source,
@@ -94,6 +99,8 @@ def ingest(
     typer.echo(
         f"{result.source} {result.revision_id}: {result.action.value}, {result.status.value}, {chunks} chunks{closed}"
     )
+    if result.outcome and result.outcome.reading:
+        typer.echo(f"  read: {result.outcome.reading.summary()}")
 
 
 @app.command()
@@ -101,9 +108,9 @@ def reindex(source: str, revision_id: str) -> None:
     """Rebuild a revision's chunks from its stored file (the reindex flow, in this process)."""
     from flows.reindex import reindex_policy_revision
 
-    kb = open_kb_from_env()
+    stores = open_stores_from_env()
     try:
-        result = run_with_progress(kb, [(source, revision_id)], reindex_policy_revision, source=source,
+        result = run_with_progress(stores, [(source, revision_id)], reindex_policy_revision, source=source,
                                     revision_id=revision_id)  # fmt: skip
     except KBError as exc:
         fail(exc)
@@ -118,9 +125,9 @@ def delete(source: str, revision_id: str) -> None:
     """Delete a revision: registry entry, chunks and (unless shared) its file (the delete flow, as REST DELETE)."""
     from flows.delete import delete_policy_revision
 
-    kb = open_kb_from_env()
+    stores = open_stores_from_env()
     try:
-        removed = run_with_progress(kb, [], delete_policy_revision, source=source, revision_id=revision_id)
+        removed = run_with_progress(stores, [], delete_policy_revision, source=source, revision_id=revision_id)
     except KBError as exc:
         fail(exc)
     typer.echo(
@@ -136,9 +143,9 @@ def audit(
     """Compare registry, Chroma and object store (the audit flow); exit 1 if findings remain."""
     from flows.audit import consistency_audit
 
-    kb = open_kb_from_env()
+    stores = open_stores_from_env()
     try:
-        result = run_with_progress(kb, [], consistency_audit, repair=repair)
+        result = run_with_progress(stores, [], consistency_audit, repair=repair)
     except KBError as exc:
         fail(exc)
     before = result.before
@@ -181,7 +188,7 @@ def search(
 ) -> None:
     """Search policy text, optionally as of a date."""
     try:
-        result = search_policy(open_kb_from_env(), query, sources=source, effective_date=date, n_results=n)
+        result = search_policy(open_stores_from_env().policies, query, sources=source, effective_date=date, n_results=n)
     except KBError as exc:
         fail(exc)
     if as_json:
@@ -194,7 +201,7 @@ def search(
 def revisions(source: str) -> None:
     """List a policy's revisions, newest first."""
     try:
-        for rev in open_kb_from_env().registry.list_revisions(source):
+        for rev in open_stores_from_env().policies.registry.list_revisions(source):
             end = rev.effective_to.isoformat() if rev.effective_to else "in force"
             typer.echo(
                 f"{rev.revision_id:<28} {rev.effective_from} → {end:<10} {rev.status.value:<10} "

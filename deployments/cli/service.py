@@ -2,33 +2,52 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from deployments.cli.app import app, fail, open_kb_from_env
-from deployments.cli.output import print_result
+from deployments.cli.app import app, fail, open_stores_from_env
+from deployments.cli.governance import ingest_folder
+from deployments.cli.output import print_governance_answer, print_result
 from deployments.cli.policies import SEED_FILE, run_seed
+from lib.composition import Stores
 from lib.config import load_settings
 from lib.errors import KBError
 from lib.policies.search import search_policy
 
 DEMO_QUESTION = "When should development be refused on highways grounds?"
 DEMO_DATES = ("2025-06-01", "2099-06-01")
+DECISIONS = Path(__file__).resolve().parents[2] / "docs" / "decisions"
+"""The project's own decision records (MADR), which the demo ingests as a governance corpus."""
+DECISION_QUESTION = "Why is there a search lane?"
 
 
 @app.command()
 def demo() -> None:
-    """Seed the bundled NPPF revisions through the seed flow and answer one question as of two dates."""
+    """Seed the bundled NPPF revisions through the seed flow and answer one question as of two dates; then
+    ingest the project's decision records as a governance corpus and ask them why there is a search lane."""
     typer.secho("Seeding the bundled policies (first run: a minute or two; Prefect's local API starts first)…",
                 bold=True)  # fmt: skip
     try:
-        kb = open_kb_from_env()
-        run_seed(kb, SEED_FILE)
+        stores = open_stores_from_env()
+        run_seed(stores, SEED_FILE)
         for day in DEMO_DATES:
-            print_result(search_policy(kb, DEMO_QUESTION, sources=["NPPF"], effective_date=day, n_results=3))
+            print_result(
+                search_policy(stores.policies, DEMO_QUESTION, sources=["NPPF"], effective_date=day, n_results=3)
+            )
+        answer_from_decisions(stores)
     except KBError as exc:
         fail(exc)
+
+
+def answer_from_decisions(stores: Stores) -> None:
+    """``policy-kb governance ingest docs/decisions`` (unchanged records are skipped), then ``query_governance``."""
+    from lib.governance.search import query_governance
+
+    typer.secho("\nIngesting this project's decision records (docs/decisions) as a governance corpus…", bold=True)
+    ingest_folder(stores, DECISIONS)
+    print_governance_answer(query_governance(stores.governance, DECISION_QUESTION, top_k=1))
 
 
 @app.command()
@@ -78,21 +97,21 @@ def up(
     settings = load_settings()
     try:
         names = check_servers([s.strip() for s in servers.split(",") if s.strip()])
-        redis_url = settings.redis_url or ensure_embedded_redis(settings.redis_dir, settings.redis_server_binary)
-        objects = open_object_store(settings, create_bucket=True).describe()
+        redis_url = settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)
+        objects = open_object_store(settings.objects, create_bucket=True).describe()
     except KBError as exc:
         fail(exc)
-    chroma = str(settings.chroma_persist_dir)
-    if settings.chroma_host:
-        chroma = f"http://{settings.chroma_host}:{settings.chroma_port}"
+    chroma = str(settings.chroma.persist_dir)
+    if settings.chroma.host:
+        chroma = f"http://{settings.chroma.host}:{settings.chroma.port}"
     typer.secho("policy-kb embedded stack", bold=True)
     typer.echo(f"  redis         {redis_url}")
     typer.echo(f"  chroma        {chroma}")
     typer.echo(f"  object store  {objects}")
     for name in names:
-        base = f"http://{settings.host}:{SERVERS[name][1](settings)}"
+        base = f"http://{settings.service.host}:{SERVERS[name].port(settings)}"
         typer.echo(f"  {name:<13} {base}/mcp  (SSE {base}/sse, health {base}/health, REST {base}/api/v1)")
-    prefect = settings.prefect_api_url or "none: ingestions run in this process (set PREFECT_API_URL for a server)"
+    prefect = settings.jobs.prefect_api_url or "none: ingestions run in this process (set PREFECT_API_URL for a server)"
     typer.echo(f"  prefect       {prefect}")
     try:
         run_service(settings, servers=names)

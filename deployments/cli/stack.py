@@ -23,7 +23,7 @@ DirOption = Annotated[Path | None, typer.Option("--dir", help="Stack folder (def
 
 
 def _directory(directory: Path | None) -> Path:
-    return (directory or load_settings().data_dir / "stack").resolve()
+    return (directory or load_settings().paths.data_dir / "stack").resolve()
 
 
 def print_status(directory: Path) -> bool:

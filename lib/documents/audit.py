@@ -30,9 +30,8 @@ from pydantic import BaseModel, Field
 from lib.documents.ingest import ingest_document_bytes
 from lib.documents.models import IngestSuccess
 from lib.documents.registry import DocumentRecord, DocumentRegistry
+from lib.documents.stores import DocumentStores
 from lib.errors import KBError
-from lib.kb import DocumentStores, KnowledgeBase
-from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -91,13 +90,11 @@ def _file_owner(key: str) -> str:
     return f"{path.parent.name}_{path.stem[:6]}"
 
 
-def audit_documents(
-    stores: DocumentStores, objects: ObjectStore, *, now: datetime | None = None
-) -> DocumentAuditReport:
+def audit_documents(stores: DocumentStores, *, now: datetime | None = None) -> DocumentAuditReport:
     """Compare the three stores for application documents and list every inconsistency (read-only)."""
     records = {r.document_id: r for r in stores.registry.get_many(sorted(stores.registry.all_ids()))}
     stored = Counter(str(meta.get("document_id", "")) for _, meta in stores.chunks.iter_metadata())
-    files = set(objects.list(DOCUMENT_FILES_PREFIX))
+    files = set(stores.objects.list(DOCUMENT_FILES_PREFIX))
     findings: list[DocumentFinding] = []
 
     for document_id, record in sorted(records.items()):
@@ -160,13 +157,13 @@ def audit_documents(
     return report
 
 
-def repair_document_findings(kb: KnowledgeBase, findings: Iterable[DocumentFinding]) -> list[DocumentRepairAction]:
+def repair_document_findings(stores: DocumentStores, findings: Iterable[DocumentFinding]) -> list[DocumentRepairAction]:
     """Apply the safe repairs (orphans, then rebuilds, then files); a failed one is reported, the rest go on."""
     order = list(DocumentFindingKind)
     actions: list[DocumentRepairAction] = []
     for finding in sorted((f for f in findings if f.repairable), key=lambda f: order.index(f.kind)):
         try:
-            outcome, ok = _repair(kb, finding), True
+            outcome, ok = _repair(stores, finding), True
         except KBError as exc:
             outcome, ok = f"{exc.error_type}: {exc.message}", False
         actions.append(
@@ -187,8 +184,7 @@ def _busy(registry: DocumentRegistry, document_id: str) -> bool:
     return registry.get(document_id) is not None or registry.claim_held(document_id)
 
 
-def _repair(kb: KnowledgeBase, finding: DocumentFinding) -> str:
-    stores = kb.documents
+def _repair(stores: DocumentStores, finding: DocumentFinding) -> str:
     match finding.kind:
         case DocumentFindingKind.ORPHAN_CHUNKS:
             if _busy(stores.registry, finding.document_id):
@@ -198,23 +194,22 @@ def _repair(kb: KnowledgeBase, finding: DocumentFinding) -> str:
             record = stores.registry.get(finding.document_id)
             if record is None:
                 return "left alone: the document is gone now"
-            return _rebuild(kb, record)
+            return _rebuild(stores, record)
         case DocumentFindingKind.UNREFERENCED_FILE:
             if _busy(stores.registry, _file_owner(finding.key)):
                 return "left alone: a document refers to it or is being ingested now"
-            return "deleted" if kb.objects.delete(finding.key) else "already gone"
+            return "deleted" if stores.objects.delete(finding.key) else "already gone"
         case _:
             return "no automatic repair"
 
 
-def _rebuild(kb: KnowledgeBase, record: DocumentRecord) -> str:
+def _rebuild(stores: DocumentStores, record: DocumentRecord) -> str:
     """Drop the entry and chunks, keep the original, and ingest it again under the same id, type and path."""
-    data = kb.objects.get_bytes(record.object_key)
-    stores = kb.documents
+    data = stores.objects.get_bytes(record.object_key)
     stores.registry.remove(record)
     stores.chunks.delete_document(record.document_id)
     result = ingest_document_bytes(
-        kb, data, file_name=record.source_file, application_ref=record.application_ref,
+        stores, data, file_name=record.source_file, application_ref=record.application_ref,
         document_type=record.document_type, file_path=record.file_path,
     )  # fmt: skip
     if isinstance(result, IngestSuccess):
@@ -223,9 +218,9 @@ def _rebuild(kb: KnowledgeBase, record: DocumentRecord) -> str:
 
 
 def audit_and_repair_documents(
-    kb: KnowledgeBase,
+    stores: DocumentStores,
 ) -> tuple[DocumentAuditReport, list[DocumentRepairAction], DocumentAuditReport]:
     """Audit, repair what is repairable, and audit again to show what is left."""
-    before = audit_documents(kb.documents, kb.objects)
-    actions = repair_document_findings(kb, before.findings)
-    return before, actions, audit_documents(kb.documents, kb.objects)
+    before = audit_documents(stores)
+    actions = repair_document_findings(stores, before.findings)
+    return before, actions, audit_documents(stores)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from chromadb.api import ClientAPI
 
-from lib.documents.lexical import ApplicationBlockCache
 from lib.models import Chunk
 from lib.stores.chroma import ChunkCollection, StoredChunk
 
@@ -48,11 +47,10 @@ def document_chunk_metadata(
 
 
 class DocumentChunkStore(ChunkCollection):
-    """The ``application_docs`` collection, and the lexical blocks this process derived from it (``lexical``)."""
+    """The ``application_docs`` collection."""
 
     def __init__(self, client: ClientAPI, collection_name: str = DOCUMENT_COLLECTION) -> None:
         super().__init__(client, collection_name)
-        self.lexical = ApplicationBlockCache()
 
     def delete_document(self, document_id: str) -> int:
         """Delete every chunk of one document; 0 when it has none."""

@@ -9,20 +9,19 @@ from __future__ import annotations
 import logging
 
 from lib.documents.models import DeletedDocument
+from lib.documents.stores import DocumentStores
 from lib.errors import DocumentNotFoundError
-from lib.kb import DocumentStores
-from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
 
 
-def delete_document(stores: DocumentStores, objects: ObjectStore, document_id: str) -> DeletedDocument:
+def delete_document(stores: DocumentStores, document_id: str) -> DeletedDocument:
     """Remove a document everywhere; ``DocumentNotFoundError`` if it is not registered (or went meanwhile)."""
     record = stores.registry.require(document_id)
     if not stores.registry.remove(record):
         raise DocumentNotFoundError(f"Document not found: {document_id}")
     chunks_removed = stores.chunks.delete_document(record.document_id)
-    file_removed = objects.delete(record.object_key)
+    file_removed = stores.objects.delete(record.object_key)
     logger.info(
         "documents.deleted application_ref=%s document_id=%s chunks=%d file_removed=%s",
         record.application_ref, record.document_id, chunks_removed, file_removed,

@@ -24,8 +24,8 @@ that went through OCR at the council, as most portal scans have) is ingested fro
 ``contains_drawings: true`` instead of being skipped. Only a document with nothing to read without OCR
 is ``skipped`` as ``image_based``; the spec's purpose for the rule is not to waste OCR on drawings.
 
-The entry points take the ``KnowledgeBase``: they use its settings, document stores, object store and
-embedder. The steps below them take only what they use.
+The entry points take the ``DocumentStores``: settings, registry, chunks, object store and embedder. The
+steps below them take only what they use.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from lib.documents.chunks import document_chunk_id, document_chunk_metadata
 from lib.documents.classification import check_document_type, classify_document
 from lib.documents.models import AlreadyIngested, IngestResult, IngestSuccess, SkippedDocument
 from lib.documents.registry import DocumentRecord, check_application_ref, make_document_id, sanitize_ref
+from lib.documents.stores import DocumentStores
 from lib.errors import (
     DocumentIdConflictError,
     FileNotFoundInStoreError,
@@ -47,7 +48,6 @@ from lib.errors import (
     NoContentError,
     PathNotAllowedError,
 )
-from lib.kb import DocumentStores, KnowledgeBase
 from lib.models import ExtractedDocument
 from lib.paths import read_allowed_file, resolve_allowed
 from lib.stores.objects import ObjectStore, document_file_key, sha256_bytes
@@ -83,22 +83,22 @@ def list_application_files(roots: Sequence[Path], folder: str | Path) -> list[Pa
 
 
 def ingest_document(
-    kb: KnowledgeBase, file_path: str | Path, application_ref: str, document_type: str | None = None
+    stores: DocumentStores, file_path: str | Path, application_ref: str, document_type: str | None = None
 ) -> IngestResult:
     """Ingest one file of an application (spec 003 FR-001). Failures raise typed ``KBError``s."""
     ref = check_application_ref(application_ref)
     if document_type is not None:
         check_document_type(document_type)
-    resolve_allowed(file_path, kb.settings.allowed_file_roots)  # the path rule first, before anything else is said
-    data = read_allowed_file(kb.settings, file_path)
+    resolve_allowed(file_path, stores.settings.files.allowed_roots)  # the path rule first, before anything else is said
+    data = read_allowed_file(stores.settings, file_path)
     return ingest_document_bytes(
-        kb, data, file_name=PurePath(str(file_path)).name, application_ref=ref, document_type=document_type,
+        stores, data, file_name=PurePath(str(file_path)).name, application_ref=ref, document_type=document_type,
         file_path=str(file_path),
     )  # fmt: skip
 
 
 def ingest_document_bytes(
-    kb: KnowledgeBase,
+    stores: DocumentStores,
     data: bytes,
     *,
     file_name: str,
@@ -116,28 +116,29 @@ def ingest_document_bytes(
     file_type = detect_file_type(data, DOCUMENT_KINDS, file_name=file_name)
     sha = sha256_bytes(data)
     document_id = make_document_id(ref, sha)
-    registry = kb.documents.registry
+    registry = stores.registry
 
     existing = registry.get(document_id)
     if existing is not None:
         return _already_ingested(existing, ref, sha)
     ratios = image_ratios(data)
     image_ratio = sum(ratios) / len(ratios)
-    image_heavy = file_type.kind == FileKind.PDF and image_ratio > kb.settings.image_ratio_threshold
+    image_heavy = file_type.kind == FileKind.PDF and image_ratio > stores.settings.extraction.image_ratio_threshold
 
     with registry.claim(document_id):
         existing = registry.get(document_id)  # the worker we waited for may have finished it
         if existing is not None:
             return _already_ingested(existing, ref, sha)
-        document = _extract(kb.settings, data, file_name, image_heavy=image_heavy)
+        document = _extract(stores.settings, data, file_name, image_heavy=image_heavy)
         if document is None:
             logger.info(
                 "documents.skipped application_ref=%s document_id=%s reason=image_based image_ratio=%.3f pages=%d",
                 ref, document_id, image_ratio, len(ratios),
             )  # fmt: skip
             return SkippedDocument(image_ratio=round(image_ratio, 3), total_pages=len(ratios))
-        return _store(kb, data, document, file_name=file_name, file_path=file_path or file_name, file_type=file_type,
-                      ref=ref, sha=sha, document_id=document_id, document_type=document_type)  # fmt: skip
+        return _store(stores, data, document, file_name=file_name, file_path=file_path or file_name,
+                      file_type=file_type, ref=ref, sha=sha, document_id=document_id,
+                      document_type=document_type)  # fmt: skip
 
 
 def _already_ingested(record: DocumentRecord, application_ref: str, sha: str) -> AlreadyIngested:
@@ -154,8 +155,8 @@ def _extract(settings: Settings, data: bytes, file_name: str, *, image_heavy: bo
     """The document's pages, or None when it is image-based with nothing readable without OCR."""
     if not image_heavy:
         return extract_document(
-            data, file_name=file_name, enable_ocr=settings.enable_ocr, ocr_workers=settings.ocr_workers,
-            dpi=settings.ocr_dpi,
+            data, file_name=file_name, enable_ocr=settings.extraction.enable_ocr,
+            ocr_workers=settings.extraction.ocr_workers, dpi=settings.extraction.ocr_dpi,
         )  # fmt: skip
     try:
         document = extract_document(data, file_name=file_name, enable_ocr=False)
@@ -166,7 +167,7 @@ def _extract(settings: Settings, data: bytes, file_name: str, *, image_heavy: bo
 
 
 def _store(
-    kb: KnowledgeBase,
+    stores: DocumentStores,
     data: bytes,
     document: ExtractedDocument,
     *,
@@ -179,15 +180,15 @@ def _store(
     document_type: str | None,
 ) -> IngestResult:
     started = time.perf_counter()
-    stores = kb.documents
     chunks = chunk_pages(document.pages)
     if not chunks:
         raise NoChunksError("No text chunks could be made from the document")
     full_text = "\n\n".join(page.text for page in document.pages if page.text)
     classification = classify_document(file_name, full_text)
     doc_type = document_type or classification.document_type
-    contains_drawings = any(page.image_ratio > kb.settings.image_ratio_threshold for page in document.pages)
-    embeddings = kb.embedder.embed_batch([chunk.text for chunk in chunks])
+    threshold = stores.settings.extraction.image_ratio_threshold
+    contains_drawings = any(page.image_ratio > threshold for page in document.pages)
+    embeddings = stores.embedder.embed_batch([chunk.text for chunk in chunks])
 
     ids = [document_chunk_id(document_id, chunk.page_numbers[0], chunk.chunk_index) for chunk in chunks]
     metadatas = [
@@ -215,11 +216,11 @@ def _store(
         contains_drawings=contains_drawings,
     )
     try:
-        kb.objects.put_bytes(key, data, content_type=file_type.content_type)
+        stores.objects.put_bytes(key, data, content_type=file_type.content_type)
         stores.chunks.upsert(ids, [chunk.text for chunk in chunks], embeddings, metadatas)
         registered = stores.registry.register(record)
     except BaseException:
-        _undo(stores, kb.objects, document_id, ids, key)
+        _undo(stores, stores.objects, document_id, ids, key)
         raise
     if not registered:  # our claim lapsed and another worker registered the same content: same ids, same key
         return _already_ingested(stores.registry.get(document_id) or record, ref, sha)

@@ -1,21 +1,18 @@
 """Reading application documents back (spec 003 FR-003, FR-004): full text and an application's list.
 Search (FR-002) is ``lib.documents.search``.
-
-These take the ``KnowledgeBase`` because the MCP tools call them with it; they use only ``kb.documents``.
 """
 
 from __future__ import annotations
 
 from lib.documents.models import DocumentList, DocumentSummary, DocumentText, utc_seconds
 from lib.documents.registry import check_application_ref
+from lib.documents.stores import DocumentStores
 from lib.errors import NoChunksError
-from lib.kb import KnowledgeBase
-from lib.policies.search import merge_chunk_texts
+from lib.text.chunking import merge_chunk_texts
 
 
-def get_document_text(kb: KnowledgeBase, document_id: str) -> DocumentText:
+def get_document_text(stores: DocumentStores, document_id: str) -> DocumentText:
     """The document's text from its chunks in ``chunk_index`` order, overlaps removed (spec 003 FR-003)."""
-    stores = kb.documents
     record = stores.registry.require(document_id)
     chunks = stores.chunks.document_chunks(record.document_id)
     if not chunks:
@@ -32,10 +29,10 @@ def get_document_text(kb: KnowledgeBase, document_id: str) -> DocumentText:
     )
 
 
-def list_ingested_documents(kb: KnowledgeBase, application_ref: str) -> DocumentList:
+def list_ingested_documents(stores: DocumentStores, application_ref: str) -> DocumentList:
     """Every document of one application, oldest first; an empty list when there are none (FR-004)."""
     ref = check_application_ref(application_ref)
-    records = kb.documents.registry.list_application(ref)
+    records = stores.registry.list_application(ref)
     documents = [
         DocumentSummary(
             document_id=r.document_id,

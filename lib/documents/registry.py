@@ -12,7 +12,7 @@ placeholder embeddings)::
 
 The generations go up by one with every registration and removal, in the same script, and are never
 reset (they outlive the documents): a process that keeps something derived from the stored documents
-(the lexical blocks of ``lib.documents.lexical``) compares the generation it built from with the current
+(the corpus index of ``lib.documents.index``) compares the generation it built from with the current
 one, so every replica sees a change on its next query.
 
 ``document_id`` is ``{sanitized_ref}_{sha256[:6]}`` (spec 003 FR-008), so the same file for the same

@@ -24,7 +24,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from lib.governance.keys import generation_key
-from lib.kb import GovernanceStores
+from lib.governance.stores import GovernanceStores
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""What a process keeps of the governance index to answer queries: the records, each current document's
-chunks and vectors, and one lexical index of them all, refreshed when the registry's version moves.
+"""What a process keeps of the governance index to answer queries: the records and the corpus index of each
+current document's chunks (``lib.retrieval.document_index``), refreshed when the registry's version moves.
 
 The registry's ``version`` is read on every query (one Redis GET); when it moved, the records are re-read and
 only the documents whose current generation this process has not loaded yet are read from Chroma, so a
@@ -7,35 +7,28 @@ re-ingested document costs its own chunks, not the corpus. Chunks of a generatio
 (a re-chunking not flipped yet, or one whose old chunks are not deleted yet) are never loaded, which is how
 the old chunks stay the ones searched until the flip. Every replica reaches the same state from the same
 stores, so any replica answers any query.
-
-The lexical leg is a ``lib.retrieval.segments.SegmentedIndex`` keyed by document id rather than a BM25 block
-per document: a query costs a few array operations per segment of ~256 documents instead of a Python step
-per document, and a re-ingested document re-tokenises itself and rebuilds its segment only. Its ranking
-depends on the documents alone, not on the order they were loaded in.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
+from lib.governance.chunks import GovernanceChunkStore
 from lib.governance.in_force import Lifecycle, in_force_ids
 from lib.governance.keys import generation_key, search_text
 from lib.governance.models import GovernanceRecord
 from lib.governance.parsing import header_date
 from lib.governance.registry import GovernanceRegistry
 from lib.retrieval.dense import stack_columns
+from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
 from lib.retrieval.segments import SegmentedIndex, Selection
 from lib.stores.chroma import StoredChunk
-from lib.stores.embedding_model import DIMENSIONS
-
-if TYPE_CHECKING:
-    from lib.governance.chunks import GovernanceChunkStore
-
 
 _IN_FORCE_DAYS = 256
 _VIEWS = 64
@@ -62,39 +55,37 @@ class CatalogView:
     """The allowed chunk rows in order (``None``: every row), for a copy of just them (``Catalog.rows_of``)."""
 
 
-@dataclass(frozen=True)
-class DocumentBlock:
-    """One generation of one document: its chunks in order and their vectors."""
-
-    key: str
-    chunks: list[StoredChunk]
-    vectors: np.ndarray
-
-
 @dataclass
 class Catalog:
-    """The index as of one registry version. ``matrix`` stacks every block's vectors as columns
-    (``lib.retrieval.dense.stack_columns``: columns past ``len(owners)`` are zeros); a chunk's row number is
-    its column; ``owners[row]`` is the index in ``ids`` of the document that row belongs to and ``offsets[i]``
-    where document ``ids[i]`` starts; ``lexical`` holds the chunks of exactly the documents of ``ids``, keyed
-    by id."""
+    """The index as of one registry version: the records, their lifecycles and the corpus index of every
+    current document's chunks (``index``, keyed by id: the column matrix, the rows' owners, the lexical
+    index)."""
 
     version: int
     records: dict[str, GovernanceRecord]
     lifecycles: dict[str, Lifecycle]
-    ids: list[str] = field(default_factory=list)
-    blocks: list[DocumentBlock] = field(default_factory=list)
-    matrix: np.ndarray = field(default_factory=lambda: np.zeros((DIMENSIONS, 0), np.float32))
-    owners: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    lexical: SegmentedIndex[str] = field(default_factory=SegmentedIndex[str])
-    position: dict[str, int] = field(default_factory=dict)
-    """Index in ``ids`` of each id."""
+    index: DocumentsIndex[str] = field(default_factory=DocumentsIndex[str])
     _in_force: dict[date, frozenset[str]] = field(default_factory=dict, repr=False)
     _views: dict[ViewKey, CatalogView] = field(default_factory=dict, repr=False)
     _kept: dict[ViewKey, np.ndarray] = field(default_factory=dict, repr=False)
     _asked: dict[ViewKey, int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def ids(self) -> list[str]:
+        return self.index.keys()
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.index.columns
+
+    @property
+    def owners(self) -> np.ndarray:
+        return self.index.owners
+
+    @property
+    def lexical(self) -> SegmentedIndex[str]:
+        return self.index.lexical
 
     def in_force(self, day: date) -> frozenset[str]:
         """The ids in force on ``day`` (remembered for this version: agents mostly ask about today)."""
@@ -117,20 +108,21 @@ class Catalog:
 
     def _view(self, key: ViewKey, day: date, types: frozenset[str] | None, include_inactive: bool) -> CatalogView:
         live = None if include_inactive else self.in_force(day)
+        ids = self.ids
         documents = np.asarray(
             [
                 index
-                for index, doc_id in enumerate(self.ids)
+                for index, doc_id in enumerate(ids)
                 if (live is None or doc_id in live) and (types is None or self.records[doc_id].type_key in types)
             ],
             dtype=np.int64,
         )
-        if len(documents) == len(self.ids):
+        if len(documents) == len(ids):
             return CatalogView(key, documents, None, len(self.owners), self.lexical.select(None), None)
-        shown = np.zeros(len(self.ids), dtype=bool)
+        shown = np.zeros(len(ids), dtype=bool)
         shown[documents] = True
         hidden = ~shown[self.owners]
-        lexical = self.lexical.select([self.ids[int(i)] for i in documents])
+        lexical = self.lexical.select([ids[int(i)] for i in documents])
         shown_rows = np.flatnonzero(~hidden)
         return CatalogView(key, documents, hidden, len(shown_rows), lexical, shown_rows)
 
@@ -172,15 +164,14 @@ def lifecycle(record: GovernanceRecord) -> Lifecycle:
 
 
 class CatalogCache:
-    """One per process and collection (held by the ``GovernanceChunkStore``'s owner); thread-safe."""
+    """One per process and collection (held by ``GovernanceStores``); thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
-        self._blocks: dict[str, DocumentBlock] = {}
-        self._lexical: SegmentedIndex[str] = SegmentedIndex()
-        self._lexical_blocks: dict[str, str] = {}
-        """For each document in ``_lexical``, the block (generation key) it was indexed from."""
+        self._blocks: dict[str, DocumentChunks[str]] = {}
+        """Each loaded document by its generation key (``generation_key``)."""
+        self._index: DocumentsIndex[str] | None = None
 
     def current(self, registry: GovernanceRegistry, chunks: GovernanceChunkStore) -> Catalog:
         version = registry.version()
@@ -195,7 +186,10 @@ class CatalogCache:
             return self._catalog
 
     def _build(self, version: int, records: dict[str, GovernanceRecord], store: GovernanceChunkStore) -> Catalog:
+        """The catalog of ``records``: only generations not loaded yet are read, only documents whose generation
+        changed are tokenised again (``DocumentsIndex.after``)."""
         keys = {doc_id: generation_key(doc_id, r.generation) for doc_id, r in records.items()}
+        owner = {key: doc_id for doc_id, key in keys.items()}
         missing = [key for key in keys.values() if key not in self._blocks]
         loaded: dict[str, list[tuple[StoredChunk, np.ndarray]]] = {key: [] for key in missing}
         for chunk, vector in store.generation_chunks(missing):
@@ -205,33 +199,12 @@ class CatalogCache:
         for key, rows in loaded.items():
             rows.sort(key=lambda row: int(row[0].metadata.get("chunk_index", 0)))
             if rows:
-                self._blocks[key] = DocumentBlock(
-                    key=key,
-                    chunks=[chunk for chunk, _ in rows],
-                    vectors=np.vstack([vector for _, vector in rows]).astype(np.float32),
-                )
-        catalog = Catalog(version, records, {doc_id: lifecycle(r) for doc_id, r in records.items()})
-        catalog.ids = [doc_id for doc_id in sorted(keys) if keys[doc_id] in self._blocks]
-        catalog.position = {doc_id: index for index, doc_id in enumerate(catalog.ids)}
-        catalog.blocks = [self._blocks[keys[doc_id]] for doc_id in catalog.ids]
-        catalog.lexical = self._lexical_index(catalog.ids, keys)
-        if catalog.blocks:
-            catalog.matrix = stack_columns(np.vstack([block.vectors for block in catalog.blocks]))
-            sizes = np.asarray([len(block.chunks) for block in catalog.blocks], dtype=np.int64)
-            catalog.owners = np.repeat(np.arange(len(catalog.blocks), dtype=np.int64), sizes)
-            catalog.offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        return catalog
+                vectors = np.vstack([vector for _, vector in rows]).astype(np.float32)
+                self._blocks[key] = DocumentChunks(owner[key], key, tuple(chunk for chunk, _ in rows), vectors)
+        documents = [self._blocks[keys[doc_id]] for doc_id in sorted(keys) if keys[doc_id] in self._blocks]
+        self._index = DocumentsIndex.after(self._index, documents, _search_text)
+        return Catalog(version, records, {doc_id: lifecycle(r) for doc_id, r in records.items()}, self._index)
 
-    def _lexical_index(self, ids: list[str], keys: dict[str, str]) -> SegmentedIndex[str]:
-        """The lexical index of the documents ``ids`` at their generations ``keys``, updated from the last one:
-        only documents whose generation changed are tokenised."""
-        changed = {
-            doc_id: [search_text(c.metadata, c.text) for c in self._blocks[keys[doc_id]].chunks]
-            for doc_id in ids
-            if self._lexical_blocks.get(doc_id) != keys[doc_id]
-        }
-        kept = set(ids)
-        removed = [doc_id for doc_id in self._lexical_blocks if doc_id not in kept]
-        self._lexical = self._lexical.updated(changed, removed)
-        self._lexical_blocks = {doc_id: keys[doc_id] for doc_id in ids}
-        return self._lexical
+
+def _search_text(metadata: Mapping[str, Any], text: str) -> str:
+    return search_text(dict(metadata), text)

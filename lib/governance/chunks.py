@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from chromadb.api import ClientAPI
 
-from lib.governance.catalog import CatalogCache
 from lib.governance.keys import generation_key
 from lib.stores.chroma import ChunkCollection, StoredChunk, where_in
 
@@ -24,12 +23,10 @@ GOVERNANCE_COLLECTION = "governance_docs"
 
 
 class GovernanceChunkStore(ChunkCollection):
-    """The governance collection: writes and deletes by document generation, reads with embeddings; and what
-    this process derived from it for queries (``catalog``)."""
+    """The governance collection: writes and deletes by document generation, reads with embeddings."""
 
     def __init__(self, client: ClientAPI, collection_name: str = GOVERNANCE_COLLECTION) -> None:
         super().__init__(client, collection_name)
-        self.catalog = CatalogCache()
 
     def delete_generation(self, doc_id: str, generation: int) -> int:
         return self.delete_ids(self.ids({"doc_gen": generation_key(doc_id, generation)}))

@@ -29,7 +29,7 @@ from lib.errors import IngestionInProgressError, InvalidArgumentError, KBError
 from lib.governance.keys import governance_chunk_id, search_text
 from lib.governance.models import CorpusIngestReport, FailedFile, GovernanceRecord, normalise_type
 from lib.governance.parsing import ParsedDocument, UnreadableDocumentError, parse_document
-from lib.kb import GovernanceStores, KnowledgeBase
+from lib.governance.stores import GovernanceStores
 from lib.text.chunking import make_splitter
 
 logger = logging.getLogger(__name__)
@@ -65,26 +65,25 @@ def corpus_files(root: Path) -> list[Path]:
     )
 
 
-def ingest_governance_corpus_files(kb: KnowledgeBase, path: str | Path) -> CorpusIngestReport:
+def ingest_governance_corpus_files(stores: GovernanceStores, path: str | Path) -> CorpusIngestReport:
     """Bring the index in line with the folder ``path``; see the module docstring for what happens per file."""
     root = Path(path).expanduser().resolve()
     if not root.exists():
         raise InvalidArgumentError(f"No such file or folder: {path}")
-    lock = kb.governance.registry.ingest_lock()
+    lock = stores.registry.ingest_lock()
     if not lock.acquire(wait_seconds=INGEST_LOCK_WAIT_S):
         raise IngestionInProgressError(
             f"Another governance ingestion has been running for over {INGEST_LOCK_WAIT_S:.0f} s; try again when it ends"
         )
     try:
-        return _ingest_under_lock(kb, root)
+        return _ingest_under_lock(stores, root)
     finally:
         lock.release()
 
 
-def _ingest_under_lock(kb: KnowledgeBase, root: Path) -> CorpusIngestReport:
+def _ingest_under_lock(stores: GovernanceStores, root: Path) -> CorpusIngestReport:
     started = time.perf_counter()
     base = root.parent if root.is_file() else root
-    stores = kb.governance
     records = stores.registry.records()
     by_source = {record.source: record for record in records.values()}
     owners = {doc_id: record.source for doc_id, record in records.items()}
@@ -105,9 +104,9 @@ def _ingest_under_lock(kb: KnowledgeBase, root: Path) -> CorpusIngestReport:
         owners[pending.document.id] = str(file)
         batch.append(pending)
         if sum(len(p.texts) for p in batch) >= BATCH_CHUNKS:
-            _write(kb, stores, batch, report)
+            _write(stores, batch, report)
             batch = []
-    _write(kb, stores, batch, report)
+    _write(stores, batch, report)
     present = {str(file) for file in files}
     for record in records.values():
         source = Path(record.source)
@@ -149,10 +148,10 @@ def _prepare(file: Path, relative: str, previous: GovernanceRecord | None, owner
     return _Pending(file, relative, content_hash, document, texts, metadatas, previous)
 
 
-def _write(kb: KnowledgeBase, stores: GovernanceStores, batch: list[_Pending], report: CorpusIngestReport) -> None:
+def _write(stores: GovernanceStores, batch: list[_Pending], report: CorpusIngestReport) -> None:
     if not batch:
         return
-    vectors = kb.embedder.embed_batch(
+    vectors = stores.embedder.embed_batch(
         [search_text(m, t) for p in batch for t, m in zip(p.texts, p.metadatas, strict=True)]
     )
     offset = 0

@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from lib.errors import DocumentNotFoundError, InvalidArgumentError
 from lib.governance.models import GovernanceDocument, GovernanceDocumentSummary, IndexState, normalise_type
 from lib.governance.parsing import canonical_id
-from lib.kb import KnowledgeBase
+from lib.governance.stores import GovernanceStores
 
 
-def get_governance_document(kb: KnowledgeBase, doc_id: str) -> GovernanceDocument:
+def get_governance_document(stores: GovernanceStores, doc_id: str) -> GovernanceDocument:
     """The whole text and metadata of ``doc_id`` (``PEP 513``, ``pep-0513`` and ``513`` all name ``PEP-0513``).
     Raises ``DocumentNotFoundError``."""
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise InvalidArgumentError("id must be a non-empty string")
-    registry = kb.governance.registry
+    registry = stores.registry
     wanted = canonical_id(doc_id)
     record = registry.get(wanted)
     text = registry.text(wanted) if record is not None else None
@@ -25,13 +25,13 @@ def get_governance_document(kb: KnowledgeBase, doc_id: str) -> GovernanceDocumen
 
 
 def list_governance_documents(
-    kb: KnowledgeBase, *, doc_types: Sequence[str] | None = None, status: str | None = None
+    stores: GovernanceStores, *, doc_types: Sequence[str] | None = None, status: str | None = None
 ) -> list[GovernanceDocumentSummary]:
     """Every indexed document, by id, of ``doc_types`` and ``status`` when given (both compared
     case-insensitively; types also ignore ``-``/``_`` versus spaces)."""
     types = {normalise_type(t) for t in doc_types} if doc_types else None
     wanted_status = status.strip().lower() if status else None
-    records = kb.governance.registry.records()
+    records = stores.registry.records()
     return [
         record.summary()
         for _, record in sorted(records.items())
@@ -40,8 +40,8 @@ def list_governance_documents(
     ]
 
 
-def governance_index_state(kb: KnowledgeBase) -> IndexState:
-    registry = kb.governance.registry
+def governance_index_state(stores: GovernanceStores) -> IndexState:
+    registry = stores.registry
     records = registry.records()
     return IndexState(
         built=bool(records),

@@ -6,9 +6,9 @@ catalog works each filter out once per version: ``Catalog.view``). The dense leg
 process's stacked matrix (``lib.retrieval.dense``: exact cosine, one BLAS thread) and masks the
 disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
 (``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
-chunks only (so IDF comes from them); ``lib.retrieval.rank_by_mode`` ranks. Hits carry status and chain links from the
-registry, and each leg's score on the scale the other stores report: ``dense_score`` the cosine relevance,
-``lexical_score`` the raw BM25 score, as the policy and note searches do (``rank_by_mode`` passes it on).
+chunks only (so IDF comes from them); ``lib.retrieval.rank_chunks`` ranks, keeping at most ``PER_DOCUMENT``
+chunks of one document. Hits carry status and chain links from the registry, and each leg's score on the scale
+the other stores report: ``dense_score`` the cosine relevance, ``lexical_score`` the raw BM25 score.
 
 Per query, besides the encoder and the two legs, the catalog costs one Redis GET (the registry's version),
 so a document another process ingests or removes is searched, or not, from the next query on.
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
-
-import numpy as np
 
 from lib.dates import parse_date
 from lib.errors import IndexNotBuiltError, InvalidArgumentError
@@ -31,13 +29,17 @@ from lib.governance.models import (
     GovernanceRecord,
     normalise_type,
 )
-from lib.kb import KnowledgeBase
-from lib.retrieval import SearchMode, check_mode, leg_depth, rank_by_mode
-from lib.retrieval.dense import column_scores
+from lib.governance.stores import GovernanceStores
+from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk
 
 MAX_TOP_K = 20
+PER_DOCUMENT = 3
+"""At most this many chunks of one document in a top k: a long PEP's many sections near a question otherwise
+crowd out the one that answers it ("single-file script dependencies": PEP 751 took 7 of the top 10 and the
+answering PEP 723 came 8th). Three, not two: a question naming one document ("PEP 723") still gets that
+document's three best passages, and the tool's default top 5 still shows at least two documents."""
 INGEST_COMMAND = "policy-kb governance ingest PATH"
 
 
@@ -53,7 +55,7 @@ def today() -> date:
 
 
 def query_governance(
-    kb: KnowledgeBase,
+    stores: GovernanceStores,
     question: str,
     *,
     top_k: int = 5,
@@ -61,10 +63,12 @@ def query_governance(
     as_of: str | None = None,
     include_inactive: bool = False,
     mode: str = "hybrid",
+    per_document: int | None = PER_DOCUMENT,
 ) -> GovernanceAnswer:
     """The ``top_k`` best chunks for ``question`` among the documents in force on ``as_of`` (ISO date; today
     when omitted) or among all with ``include_inactive``, of ``doc_types`` when given (compared normalised:
-    ``Standards Track`` = ``standards-track``). Raises ``InvalidArgumentError``, ``InvalidDateError``, or
+    ``Standards Track`` = ``standards-track``), at most ``per_document`` of one document (``None``: no limit).
+    Raises ``InvalidArgumentError``, ``InvalidDateError``, or
     ``IndexNotBuiltError`` naming the ingest command when nothing is indexed."""
     check_query(question, "question")
     check_result_count(top_k, MAX_TOP_K, "top_k")
@@ -74,29 +78,23 @@ def query_governance(
     if doc_types is not None and any(not isinstance(t, str) or not t.strip() for t in doc_types):
         raise InvalidArgumentError("doc_types must be non-empty strings")
 
-    stores = kb.governance
-    catalog = stores.chunks.catalog.current(stores.registry, stores.chunks)
+    catalog = stores.catalog.current(stores.registry, stores.chunks)
     if not catalog.records:
         raise index_not_built()
     view = catalog.view(day, types, include_inactive)
-    depth = leg_depth(search_mode, top_k)
-    dense = _dense(kb, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
+    depth = leg_depth(search_mode, top_k, per_document=per_document)
+    dense = _dense(stores, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
     lexical, ceiling = _lexical(catalog, view, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
-    chunks = {chunk.id: chunk for chunk, _ in [*dense, *lexical]}
-    ranked = rank_by_mode(
-        search_mode,
-        [(c.id, s) for c, s in dense],
-        [(c.id, s) for c, s in lexical],
-        top_k,
-        lexical_ceiling=ceiling,
+    ranked = rank_chunks(
+        search_mode, dense, lexical, top_k, lexical_ceiling=ceiling, per_document=per_document, document_field="doc_id"
     )
     results = [
         GovernanceHit(
-            text=chunks[hit.key].text,
+            text=hit.chunk.text,
             score=round(hit.relevance, 4),
             dense_score=None if hit.dense_score is None else round(hit.dense_score, 4),
             lexical_score=None if hit.lexical_score is None else round(hit.lexical_score, 4),
-            metadata=hit_metadata(catalog.records[str(chunks[hit.key].metadata["doc_id"])], chunks[hit.key]),
+            metadata=hit_metadata(catalog.records[str(hit.chunk.metadata["doc_id"])], hit.chunk),
         )
         for hit in ranked
     ]
@@ -105,11 +103,10 @@ def query_governance(
     )
 
 
-def warm_catalog(kb: KnowledgeBase) -> int:
+def warm_catalog(stores: GovernanceStores) -> int:
     """Load this process's catalog (vectors, lexical index, today's in-force view) now, so a server's first
     query does not pay for it (seconds at the scale of the PEPs); the number of documents indexed."""
-    stores = kb.governance
-    catalog = stores.chunks.catalog.current(stores.registry, stores.chunks)
+    catalog = stores.catalog.current(stores.registry, stores.chunks)
     if catalog.records:
         catalog.view(today(), None, False)
     return len(catalog.records)
@@ -130,25 +127,15 @@ def hit_metadata(record: GovernanceRecord, chunk: StoredChunk) -> GovernanceMeta
 
 
 def _dense(
-    kb: KnowledgeBase, catalog: Catalog, view: CatalogView, question: str, depth: int
+    stores: GovernanceStores, catalog: Catalog, view: CatalogView, question: str, depth: int
 ) -> list[tuple[StoredChunk, float]]:
     if not view.rows:
         return []
-    vector = kb.embedder.embed_queries([question])[0]
+    vector = stores.embedder.embed_queries([question])[0]
     kept = catalog.rows_of(view)
-    matrix, index = (catalog.matrix, None) if kept is None else (kept, view.shown)
-    scores = column_scores(matrix, vector, len(catalog.owners) if index is None else view.rows)
-    if index is None and view.hidden is not None:
-        scores[view.hidden] = -np.inf
-    depth = min(depth, view.rows)
-    top = np.argpartition(-scores, depth - 1)[:depth] if len(scores) > depth else np.arange(len(scores))
-    top = top[np.lexsort((top, -scores[top]))]
-    rows = top if index is None else index[top]
-    return [
-        (_chunk_at(catalog, int(row)), max(0.0, min(1.0, float(scores[i]))))
-        for i, row in zip(top, rows, strict=True)
-        if np.isfinite(scores[i])
-    ]
+    if kept is not None:
+        return catalog.index.dense(vector, depth, columns=kept, shown=view.shown)
+    return catalog.index.dense(vector, depth, view.hidden)
 
 
 def _lexical(
@@ -156,11 +143,4 @@ def _lexical(
 ) -> tuple[list[tuple[StoredChunk, float]], float]:
     if not len(view.documents):
         return [], 0.0
-    ranking = catalog.lexical.rank(question, depth, view.lexical)
-    blocks = [catalog.blocks[catalog.position[h.key]] for h in ranking.hits]
-    return [(block.chunks[h.position], h.score) for block, h in zip(blocks, ranking.hits, strict=True)], ranking.ceiling
-
-
-def _chunk_at(catalog: Catalog, row: int) -> StoredChunk:
-    owner = int(catalog.owners[row])
-    return catalog.blocks[owner].chunks[row - int(catalog.offsets[owner])]
+    return catalog.index.ranked_lexical(question, depth, view.lexical)

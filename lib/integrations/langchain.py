@@ -1,14 +1,14 @@
 """LangChain over the governance corpus (spec 004 F5), needing only ``langchain-core``
 (``pip install 'policy-kb[langchain]'``): a retriever for chains and RAG pipelines, and a tool for agents.
 
-Both call ``logged_query`` (the one retrieval function, with its log line) in process, on a knowledge base
-the caller opened (``lib.kb.open_kb``). An agent that should reach a running server instead loads the
-MCP tools with ``langchain-mcp-adapters`` (see the README); the answers are the same.
+Both call ``logged_query`` (the one retrieval function, with its log line) in process, on governance stores
+the caller opened (``lib.composition.open_stores(...).governance``). An agent that should reach a running
+server instead loads the MCP tools with ``langchain-mcp-adapters`` (see the README); the answers are the same.
 
-- ``GovernanceRetriever(kb=kb, top_k=5)``: ``invoke(question)`` gives one ``Document`` per hit, its
+- ``GovernanceRetriever(stores=stores, top_k=5)``: ``invoke(question)`` gives one ``Document`` per hit, its
   ``page_content`` the passage and its ``metadata`` the hit's metadata plus ``score``, ``dense_score``,
   ``lexical_score``.
-- ``governance_tool(kb)``: a ``StructuredTool`` named ``query_governance`` with the MCP tool's arguments;
+- ``governance_tool(stores)``: a ``StructuredTool`` named ``query_governance`` with the MCP tool's arguments;
   the model reads the citation text (``[id] (file_path) score`` ...), the answer's JSON is the tool
   message's ``artifact``; a failure (``index_not_built``, ``invalid_date``) comes back as the tool's text.
 """
@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lib.errors import KBError
 from lib.governance.models import GovernanceHit
+from lib.governance.stores import GovernanceStores
 from lib.integrations.citations import render_answer
 from lib.integrations.query_log import logged_query
-from lib.kb import KnowledgeBase
 
 INTERFACE = "langchain"
 TOOL_DESCRIPTION = (
@@ -49,7 +49,7 @@ class GovernanceRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    kb: KnowledgeBase
+    stores: GovernanceStores
     top_k: int = Field(default=5, ge=1, le=20)
     doc_types: list[str] | None = None
     as_of: str | None = None
@@ -58,7 +58,7 @@ class GovernanceRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         answer = logged_query(
-            self.kb, query, interface=INTERFACE, top_k=self.top_k, doc_types=self.doc_types, as_of=self.as_of,
+            self.stores, query, interface=INTERFACE, top_k=self.top_k, doc_types=self.doc_types, as_of=self.as_of,
             include_inactive=self.include_inactive, mode=self.mode,
         )  # fmt: skip
         return [hit_document(hit) for hit in answer.results]
@@ -72,7 +72,7 @@ class QueryGovernanceInput(BaseModel):
     include_inactive: bool = Field(default=False, description="true: every document, whatever its status")
 
 
-def governance_tool(kb: KnowledgeBase, *, mode: Mode = "hybrid") -> StructuredTool:
+def governance_tool(stores: GovernanceStores, *, mode: Mode = "hybrid") -> StructuredTool:
     def query_governance(
         question: str,
         top_k: int = 5,
@@ -82,7 +82,7 @@ def governance_tool(kb: KnowledgeBase, *, mode: Mode = "hybrid") -> StructuredTo
     ) -> tuple[str, dict[str, Any]]:
         try:
             answer = logged_query(
-                kb, question, interface=INTERFACE, top_k=top_k, doc_types=doc_types, as_of=as_of,
+                stores, question, interface=INTERFACE, top_k=top_k, doc_types=doc_types, as_of=as_of,
                 include_inactive=include_inactive, mode=mode,
             )  # fmt: skip
         except KBError as exc:

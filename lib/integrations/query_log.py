@@ -19,8 +19,9 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from lib.errors import KBError
-from lib.governance.api import GovernanceAnswer, query_governance
-from lib.kb import KnowledgeBase
+from lib.governance.models import GovernanceAnswer
+from lib.governance.search import query_governance
+from lib.governance.stores import GovernanceStores
 
 QUERY_LOGGER = "governance.queries"
 logger = logging.getLogger(QUERY_LOGGER)
@@ -47,7 +48,7 @@ def question_hash(question: str) -> str:
 
 
 def logged_query(
-    kb: KnowledgeBase,
+    stores: GovernanceStores,
     question: str,
     *,
     interface: str,
@@ -67,11 +68,17 @@ def logged_query(
         "top_k": top_k,
         "filters": {"doc_types": doc_types, "as_of": as_of, "include_inactive": include_inactive, "mode": mode},
     }
-    if kb.settings.governance_log_questions:
+    if stores.settings.governance.log_questions:
         record["question"] = question
     try:
         answer = query_governance(
-            kb, question, top_k=top_k, doc_types=doc_types, as_of=as_of, include_inactive=include_inactive, mode=mode
+            stores,
+            question,
+            top_k=top_k,
+            doc_types=doc_types,
+            as_of=as_of,
+            include_inactive=include_inactive,
+            mode=mode,
         )
     except Exception as exc:
         outcome = exc.error_type if isinstance(exc, KBError) else "internal"

@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePath
 
 from lib.errors import IngestionInProgressError, InvalidArgumentError, NoChunksError, NotANoteError
-from lib.kb import KnowledgeBase
 from lib.models import PageText
 from lib.notes.models import NoteDocument, utc_now
 from lib.notes.registry import check_source_path, check_tags
+from lib.notes.stores import NoteStores
 from lib.stores.locks import LeaseLock
 from lib.stores.objects.keys import sha256_bytes
 from lib.text.chunking import chunk_pages
@@ -73,20 +73,20 @@ def text_pieces(text: str) -> Pieces:
     return [(chunk.text, None) for chunk in chunk_pages([PageText(page_number=1, text=text, method="text_layer")])]
 
 
-def file_pieces(kb: KnowledgeBase, data: bytes, filename: str) -> tuple[FileType, Pieces]:
+def file_pieces(stores: NoteStores, data: bytes, filename: str) -> tuple[FileType, Pieces]:
     detected = file_type(data, filename)
     if detected.kind == FileKind.TEXT:
         return detected, text_pieces(data.decode("utf-8"))
-    settings = kb.settings
+    settings = stores.settings
     extracted = extract_document(
-        data, file_name=filename, enable_ocr=settings.enable_ocr, ocr_workers=settings.ocr_workers,
-        dpi=settings.ocr_dpi,
+        data, file_name=filename, enable_ocr=settings.extraction.enable_ocr,
+        ocr_workers=settings.extraction.ocr_workers, dpi=settings.extraction.ocr_dpi,
     )  # fmt: skip
     return detected, [(chunk.text, chunk.page_number) for chunk in chunk_pages(extracted.pages)]
 
 
 def ingest_note(
-    kb: KnowledgeBase,
+    stores: NoteStores,
     text: str,
     tags: Sequence[str] = (),
     *,
@@ -99,11 +99,11 @@ def ingest_note(
         document_id=0, kind="note", title=check_title(title), source_path=check_source_path(source_path),
         tags=check_tags(tags),
     )  # fmt: skip
-    return _register(kb, document, pieces)
+    return _register(stores, document, pieces)
 
 
 def ingest_file(
-    kb: KnowledgeBase,
+    stores: NoteStores,
     object_key: str,
     filename: str,
     tags: Sequence[str] = (),
@@ -112,43 +112,41 @@ def ingest_file(
     source_path: str | None = None,
 ) -> NoteDocument:
     """Register a file already kept in the object store under ``object_key``; the document as registered."""
-    data = kb.objects.get_bytes(object_key)
-    detected, pieces = file_pieces(kb, data, filename)
+    data = stores.objects.get_bytes(object_key)
+    detected, pieces = file_pieces(stores, data, filename)
     document = NoteDocument(
         document_id=0, kind="file", title=check_title(title) or filename, source_path=check_source_path(source_path),
         filename=filename, content_type=detected.content_type, object_key=object_key, tags=check_tags(tags),
     )  # fmt: skip
-    return _register(kb, document, pieces)
+    return _register(stores, document, pieces)
 
 
-def _register(kb: KnowledgeBase, document: NoteDocument, pieces: Pieces) -> NoteDocument:
+def _register(stores: NoteStores, document: NoteDocument, pieces: Pieces) -> NoteDocument:
     if not pieces:
         raise NoChunksError("The document has no text to index")
-    stores = kb.notes
     document_id = stores.registry.allocate_id()
     generation = stores.registry.next_generation(document_id)
     now = utc_now()
     fields = {"document_id": document_id, "generation": generation, "chunk_count": len(pieces)}
     document = document.model_copy(update={**fields, "created_at": now, "updated_at": now})
-    _write_generation(kb, document_id, generation, pieces, lambda: stores.registry.register(document))
+    _write_generation(stores, document_id, generation, pieces, lambda: stores.registry.register(document))
     logger.info("notes.ingested document_id=%d kind=%s chunks=%d", document_id, document.kind, len(pieces))
     return document
 
 
 def update_note(
-    kb: KnowledgeBase, document_id: int, text: str, *, before_flip: Callable[[], None] | None = None
+    stores: NoteStores, document_id: int, text: str, *, before_flip: Callable[[], None] | None = None
 ) -> NoteDocument:
     """Replace a note's text in place: new chunks under a new generation, the registry flipped to them,
     the old ones removed. ``before_flip`` runs once the new chunks are stored and before the flip (the tests
     search there). ``not_a_note`` for a file, ``document_not_found`` for an unknown id."""
-    stores = kb.notes
-    _require_note(kb, document_id)
+    _require_note(stores, document_id)
     pieces = text_pieces(check_note_text(text))
     lock = LeaseLock(stores.redis, f"kbn:update:{document_id}")
     if not lock.acquire(wait_seconds=UPDATE_WAIT_SECONDS):
         raise IngestionInProgressError(f"Note {document_id} is still being updated by another request")
     try:
-        current = _require_note(kb, document_id)
+        current = _require_note(stores, document_id)
         generation = stores.registry.next_generation(document_id)
 
         def flip() -> None:
@@ -157,7 +155,7 @@ def update_note(
             if not stores.registry.flip(document_id, current.generation, generation, len(pieces), utc_now()):
                 raise IngestionInProgressError(f"Note {document_id} was changed by another writer meanwhile")
 
-        _write_generation(kb, document_id, generation, pieces, flip)
+        _write_generation(stores, document_id, generation, pieces, flip)
         removed = stores.chunks.delete_generation(document_id, current.generation)
     finally:
         lock.release()
@@ -168,22 +166,22 @@ def update_note(
     return stores.registry.require(document_id)
 
 
-def _require_note(kb: KnowledgeBase, document_id: int) -> NoteDocument:
-    document = kb.notes.registry.require(document_id)
+def _require_note(stores: NoteStores, document_id: int) -> NoteDocument:
+    document = stores.registry.require(document_id)
     if document.kind != "note":
         raise NotANoteError(f"Document {document_id} is a {document.kind}; only notes can be updated")
     return document
 
 
 def _write_generation(
-    kb: KnowledgeBase, document_id: int, generation: int, pieces: Pieces, commit: Callable[[], None]
+    stores: NoteStores, document_id: int, generation: int, pieces: Pieces, commit: Callable[[], None]
 ) -> None:
     """Embed and store one generation of chunks, then ``commit`` (register or flip); on any failure the
     generation's chunks are removed again and the error raised."""
-    chunks = kb.notes.chunks
+    chunks = stores.chunks
     texts = [text for text, _ in pieces]
     try:
-        embeddings = kb.embedder.embed_batch(texts)
+        embeddings = stores.embedder.embed_batch(texts)
         chunks.write(document_id, generation, texts, [page for _, page in pieces], embeddings)
         commit()
     except BaseException:

@@ -12,11 +12,11 @@ import logging
 import uuid
 
 from lib.errors import InvalidArgumentError, KBError
-from lib.kb import KnowledgeBase
 from lib.notes.ingest import check_note_text, check_title, file_object_key, file_type, ingest_file, ingest_note
 from lib.notes.job_store import DEFAULT_LIST, MAX_LIST, JobStore
 from lib.notes.models import JobRecord, JobStatus, NoteDocument, utc_now
 from lib.notes.registry import check_source_path, check_tags
+from lib.notes.stores import NoteStores
 
 __all__ = ["DEFAULT_LIST", "MAX_LIST", "JobStore", "complete_job", "fail_job", "ingest_job", "new_file_job",
            "new_note_job", "run_job", "start_job"]  # fmt: skip
@@ -36,7 +36,7 @@ def new_note_job(
 
 
 def new_file_job(
-    kb: KnowledgeBase, jobs: JobStore, data: bytes, filename: str, tags: list[str], *, source_path: str | None = None
+    stores: NoteStores, jobs: JobStore, data: bytes, filename: str, tags: list[str], *, source_path: str | None = None
 ) -> JobRecord:
     """Keep the original in the object store (content-addressed) and queue it. The type is checked now."""
     name = filename.strip().replace("\\", "/").rsplit("/", 1)[-1]
@@ -45,7 +45,7 @@ def new_file_job(
     detected = file_type(data, name)
     checked_tags, checked_path = check_tags(tags), check_source_path(source_path)
     key = file_object_key(data, detected, name)
-    kb.objects.put_bytes(key, data, detected.content_type)
+    stores.objects.put_bytes(key, data, detected.content_type)
     job = JobRecord(job_id=uuid.uuid4().hex, kind="file", filename=name, content_type=detected.content_type,
                     object_key=key, tags=checked_tags, source_path=checked_path)  # fmt: skip
     return jobs.create(job)
@@ -63,24 +63,24 @@ def start_job(jobs: JobStore, job_id: str) -> JobRecord:
     return job
 
 
-def ingest_job(kb: KnowledgeBase, job: JobRecord) -> NoteDocument:
+def ingest_job(stores: NoteStores, job: JobRecord) -> NoteDocument:
     """Register the document job ``job`` holds (nothing is registered if it fails)."""
     if job.kind == "note":
-        return ingest_note(kb, job.text or "", job.tags, title=job.title, source_path=job.source_path)
+        return ingest_note(stores, job.text or "", job.tags, title=job.title, source_path=job.source_path)
     if job.object_key is None or job.filename is None:
         raise InvalidArgumentError(f"Job {job.job_id} names no stored file")
-    return ingest_file(kb, job.object_key, job.filename, job.tags, source_path=job.source_path)
+    return ingest_file(stores, job.object_key, job.filename, job.tags, source_path=job.source_path)
 
 
 def complete_job(jobs: JobStore, job_id: str, document: NoteDocument) -> None:
     jobs.move(job_id, JobStatus.COMPLETED, finished_at=utc_now().isoformat(), document_id=str(document.document_id))
 
 
-def run_job(kb: KnowledgeBase, jobs: JobStore, job_id: str) -> NoteDocument:
+def run_job(stores: NoteStores, jobs: JobStore, job_id: str) -> NoteDocument:
     """The whole job without orchestration: ends ``completed`` with its document or ``failed`` with the error."""
     try:
         job = start_job(jobs, job_id)
-        document = ingest_job(kb, job)
+        document = ingest_job(stores, job)
     except BaseException as exc:
         fail_job(jobs, job_id, exc)
         raise

@@ -14,16 +14,14 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from lib.kb import KnowledgeBase
 from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
 from lib.notes.registry import check_tags
-from lib.retrieval.dense import column_scores
+from lib.notes.stores import NoteStores
 from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_by_mode
-from lib.stores.chroma import StoredChunk
 
 DEFAULT_TOP = 10
 Key = tuple[int, int]
@@ -31,7 +29,7 @@ Key = tuple[int, int]
 
 
 def search_notes(
-    kb: KnowledgeBase,
+    stores: NoteStores,
     query: str,
     top: int = DEFAULT_TOP,
     tags: Sequence[str] | None = None,
@@ -42,16 +40,15 @@ def search_notes(
     """The ``top`` best chunks for ``query`` among documents carrying every tag of ``tags``, best first.
     ``fts_only`` is spec 002's name for the lexical mode and wins over ``mode``."""
     check_query(query)
-    check_result_count(top, kb.settings.max_results, "top")
+    check_result_count(top, stores.settings.search.max_results, "top")
     search_mode = SearchMode.LEXICAL if fts_only else check_mode(mode or SearchMode.HYBRID)
     wanted = check_tags(tags or [])
-    stores = kb.notes
     snapshot = stores.index.snapshot(stores.registry, stores.chunks)
     allowed = stores.registry.tagged(wanted) if wanted else None
     searchable = bool(snapshot.documents) and (allowed is None or bool(allowed))
     vector = None
     if search_mode != SearchMode.LEXICAL and searchable:
-        vector = kb.embedder.embed_queries([query])[0]
+        vector = stores.embedder.embed_queries([query])[0]
     fused, texts = rank_snapshot(snapshot, query, vector, allowed, search_mode, top)
     records = {r.document_id: r for r in stores.registry.get_many(sorted({f.key[0] for f in fused}))}
     results = [
@@ -89,40 +86,19 @@ def rank_snapshot(
     the texts of the chunks named. The dense leg runs when ``vector`` (the query's) is given, the lexical leg
     unless ``mode`` is dense; both see exactly the allowed documents' live chunks."""
     depth = leg_depth(mode, top)
-    texts: dict[Key, str] = {}
-    dense: list[tuple[Key, float]] = []
-    if vector is not None:
-        for chunk, score in _dense(snapshot, allowed, vector, depth):
-            texts[_key(chunk.metadata)] = chunk.text
-            dense.append((_key(chunk.metadata), score))
-    lexical: list[tuple[Key, float]] = []
-    ceiling = 1.0
-    if mode != SearchMode.DENSE:
-        ranking = snapshot.lexical.rank(query, depth, allowed)
-        for hit in ranking.hits:
-            chunk = snapshot.chunk(hit.key, hit.position)
-            texts[_key(chunk.metadata)] = chunk.text
-            lexical.append((_key(chunk.metadata), hit.score))
-        ceiling = ranking.ceiling
-    return rank_by_mode(mode, dense, lexical, top, lexical_ceiling=ceiling), texts
+    index = snapshot.index
+    dense = index.dense(vector, depth, index.hidden(allowed)) if vector is not None and index.rows else []
+    lexical, ceiling = index.ranked_lexical(query, depth, allowed) if mode != SearchMode.DENSE else ([], 1.0)
+    texts = {_key(chunk.metadata): chunk.text for chunk, _ in [*dense, *lexical]}
+    fused = rank_by_mode(
+        mode,
+        [(_key(c.metadata), s) for c, s in dense],
+        [(_key(c.metadata), s) for c, s in lexical],
+        top,
+        lexical_ceiling=ceiling,
+    )
+    return fused, texts
 
 
 def _key(metadata: dict[str, object]) -> Key:
     return int(str(metadata["document_id"])), int(str(metadata["chunk_index"]))
-
-
-def _dense(
-    snapshot: Snapshot, allowed: Collection[int] | None, vector: np.ndarray, depth: int
-) -> list[tuple[StoredChunk, float]]:
-    """The ``depth`` live chunks of the ``allowed`` documents nearest to ``vector`` (unit vectors: cosine)."""
-    if not snapshot.rows:
-        return []
-    scores = column_scores(snapshot.columns, vector, snapshot.rows)
-    if allowed is not None:
-        scores = np.where(np.isin(snapshot.row_ids, np.fromiter(allowed, np.int64, len(allowed))), scores, -np.inf)
-    count = min(depth, int(np.isfinite(scores).sum()))
-    if count <= 0:
-        return []
-    best = np.argpartition(-scores, count - 1)[:count]
-    best = best[np.lexsort((best, -scores[best]))]
-    return [(snapshot.chunk_at(row), max(0.0, float(scores[row]))) for row in best.tolist()]

@@ -6,7 +6,7 @@ import importlib.metadata
 
 from pydantic import BaseModel
 
-from lib.kb import KnowledgeBase
+from lib.notes.stores import NoteStores
 from lib.stores.embedding_model import DIMENSIONS, MODEL_NAME
 
 DEVICE = "cpu"
@@ -37,13 +37,12 @@ class EngineStatus(BaseModel):
     queue: QueueInfo
 
 
-def engine_status(kb: KnowledgeBase) -> EngineStatus:
+def engine_status(stores: NoteStores) -> EngineStatus:
     """Counts from the registry (live chunks only: a note mid-rewrite counts once)."""
-    stores = kb.notes
     counts = stores.registry.counts()
     return EngineStatus(
         version=_version(),
-        model=ModelInfo(name=MODEL_NAME, encoder=kb.embedder.encoder_id, dimensions=DIMENSIONS),
+        model=ModelInfo(name=MODEL_NAME, encoder=stores.embedder.encoder_id, dimensions=DIMENSIONS),
         device=DEVICE,
         queue=QueueInfo.model_validate(stores.jobs.counts()),
         **counts,

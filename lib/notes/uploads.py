@@ -46,7 +46,7 @@ from lib.stores.redis_server import redis_client
 from lib.text.filetypes import FileKind, detect_file_type
 
 if TYPE_CHECKING:
-    from lib.kb import KnowledgeBase
+    from lib.notes.stores import NoteStores
 
 logger = logging.getLogger(__name__)
 
@@ -173,14 +173,14 @@ def decode_chunk(data: str, max_bytes: int = MAX_CHUNK_BYTES) -> bytes:
     return raw
 
 
-def upload_staging(kb: KnowledgeBase) -> UploadStaging:
+def upload_staging(stores: NoteStores) -> UploadStaging:
     """The deployment's staging: its Redis and object store, ``KB_MAX_UPLOAD_BYTES``, ``KB_UPLOAD_TTL_SECONDS``."""
-    settings = kb.settings
+    settings = stores.settings
     return UploadStaging(
         redis_client(settings),
-        kb.objects,
-        max_upload_bytes=settings.kb_max_upload_bytes,
-        ttl_seconds=settings.kb_upload_ttl_seconds,
+        stores.objects,
+        max_upload_bytes=settings.kb.max_upload_bytes,
+        ttl_seconds=settings.kb.upload_ttl_seconds,
     )
 
 

@@ -13,7 +13,7 @@ What it reports, and what ``repair_findings`` (``lib.policies.audit_repair``) do
   No repair: an operator re-uploads it or removes the revision.
 - ``unreferenced_file``: a file under ``policies/`` that no revision names. Repair deletes it.
 - ``stale_search_index``: a revision block this process holds for search (its vectors and its lexical
-  index, ``lib.stores.block_cache``), still served under the registry's stamp, whose chunk ids or texts
+  index, ``lib.retrieval.corpus``), still served under the registry's stamp, whose chunk ids or texts
   differ from what Chroma stores now (rewritten behind the pipeline's back). Repair evicts it; the next
   search reloads it from Chroma. Only the process that runs the audit is checked: each process derives
   its own blocks from Chroma, and the service's blocks are checked when the service runs the audit.
@@ -41,10 +41,10 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from lib.dates import to_int
-from lib.kb import KnowledgeBase
-from lib.policies.chunks import PolicyVectorStore, revision_ref, revision_stamp
+from lib.policies.chunks import PolicyVectorStore, policy_lexical_text, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
-from lib.stores.block_cache import StaleBlock, policy_lexical_text, stale_blocks
+from lib.policies.stores import PolicyStores
+from lib.retrieval.index_cache import StaleIndex, stale_indexes
 from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
@@ -130,15 +130,15 @@ def _read_chunks(vectors: PolicyVectorStore) -> dict[tuple[str, str], _RevisionC
     return groups
 
 
-def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditReport:
+def audit_store(stores: PolicyStores, *, now: datetime | None = None) -> AuditReport:
     """Compare the three stores and list every inconsistency found (read-only)."""
     now = now or datetime.now(UTC)
-    stuck_before = now - timedelta(seconds=kb.settings.processing_timeout_seconds)
-    chunks = _read_chunks(kb.vectors)
+    stuck_before = now - timedelta(seconds=stores.settings.jobs.processing_timeout_seconds)
+    chunks = _read_chunks(stores.vectors)
     total_chunks = sum(len(group.ids) for group in chunks.values())
-    files = set(kb.objects.list(POLICY_FILES_PREFIX))
-    policies = {p.source: p for p in kb.registry.list_policies()}
-    revisions = kb.registry.revisions_by_source(list(policies))
+    files = set(stores.objects.list(POLICY_FILES_PREFIX))
+    policies = {p.source: p for p in stores.registry.list_policies()}
+    revisions = stores.registry.revisions_by_source(list(policies))
     findings: list[Finding] = []
     referenced: set[str] = set()
 
@@ -147,7 +147,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
             if rev.file_path:
                 referenced.add(rev.file_path)
             stored = chunks.pop((source, rev.revision_id), _RevisionChunks())
-            findings.extend(_revision_findings(kb.objects, policy, rev, stored, files, stuck_before))
+            findings.extend(_revision_findings(stores.objects, policy, rev, stored, files, stuck_before))
 
     for (source, revision_id), stored in sorted(chunks.items()):
         findings.append(
@@ -169,7 +169,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
                 repair="delete the file",
             )
         )
-    for stale in stale_search_blocks(kb.vectors, revisions):
+    for stale in stale_search_blocks(stores.vectors, revisions):
         source, revision_id = chunk_owner({"revision_ref": stale.block.key})
         findings.append(
             Finding(
@@ -196,7 +196,7 @@ def audit_store(kb: KnowledgeBase, *, now: datetime | None = None) -> AuditRepor
     return report
 
 
-def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list[Revision]]) -> list[StaleBlock]:
+def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list[Revision]]) -> list[StaleIndex]:
     """The revision blocks this process would serve (stamp as the registry's ``revisions`` say) whose chunks
     differ from Chroma's now."""
     served = {
@@ -211,7 +211,7 @@ def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list
         rows = zip(found["documents"] or [], found["metadatas"] or [], strict=True)
         return list(found["ids"]), [policy_lexical_text(meta or {}, text or "") for text, meta in rows]
 
-    return stale_blocks(vectors.cache, served, stored)
+    return stale_indexes(vectors.cache, served, stored)
 
 
 def _revision_findings(

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from lib.errors import InvalidArgumentError, KBError, PolicyNotFoundError, RevisionNotFoundError
-from lib.kb import KnowledgeBase
 from lib.policies.audit import AuditReport, Finding, FindingKind, audit_store, chunk_owner, stale_search_blocks
 from lib.policies.chunks import revision_ref
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import RevisionStatus
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import reindex_revision
-from lib.stores.block_cache import evict_stale
+from lib.policies.stores import PolicyStores
+from lib.retrieval.index_cache import evict_stale
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class RepairAction(BaseModel):
     outcome: str
 
 
-def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[RepairAction]:
+def repair_findings(stores: PolicyStores, findings: Iterable[Finding]) -> list[RepairAction]:
     """Fix what is safe to fix, in an order where one fix never undoes another; report each attempt.
 
     Stuck revisions are failed first (which drops their chunks), orphans go next, then counts are
@@ -51,7 +51,7 @@ def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[Repa
                 continue
             synced.add(finding.source)
         try:
-            outcome = _repair(kb, finding)
+            outcome = _repair(stores, finding)
             ok = True
         except KBError as exc:
             outcome, ok = f"{exc.error_type}: {exc.message}", False
@@ -73,41 +73,46 @@ def repair_findings(kb: KnowledgeBase, findings: Iterable[Finding]) -> list[Repa
     return actions
 
 
-def _repair(kb: KnowledgeBase, finding: Finding) -> str:
+def _repair(stores: PolicyStores, finding: Finding) -> str:
     source, revision_id = finding.source, finding.revision_id
     match finding.kind:
         case FindingKind.STUCK_PROCESSING:
-            current = kb.registry.get_revision(source, revision_id)
+            current = stores.registry.get_revision(source, revision_id)
             if current.status != RevisionStatus.PROCESSING:
                 return f"left alone: it is {current.status.value} now"
             removed = fail_revision(
-                kb.registry, kb.vectors, source, revision_id, "stuck_processing: marked failed by the consistency audit"
+                stores.registry,
+                stores.vectors,
+                source,
+                revision_id,
+                "stuck_processing: marked failed by the consistency audit",
             )
             return f"marked failed, {removed} chunks deleted"
         case FindingKind.ORPHAN_CHUNKS:
-            if _registered(kb.registry, source, revision_id):
+            if _registered(stores.registry, source, revision_id):
                 return "left alone: the revision is registered now"
-            ids = [cid for cid, meta in kb.vectors.iter_metadata() if chunk_owner(meta) == (source, revision_id)]
-            return f"{kb.vectors.delete_ids(ids)} chunks deleted"
+            ids = [cid for cid, meta in stores.vectors.iter_metadata() if chunk_owner(meta) == (source, revision_id)]
+            return f"{stores.vectors.delete_ids(ids)} chunks deleted"
         case FindingKind.CHUNK_COUNT_MISMATCH:
-            current = kb.registry.get_revision(source, revision_id)
+            current = stores.registry.get_revision(source, revision_id)
             if current.status == RevisionStatus.FAILED:
-                return f"{kb.vectors.delete_revision(source, revision_id)} chunks of the failed revision deleted"
-            outcome = reindex_revision(kb, source, revision_id)
+                return f"{stores.vectors.delete_revision(source, revision_id)} chunks of the failed revision deleted"
+            outcome = reindex_revision(stores, source, revision_id)
             return f"re-ingested: {outcome.chunks_created} chunks, {outcome.chunks_removed} stale removed"
         case FindingKind.STALE_METADATA:
-            return f"metadata rewritten on {sync_policy_chunks(kb.registry, kb.vectors, source)} chunks of {source}"
+            synced = sync_policy_chunks(stores.registry, stores.vectors, source)
+            return f"metadata rewritten on {synced} chunks of {source}"
         case FindingKind.STALE_SEARCH_INDEX:
             key = revision_ref(source, revision_id)
-            revisions = kb.registry.revisions_by_source([source])
-            stale = [s for s in stale_search_blocks(kb.vectors, revisions) if s.block.key == key]
-            if not evict_stale(kb.vectors.cache, stale):
+            revisions = stores.registry.revisions_by_source([source])
+            stale = [s for s in stale_search_blocks(stores.vectors, revisions) if s.block.key == key]
+            if not evict_stale(stores.vectors.cache, stale):
                 return "left alone: the block is in step with Chroma now, or no longer held"
             return f"search block evicted; the next search reloads its {stale[0].stored_rows} chunks from Chroma"
         case FindingKind.UNREFERENCED_FILE:
-            if _file_referenced(kb.registry, finding.key):
+            if _file_referenced(stores.registry, finding.key):
                 return "left alone: a revision refers to it now"
-            return "deleted" if kb.objects.delete(finding.key) else "already gone"
+            return "deleted" if stores.objects.delete(finding.key) else "already gone"
         case _:
             return "no automatic repair"
 
@@ -128,8 +133,8 @@ def _file_referenced(registry: PolicyRegistry, key: str) -> bool:
     return any(r.file_path == key for revs in revisions.values() for r in revs)
 
 
-def audit_and_repair(kb: KnowledgeBase) -> tuple[AuditReport, list[RepairAction], AuditReport]:
+def audit_and_repair(stores: PolicyStores) -> tuple[AuditReport, list[RepairAction], AuditReport]:
     """Audit, repair what is repairable, and audit again to show what is left (ideally nothing)."""
-    before = audit_store(kb)
-    actions = repair_findings(kb, before.findings)
-    return before, actions, audit_store(kb)
+    before = audit_store(stores)
+    actions = repair_findings(stores, before.findings)
+    return before, actions, audit_store(stores)

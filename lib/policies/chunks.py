@@ -6,64 +6,39 @@ Chunk metadata follows spec 000's appendix (dates as YYYYMMDD integers, ``999912
 alone: that metadata is kept in step with the registry for readers and audits, but a registry date edit
 can never make a search return a chunk of the wrong revision.
 
-Searching (``PolicyVectorStore.search``) answers from process memory: the chunks of each allowed revision
-are held as one block (``lib.stores.block_cache``, where the cases in which its answer can differ from
-Chroma's are listed) and searched exactly. A revision's block is used only while the registry shows the
-``chunk_count`` and ``ingested_at`` it was loaded under, and only if that load returned exactly
-``chunk_count`` chunks (a revision mid-write is never cached). Every write of a revision's chunks goes
-through ``lib.policies.ingest`` (ingestion, reindex, the audit's re-ingest repair), which ends by recording
-a new ``ingested_at``; removal takes the revision out of the registry first. So the registry stamp, read
-on every search (``PolicyRegistry.snapshot``), says when a block is out of date, in every replica, without
-asking Chroma. Where the blocks cannot serve (over budget, counts that disagree) the search runs as
-Chroma's filtered query instead. A block is also reloaded once it is 30 s old, which bounds how late a
-change made behind the pipeline's back is seen; one in use is reloaded in the background a little before,
-and a missing block is loaded once however many searches want it (``lib.stores.block_loader``). The last
-answers are remembered per query vector and searched blocks (``PolicyVectorStore.answers``, a
-``cachetools`` memo), the lexical leg's per query text.
-
-The lexical leg (``PolicyVectorStore.lexical_search``, BM25) runs over the same blocks' lexical twins, so
-both legs see the same revisions' chunks as loaded. Where the blocks cannot serve, it reads the allowed
-revisions' texts from Chroma and indexes them for that one query, per revision, which ranks exactly as the
-blocks would but costs the tokenisation of every chunk read (about 0.1 s per 1,000 chunks).
-``tests/mcp_service/test_search_fast_path.py`` checks the fast search against Chroma's on the real NPPF.
+Searching (``PolicyVectorStore.search``, ``lexical_search``) answers from the corpus index
+(``lib.retrieval.corpus``): one slice per revision, served only while the registry shows the ``chunk_count`` and
+``ingested_at`` it was loaded under (``revision_stamp``, read on every search with the registry snapshot) and
+only if its load returned exactly ``chunk_count`` chunks (a revision mid-write is never held). Every write of a
+revision's chunks goes through ``lib.policies.ingest``, which ends by recording a new ``ingested_at``. Where the
+slices cannot serve (over budget, counts that disagree) the dense leg is Chroma's filtered query and the lexical
+leg indexes the texts Chroma returns for that one query.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from cachetools import LRUCache, cached
 from chromadb.api import ClientAPI
 from chromadb.api.types import Metadata
 
 from lib.dates import to_int
 from lib.models import Chunk
 from lib.policies.models import Policy, Revision
-from lib.stores.block_cache import (
-    DEFAULT_CACHE_BYTES,
-    DEFAULT_MAX_AGE_S,
-    LexicalAnswer,
-    RevisionBlock,
-    RevisionBlockCache,
-    Stamp,
-    answer_key,
-    exact_search,
-    lexical_answer_key,
-    lexical_search,
-)
-from lib.stores.block_loader import BlockLoader
+from lib.retrieval.corpus import CorpusIndexes
+from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, Stamp, lexical_search
+from lib.retrieval.heading import lexical_text
+from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S
 from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
 
 logger = logging.getLogger(__name__)
 
 POLICY_COLLECTION = "policy_docs"
-ANSWERS_REMEMBERED = 1024
 _UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9.\-]+")
 
 
@@ -104,9 +79,34 @@ def chunk_metadata(chunk: Chunk, policy: Policy, revision: Revision) -> dict[str
     }
 
 
+def section_metadata(chunk: Chunk) -> dict[str, str | int]:
+    """What a chunk carries of its section for listing a revision's sections (issue 22): kind, title,
+    printed page (0 when the document prints none), the policy a paragraph supports ("" for none), last page."""
+    return {
+        "section_kind": chunk.kind,
+        "section_title": chunk.title,
+        "printed_page": chunk.printed_page or 0,
+        "supports": chunk.supports or "",
+        "last_page": chunk.last_page or chunk.page_number,
+    }
+
+
+def policy_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
+    """What the lexical leg indexes for a policy chunk: its citation (``section_ref``, e.g. ``Para 116``) and
+    its ``chapter`` before its text, so every chunk of a long paragraph answers to the paragraph's number and
+    every chunk of a chapter to its heading, not only the first, which starts with them."""
+    return lexical_text((str(metadata.get("section_ref", "")), str(metadata.get("chapter", ""))), text)
+
+
 def revision_stamp(revision: Revision) -> Stamp:
     """What must be unchanged for a cached block to still be the revision's chunks."""
     return revision.chunk_count, revision.ingested_at.isoformat() if revision.ingested_at else ""
+
+
+def revision_count(stamp: Stamp) -> int:
+    """The ``chunk_count`` a ``revision_stamp`` carries."""
+    count, _ = cast(tuple[int, str], stamp)
+    return count
 
 
 class PolicyVectorStore(ChunkCollection):
@@ -123,22 +123,14 @@ class PolicyVectorStore(ChunkCollection):
     ) -> None:
         """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
         super().__init__(client, collection_name)
-        self.cache = RevisionBlockCache(cache_bytes, max_age_s=cache_max_age_s, clock=clock)
-        self.loader = BlockLoader(self.cache, self._load_block, verify=self._block_unchanged, clock=clock)
-        """Loads each missing block once however many searches want it, and refreshes blocks in use before
-        they expire (``lib.stores.block_loader``)."""
-        self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
-            ANSWERS_REMEMBERED if cache_bytes else 0
-        )
-        """The last answers of the exact search, filed by ``answer_key``. Kept because they measurably pay: on
-        ``benchmarks/query_latency.py``'s 21k chunks, with its 20 questions asked again at random dates, in
-        process, ``search_policy`` p50 / p95 without and with them: dated 1.17 / 1.44 -> 0.19 / 0.25 ms (1 thread),
-        4.85 / 9.01 -> 0.97 / 2.68 ms (4 threads); undated 4.46 / 5.58 -> 0.30 / 0.54 ms (1 thread). Over MCP the
-        service's CPU per dated call went from 2.99 to 2.09 ms (undated 5.55 to 2.26). A review agent asks the
-        same checklist of every application, and every date in a revision's range resolves to the same blocks."""
-        lock = threading.Lock()
-        self._remembered_search = cached(self.answers, key=answer_key, lock=lock)(exact_search)
-        self._remembered_lexical = cached(self.answers, key=lexical_answer_key, lock=lock)(lexical_search)
+        self.indexes = CorpusIndexes(
+            self._load_block, verify=self._block_unchanged, cache_bytes=cache_bytes, max_age_s=cache_max_age_s,
+            clock=clock,
+        )  # fmt: skip
+        """One slice per revision (``lib.retrieval.corpus``); ``cache``, ``loader`` and ``answers`` are its parts."""
+        self.cache = self.indexes.cache
+        self.loader = self.indexes.loader
+        self.answers = self.indexes.answers
         self.exact_searches = 0
         self.fallback_searches = 0
         """How many searches the cache answered and how many went to Chroma (approximate under concurrency;
@@ -198,7 +190,7 @@ class PolicyVectorStore(ChunkCollection):
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
-            return list(self._remembered_search(query, n_results, blocks))
+            return list(self.indexes.dense(query, n_results, blocks))
         self.fallback_searches += 1
         return self.query(query, n_results, revision_filter(sorted(revisions)))
 
@@ -210,11 +202,11 @@ class PolicyVectorStore(ChunkCollection):
         blocks = self._cached_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
-            return self._remembered_lexical(query, n_results, blocks)
+            return self.indexes.lexical(query, n_results, blocks)
         self.fallback_searches += 1
         return lexical_search(query, n_results, self._read_blocks(revisions))
 
-    def _read_blocks(self, revisions: Mapping[str, Revision]) -> list[RevisionBlock]:
+    def _read_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex]:
         """Uncached blocks of ``revisions`` (texts and metadata only, no embeddings), grouped in their order."""
         rows: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]] = {key: ([], [], []) for key in revisions}
         for chunk in self.chunks(revision_filter(sorted(revisions))):
@@ -224,7 +216,7 @@ class PolicyVectorStore(ChunkCollection):
                 group[1].append(chunk.text)
                 group[2].append(chunk.metadata)
         return [
-            RevisionBlock.from_texts(key, revision_stamp(revisions[key]), ids, texts, metas)
+            CorpusIndex.from_texts(key, revision_stamp(revisions[key]), ids, texts, metas, policy_lexical_text)
             for key, (ids, texts, metas) in rows.items()
         ]
 
@@ -232,34 +224,28 @@ class PolicyVectorStore(ChunkCollection):
         """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""
         return len(self._cached_blocks(revisions) or [])
 
-    def _cached_blocks(self, revisions: Mapping[str, Revision]) -> list[RevisionBlock] | None:
-        """Every revision's block, loading what is missing; ``None`` if they cannot all be cached at once
+    def _cached_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex] | None:
+        """Every revision's slice, loading what is missing; ``None`` if they cannot all be held at once
         (over budget, or a revision whose stored chunks do not match its ``chunk_count``)."""
-        if not self.cache.fits(sum(r.chunk_count for r in revisions.values())):
-            return None
-        blocks = []
-        for key, revision in revisions.items():
-            block = self.loader.get(key, revision_stamp(revision))
-            if block is None:
-                return None
-            blocks.append(block)
-        return blocks
+        stamps = {key: revision_stamp(revision) for key, revision in revisions.items()}
+        return self.indexes.held(stamps, sum(r.chunk_count for r in revisions.values()))
 
-    def _block_unchanged(self, block: RevisionBlock) -> bool:
+    def _block_unchanged(self, block: CorpusIndex) -> bool:
         """Whether Chroma still holds exactly ``block``'s chunks (ids, texts, metadata; vectors are not read)."""
         result = self.collection.get(where={"revision_ref": block.key}, include=["documents", "metadatas"])
         return block.holds(
             list(result["ids"]), [t or "" for t in result["documents"] or []], list(result["metadatas"] or [])
         )
 
-    def _load_block(self, key: str, stamp: Stamp) -> RevisionBlock | None:
+    def _load_block(self, key: str, stamp: Stamp) -> CorpusIndex | None:
         result = self.collection.get(where={"revision_ref": key}, include=["embeddings", "documents", "metadatas"])
         ids = list(result["ids"])
-        if len(ids) != stamp[0]:
-            logger.info("vectorstore.block_not_cached revision_ref=%s stored=%d registry=%d", key, len(ids), stamp[0])
+        count = revision_count(stamp)
+        if len(ids) != count:
+            logger.info("vectorstore.block_not_cached revision_ref=%s stored=%d registry=%d", key, len(ids), count)
             return None
-        return RevisionBlock.from_embeddings(
+        return CorpusIndex.from_embeddings(
             key, stamp, ids, np.asarray(result["embeddings"] if ids else np.zeros((0, 0)), dtype=np.float32),
             texts=[t or "" for t in result["documents"] or []],
-            metadatas=[dict(m or {}) for m in result["metadatas"] or []],
+            metadatas=[dict(m or {}) for m in result["metadatas"] or []], lexical_text=policy_lexical_text,
         )  # fmt: skip

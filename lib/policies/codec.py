@@ -52,6 +52,7 @@ def record_to_hash(record: RevisionRecord) -> Hash:
         "superseded_by": record.superseded_by,
         "progress_phase": rev.progress_phase,
         "progress_percent": f"{rev.progress_percent:g}",
+        "reading": rev.reading,
     }
 
 
@@ -79,4 +80,5 @@ def revision_from_hash(data: Mapping[str, str]) -> Revision:
         error=data.get("error", ""),
         progress_phase=data.get("progress_phase", ""),
         progress_percent=float(data.get("progress_percent") or 0.0),
+        reading=data.get("reading", ""),
     )

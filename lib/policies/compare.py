@@ -34,11 +34,13 @@ from pydantic import BaseModel, Field
 
 from lib.dates import iso, parse_date
 from lib.errors import InvalidArgumentError, RevisionNotFoundError, SectionNotFoundError
-from lib.kb import KnowledgeBase
 from lib.policies.models import Revision
 from lib.policies.registry import check_revision_id, check_source
-from lib.policies.search import PolicySection, get_policy_section, merge_chunk_texts, search_policy
+from lib.policies.search import search_policy
+from lib.policies.sections import PolicySection, get_policy_section
+from lib.policies.stores import PolicyStores
 from lib.retrieval.queries import MAX_QUERY_CHARS
+from lib.text.chunking import merge_chunk_texts
 
 DIFFERENT_BELOW = 0.5
 """Word similarity (difflib ratio) under which the same reference is taken to say something else."""
@@ -123,7 +125,7 @@ class Comparison(BaseModel):
 
 
 def compare_section(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     source: str,
     section_ref: str,
     *,
@@ -139,12 +141,12 @@ def compare_section(
     has the reference.
     """
     check_source(source)
-    to_rev = _pick(kb, source, to_revision_id, to_date, before=None)
-    from_rev = _pick(kb, source, from_revision_id, from_date, before=to_rev)
+    to_rev = _pick(stores, source, to_revision_id, to_date, before=None)
+    from_rev = _pick(stores, source, from_revision_id, from_date, before=to_rev)
     if from_rev.revision_id == to_rev.revision_id:
         raise InvalidArgumentError(f"from and to are the same revision ({to_rev.revision_id}); name two revisions")
-    old = _section(kb, source, section_ref, from_rev)
-    new = _section(kb, source, section_ref, to_rev)
+    old = _section(stores, source, section_ref, from_rev)
+    new = _section(stores, source, section_ref, to_rev)
     known = old or new
     if known is None:
         raise SectionNotFoundError(
@@ -173,12 +175,12 @@ def compare_section(
         return comparison
     target = to_rev if old is not None else from_rev
     comparison.matches_in = target.revision_id
-    comparison.matches = best_matches(kb, source, target, known)
+    comparison.matches = best_matches(stores, source, target, known)
     return comparison
 
 
 def best_matches(
-    kb: KnowledgeBase, source: str, revision: Revision, section: PolicySection | SectionText
+    stores: PolicyStores, source: str, revision: Revision, section: PolicySection | SectionText
 ) -> list[SectionMatch]:
     """The sections of ``revision`` that best say what ``section`` (of another revision) says, best first
     (see the module docstring); none for a revision searches cannot see (processing, failed)."""
@@ -186,7 +188,7 @@ def best_matches(
     if not revision.resolvable:
         return []
     query = _query(text)
-    result = search_policy(kb, query, sources=[source], effective_date=revision.effective_from,
+    result = search_policy(stores, query, sources=[source], effective_date=revision.effective_from,
                            n_results=CANDIDATE_CHUNKS)  # fmt: skip
     definitions = section.section_ref.startswith(_DEFINITIONS)
     candidates: dict[str, float] = {}
@@ -197,11 +199,11 @@ def best_matches(
             break
     if not candidates:
         return []
-    sections = {ref: kb.vectors.section_chunks(source, revision.revision_id, ref) for ref in candidates}
+    sections = {ref: stores.vectors.section_chunks(source, revision.revision_id, ref) for ref in candidates}
     cut = {ref: passages(merge_chunk_texts([c.text for c in chunks])) for ref, chunks in sections.items()}
     asked = passages(text)
     owners = [ref for ref, parts in cut.items() for _ in parts]
-    vectors = np.asarray(kb.embedder.embed_batch([*asked, *(p for parts in cut.values() for p in parts)]))
+    vectors = np.asarray(stores.embedder.embed_batch([*asked, *(p for parts in cut.values() for p in parts)]))
     similarity = vectors[: len(asked)] @ vectors[len(asked) :].T
     best: dict[str, tuple[float, int]] = {}
     for column, ref in enumerate(owners):
@@ -282,13 +284,13 @@ def _query(text: str) -> str:
 
 
 def _pick(
-    kb: KnowledgeBase, source: str, revision_id: str | None, day: str | date | None, *, before: Revision | None
+    stores: PolicyStores, source: str, revision_id: str | None, day: str | date | None, *, before: Revision | None
 ) -> Revision:
     if revision_id:
-        return kb.registry.get_revision(source, check_revision_id(revision_id))
+        return stores.registry.get_revision(source, check_revision_id(revision_id))
     if day is not None:
         when = parse_date(day, field="from_date" if before is not None else "to_date")
-        resolution = kb.resolver.resolve_for_policy(source, when)
+        resolution = stores.resolver.resolve_for_policy(source, when)
         if resolution.revision is None:
             raise RevisionNotFoundError(
                 f"No revision of '{source}' was in force on {when.isoformat()} ({resolution.reason})",
@@ -296,8 +298,10 @@ def _pick(
                 reason=resolution.reason,
             )
         return resolution.revision
-    kb.registry.get_policy(source)
-    ordered = sorted((r for r in kb.registry.list_revisions(source) if r.resolvable), key=lambda r: r.effective_from)
+    stores.registry.get_policy(source)
+    ordered = sorted(
+        (r for r in stores.registry.list_revisions(source) if r.resolvable), key=lambda r: r.effective_from
+    )
     if before is not None:
         ordered = [r for r in ordered if r.effective_from < before.effective_from]
     if not ordered:
@@ -308,9 +312,9 @@ def _pick(
     return ordered[-1]
 
 
-def _section(kb: KnowledgeBase, source: str, section_ref: str, revision: Revision) -> PolicySection | None:
+def _section(stores: PolicyStores, source: str, section_ref: str, revision: Revision) -> PolicySection | None:
     try:
-        return get_policy_section(kb, source, section_ref, revision_id=revision.revision_id)
+        return get_policy_section(stores, source, section_ref, revision_id=revision.revision_id)
     except SectionNotFoundError:
         return None
 

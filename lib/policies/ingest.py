@@ -28,17 +28,19 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError
-from lib.kb import KnowledgeBase
 from lib.models import Chunk
-from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata
+from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata, section_metadata
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
 from lib.policies.registry import PolicyRegistry
+from lib.policies.stores import PolicyStores
+from lib.policies.xrefs import chunk_citations, citation_metadata
 from lib.stores.embeddings import Embedder
 from lib.stores.objects import policy_file_key, sha256_bytes
 from lib.text.chunking import chunk_sections
 from lib.text.extraction import extract_document
-from lib.text.sections import split_sections
+from lib.text.section_report import report_reading
+from lib.text.sections import read_sections
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ def store_chunks(
     file_size_bytes: int,
     extraction_method: str,
     original: Original | None = None,
+    reading: str = "",
 ) -> StoredChunks:
     """Steps 3-5: upsert, drop the revision's chunks the new set lacks, record counts, re-sync dates.
 
@@ -90,7 +93,12 @@ def store_chunks(
     revision = registry.get_revision(source, revision_id)
     ids = [chunk_id(source, revision_id, c.section_ref, c.chunk_index) for c in chunks]
     previous = set(vectors.revision_chunk_ids(source, revision_id))
-    vectors.upsert(ids, [c.text for c in chunks], embeddings, [chunk_metadata(c, policy, revision) for c in chunks])
+    cites = chunk_citations(chunks)
+    metadatas = [
+        chunk_metadata(c, policy, revision) | section_metadata(c) | citation_metadata(cites.get(c.section_ref))
+        for c in chunks
+    ]
+    vectors.upsert(ids, [c.text for c in chunks], embeddings, metadatas)
     removed = vectors.delete_ids(sorted(previous - set(ids)))
     settled = registry.mark_ingested(
         source,
@@ -101,6 +109,7 @@ def store_chunks(
         extraction_method=extraction_method,
         file_path=original.key if original else None,
         file_sha256=original.sha256 if original else None,
+        reading=reading,
     )
     sync_policy_chunks(registry, vectors, source)
     return StoredChunks(ids=ids, chunks_removed=removed, revision=settled)
@@ -122,21 +131,23 @@ def _embed_with_progress(embedder: Embedder, texts: list[str], report: Progress)
     return vectors
 
 
-def _store_replacement(kb: KnowledgeBase, source: str, revision_id: str, content: bytes) -> Original:
+def _store_replacement(stores: PolicyStores, source: str, revision_id: str, content: bytes) -> Original:
     sha = sha256_bytes(content)
-    stored = kb.objects.put_bytes(policy_file_key(source, revision_id, sha), content, content_type="application/pdf")
+    stored = stores.objects.put_bytes(
+        policy_file_key(source, revision_id, sha), content, content_type="application/pdf"
+    )
     return Original(key=stored.key, sha256=sha)
 
 
-def _drop_unused_file(kb: KnowledgeBase, source: str, key: str) -> bool:
+def _drop_unused_file(stores: PolicyStores, source: str, key: str) -> bool:
     """Delete an original no revision of ``source`` names any more (a replaced or abandoned file)."""
-    if not key or any(r.file_path == key for r in kb.registry.list_revisions(source)):
+    if not key or any(r.file_path == key for r in stores.registry.list_revisions(source)):
         return False
-    return kb.objects.delete(key)
+    return stores.objects.delete(key)
 
 
 def ingest_revision(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     source: str,
     revision_id: str,
     *,
@@ -155,21 +166,21 @@ def ingest_revision(
     readers in other processes) and to ``progress`` if given.
     """
     if replacement is None:
-        return _ingest(kb, source, revision_id, progress, None)
-    previous = kb.registry.get_revision(source, revision_id).file_path
-    original = _store_replacement(kb, source, revision_id, replacement)
+        return _ingest(stores, source, revision_id, progress, None)
+    previous = stores.registry.get_revision(source, revision_id).file_path
+    original = _store_replacement(stores, source, revision_id, replacement)
     try:
-        outcome = _ingest(kb, source, revision_id, progress, (original, replacement))
+        outcome = _ingest(stores, source, revision_id, progress, (original, replacement))
     except BaseException:
-        _drop_unused_file(kb, source, original.key)
+        _drop_unused_file(stores, source, original.key)
         raise
     if previous != original.key:
-        _drop_unused_file(kb, source, previous)
+        _drop_unused_file(stores, source, previous)
     return outcome
 
 
 def _ingest(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     source: str,
     revision_id: str,
     progress: Progress | None,
@@ -177,11 +188,11 @@ def _ingest(
 ) -> IngestOutcome:
 
     def report(phase: str, percent: float) -> None:
-        kb.registry.set_progress(source, revision_id, phase, percent)
+        stores.registry.set_progress(source, revision_id, phase, percent)
         (progress or _no_progress)(phase, percent)
 
-    kb.registry.get_policy(source)
-    revision = kb.registry.get_revision(source, revision_id)
+    stores.registry.get_policy(source)
+    revision = stores.registry.get_revision(source, revision_id)
     first_time = revision.status in (RevisionStatus.PROCESSING, RevisionStatus.FAILED)
     seconds: dict[str, float] = {}
     started = clock = time.perf_counter()
@@ -200,39 +211,43 @@ def _ingest(
         elif not revision.file_path:
             raise FileNotFoundInStoreError(f"Revision '{revision_id}' of '{source}' has no stored file")
         else:
-            data = kb.objects.get_bytes(revision.file_path)
+            data = stores.objects.get_bytes(revision.file_path)
         lap("fetch")
         report("extract", 5.0)
         document = extract_document(
             data,
             file_name=PurePosixPath(original.key if original else revision.file_path).name,
-            enable_ocr=kb.settings.enable_ocr,
-            ocr_workers=kb.settings.ocr_workers,
-            dpi=kb.settings.ocr_dpi,
+            enable_ocr=stores.settings.extraction.enable_ocr,
+            ocr_workers=stores.settings.extraction.ocr_workers,
+            dpi=stores.settings.extraction.ocr_dpi,
         )
         lap("extract")
         report("chunk", 30.0)
-        chunks = chunk_sections(split_sections(document))
+        reading = read_sections(document)
+        section_report = report_reading(reading)
+        chunks = chunk_sections(reading.sections)
         if not chunks:
             raise NoChunksError(f"No text chunks could be made from revision '{revision_id}' of '{source}'")
         lap("chunk")
     except (ExtractionFailedError, FileNotFoundInStoreError) as exc:
         if first_time:
-            removed = fail_revision(kb.registry, kb.vectors, source, revision_id, f"{exc.error_type}: {exc.message}")
+            removed = fail_revision(
+                stores.registry, stores.vectors, source, revision_id, f"{exc.error_type}: {exc.message}"
+            )
             logger.warning(
                 "ingest.failed source=%s revision_id=%s error_type=%s chunks_removed=%d",
                 source, revision_id, exc.error_type, removed,
             )  # fmt: skip
         raise
 
-    embeddings = _embed_with_progress(kb.embedder, [c.text for c in chunks], report)
+    embeddings = _embed_with_progress(stores.embedder, [c.text for c in chunks], report)
     lap("embed")
 
     report("store", 85.0)
     stored = store_chunks(
-        kb.registry, kb.vectors, source, revision_id, chunks, embeddings,
+        stores.registry, stores.vectors, source, revision_id, chunks, embeddings,
         page_count=document.page_count, file_size_bytes=len(data), extraction_method=document.method,
-        original=original,
+        original=original, reading=section_report.summary(),
     )  # fmt: skip
     removed = stored.chunks_removed
     ids = stored.ids
@@ -243,6 +258,11 @@ def _ingest(
     per_section: dict[str, int] = {}
     for c in chunks:
         per_section[c.section_ref] = per_section.get(c.section_ref, 0) + 1
+    if section_report.missing_policies:
+        logger.warning(
+            "ingest.policies_not_found source=%s revision_id=%s listed=%d missing=%s",
+            source, revision_id, section_report.listed_policies, ",".join(section_report.missing_policies),
+        )  # fmt: skip
     logger.info(
         "ingest.done source=%s revision_id=%s pages=%d chunks=%d removed=%d method=%s seconds=%.2f",
         source, revision_id, document.page_count, len(ids), removed, document.method, seconds["total"],
@@ -257,4 +277,5 @@ def _ingest(
         file_size_bytes=len(data),
         seconds=seconds,
         sections=per_section,
+        reading=section_report,
     )

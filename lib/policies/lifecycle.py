@@ -6,7 +6,7 @@ steps leaves only orphans (unreferenced chunks or files) that the audit reports 
 search result from the wrong revision.
 
 Operations that touch only the registry and the chunks take those two; the ones that also store or
-delete the original file take the ``KnowledgeBase``.
+delete the original file take the ``PolicyStores``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from lib.errors import (
     RevisionNotFoundError,
     StoreUnavailableError,
 )
-from lib.kb import KnowledgeBase
 from lib.paths import read_allowed_file
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
+from lib.policies.stores import PolicyStores
 from lib.stores.objects import ObjectStore, policy_file_key, sha256_bytes, validate_key
 from lib.text.filetypes import FileKind, detect_file_type
 
@@ -69,8 +69,8 @@ def read_source_file(objects: ObjectStore, settings: Settings, file: str) -> byt
     except InvalidArgumentError:
         key = None
     if key is not None and objects.exists(key):
-        if objects.size(key) > settings.max_upload_bytes:
-            raise FileTooLargeError(f"File is larger than the {settings.max_upload_bytes} byte limit")
+        if objects.size(key) > settings.files.max_upload_bytes:
+            raise FileTooLargeError(f"File is larger than the {settings.files.max_upload_bytes} byte limit")
         content = objects.get_bytes(key)
     else:
         content = read_allowed_file(settings, file)
@@ -78,7 +78,7 @@ def read_source_file(objects: ObjectStore, settings: Settings, file: str) -> byt
     return content
 
 
-def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> Registration:
+def ensure_registered(stores: PolicyStores, source: str, data: RevisionCreate, content: bytes) -> Registration:
     """Register a revision so that running the same ingestion again is safe (idempotent by content hash).
 
     - not registered yet: store the file and create the revision (``registered``);
@@ -92,15 +92,15 @@ def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
     revision_id = check_revision_id(data.resolved_revision_id(source))
     sha = sha256_bytes(content)
     try:
-        existing: Revision | None = kb.registry.get_revision(source, revision_id)
+        existing: Revision | None = stores.registry.get_revision(source, revision_id)
     except RevisionNotFoundError:
         existing = None
     action = RegistrationAction.REGISTERED
     if existing is not None:
         if existing.file_sha256 == sha and existing.status != RevisionStatus.FAILED:
             if existing.status == RevisionStatus.PROCESSING:
-                if existing.file_path and not kb.objects.exists(existing.file_path):
-                    kb.objects.put_bytes(existing.file_path, content, content_type="application/pdf")
+                if existing.file_path and not stores.objects.exists(existing.file_path):
+                    stores.objects.put_bytes(existing.file_path, content, content_type="application/pdf")
                 return Registration(revision=existing, action=RegistrationAction.RESUMED)
             return Registration(revision=existing, action=RegistrationAction.UNCHANGED)
         if existing.status != RevisionStatus.FAILED:
@@ -110,29 +110,29 @@ def ensure_registered(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
                 source=source,
                 revision_id=revision_id,
             )
-        remove_revision(kb, source, revision_id)
+        remove_revision(stores, source, revision_id)
         action = RegistrationAction.REPLACED_FAILED
-    created = register_revision(kb, source, data.model_copy(update={"revision_id": revision_id}), content)
+    created = register_revision(stores, source, data.model_copy(update={"revision_id": revision_id}), content)
     return Registration(revision=created.revision, action=action, superseded=created.superseded)
 
 
-def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:
+def register_revision(stores: PolicyStores, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:
     """Store the original (content-addressed) and create the revision as ``processing``.
 
     Chunk metadata of revisions it auto-supersedes is brought in step with their new ``effective_to``.
     """
-    kb.registry.get_policy(check_source(source))
+    stores.registry.get_policy(check_source(source))
     detect_file_type(content, {FileKind.PDF})
-    if len(content) > kb.settings.max_upload_bytes:
-        raise FileTooLargeError(f"File is larger than the {kb.settings.max_upload_bytes} byte limit")
+    if len(content) > stores.settings.files.max_upload_bytes:
+        raise FileTooLargeError(f"File is larger than the {stores.settings.files.max_upload_bytes} byte limit")
     revision_id = data.resolved_revision_id(source)
     sha = sha256_bytes(content)
     key = policy_file_key(source, revision_id, sha)
-    stored = kb.objects.put_bytes(key, content, content_type="application/pdf")
+    stored = stores.objects.put_bytes(key, content, content_type="application/pdf")
     try:
         created = create_revision(
-            kb.registry,
-            kb.vectors,
+            stores.registry,
+            stores.vectors,
             source,
             data.model_copy(
                 update={
@@ -145,10 +145,10 @@ def register_revision(kb: KnowledgeBase, source: str, data: RevisionCreate, cont
         )
     except KBError as exc:
         in_use = isinstance(exc, RevisionAlreadyExistsError) and (
-            kb.registry.get_revision(source, revision_id).file_path == key
+            stores.registry.get_revision(source, revision_id).file_path == key
         )
         if not in_use:
-            kb.objects.delete(key)
+            stores.objects.delete(key)
         raise
     return created
 
@@ -218,14 +218,14 @@ def remove_revision_chunks(vectors: PolicyVectorStore, source: str, revision_id:
     return removed
 
 
-def remove_revision(kb: KnowledgeBase, source: str, revision_id: str) -> RemovedRevision:
+def remove_revision(stores: PolicyStores, source: str, revision_id: str) -> RemovedRevision:
     """Delete a revision everywhere: registry entry (with the sole-active guard), chunks, original file
     (REST ``DELETE`` and the ``delete_policy_revision`` flow)."""
-    deleted = kb.registry.delete_revision(source, revision_id)
-    chunks = kb.vectors.delete_revision(source, revision_id)
-    still_used = any(r.file_path == deleted.file_path for r in kb.registry.list_revisions(source))
-    file_removed = bool(deleted.file_path) and not still_used and kb.objects.delete(deleted.file_path)
-    sync_policy_chunks(kb.registry, kb.vectors, source)
+    deleted = stores.registry.delete_revision(source, revision_id)
+    chunks = stores.vectors.delete_revision(source, revision_id)
+    still_used = any(r.file_path == deleted.file_path for r in stores.registry.list_revisions(source))
+    file_removed = bool(deleted.file_path) and not still_used and stores.objects.delete(deleted.file_path)
+    sync_policy_chunks(stores.registry, stores.vectors, source)
     logger.info(
         "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",
         source, revision_id, chunks, file_removed,

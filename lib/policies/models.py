@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lib.dates import parse_date
 from lib.errors import InvalidDateError
+from lib.text.section_report import SectionReport
 
 SOURCE_PATTERN = r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$"
 REVISION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -144,6 +145,7 @@ class Revision(BaseModel):
     error: str = ""
     progress_phase: str = Field(default="", description="Last ingestion phase reported: fetch .. done")
     progress_percent: float = 0.0
+    reading: str = Field(default="", description="How well the document was read (lib.text.section_report)")
 
     def covers(self, day: date) -> bool:
         """Inclusive on both ends (spec 000 FR-007)."""
@@ -200,3 +202,4 @@ class IngestOutcome(BaseModel):
     file_size_bytes: int
     seconds: dict[str, float] = Field(default_factory=dict)
     sections: dict[str, int] = Field(default_factory=dict, description="chunks per section_ref")
+    reading: SectionReport | None = Field(default=None, description="Policies, paragraphs and fallbacks found")

@@ -254,10 +254,13 @@ class PolicyRegistry:
         extraction_method: str,
         file_path: str | None = None,
         file_sha256: str | None = None,
+        reading: str = "",
     ) -> Revision:
         """Record a completed ingestion and settle the status to ``active`` or ``superseded``; ``file_path`` and
-        ``file_sha256``, when given, record the original it was ingested from (a reindex with a new file)."""
+        ``file_sha256``, when given, record the original it was ingested from (a reindex with a new file);
+        ``reading`` says how well the document was read (``lib.text.section_report``)."""
         figures: dict[str, object] = {
+            "reading": reading,
             "page_count": page_count,
             "chunk_count": chunk_count,
             "file_size_bytes": file_size_bytes,

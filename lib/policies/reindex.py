@@ -16,10 +16,10 @@ from contextlib import contextmanager
 import redis
 
 from lib.errors import CannotReindexError
-from lib.kb import KnowledgeBase
 from lib.policies.ingest import Progress, ingest_revision
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
 from lib.policies.registry import PolicyRegistry
+from lib.policies.stores import PolicyStores
 from lib.stores.locks import LeaseLock
 
 
@@ -59,7 +59,7 @@ def reindex_lock(client: redis.Redis, source: str, revision_id: str) -> Iterator
 
 
 def reindex_revision(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     source: str,
     revision_id: str,
     *,
@@ -68,6 +68,6 @@ def reindex_revision(
 ) -> IngestOutcome:
     """Re-read the stored file and rebuild the revision's chunks in place (spec 001 FR-012); with
     ``replacement``, rebuild them from that PDF, which becomes the revision's file (spec 000 FR-005)."""
-    with reindex_lock(kb.registry.client, source, revision_id):
-        check_reindexable(kb.registry, source, revision_id)
-        return ingest_revision(kb, source, revision_id, progress=progress, replacement=replacement)
+    with reindex_lock(stores.registry.client, source, revision_id):
+        check_reindexable(stores.registry, source, revision_id)
+        return ingest_revision(stores, source, revision_id, progress=progress, replacement=replacement)

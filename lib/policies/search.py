@@ -1,4 +1,4 @@
-"""Policy search and section retrieval (spec 000 FR-001, FR-002), shared by MCP tools, REST and CLI.
+"""Policy search (spec 000 FR-001), shared by MCP tools, REST and CLI; section reads are ``lib.policies.sections``.
 
 Which chunks a search may see is decided by the registry, not by chunk metadata: with an
 ``effective_date`` the resolver picks the revision in force for each policy; without one, every
@@ -15,7 +15,7 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
 - ``lexical``: BM25 over the same revisions' chunks (``PolicyVectorStore.lexical_search``), IDF over just
   them; ``relevance_score`` is the BM25 score over its least upper bound for the query (the share of the
   query's weight a chunk carries). No query is embedded.
-- ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.fusion``: a convex
+- ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.rank_chunks``: a convex
   combination of the dense relevance and the BM25 score over its ceiling); ``relevance_score`` is the fused
   relevance.
 Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it.
@@ -23,44 +23,29 @@ Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose cand
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import date
-from itertools import groupby
 
 import numpy as np
 from pydantic import BaseModel
 
 from lib.dates import iso, parse_date
-from lib.errors import InvalidArgumentError, PolicyNotFoundError, RevisionNotFoundError, SectionNotFoundError
-from lib.kb import KnowledgeBase
+from lib.errors import InvalidArgumentError, PolicyNotFoundError
 from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision, SearchHit
-from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
+from lib.policies.registry import PolicyRegistry, check_source
+from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
-from lib.retrieval import SearchMode, candidates, check_mode, fuse
+from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
+from lib.retrieval.corpus_index import LexicalAnswer
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
-
-_WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
-"""A chapter ref names the whole chapter: its intro and every paragraph, policy and footnote in it."""
-_MIN_OVERLAP = 20
 
 
 class SearchResult(BaseModel):
     query: str
     effective_date: str | None
     results: list[SearchHit]
-
-
-class PolicySection(BaseModel):
-    source: str
-    section_ref: str
-    revision_id: str
-    version_label: str
-    chapter: str
-    text: str
-    page_numbers: list[int]
 
 
 def _check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> list[str]:
@@ -116,7 +101,7 @@ def _hit(
 
 
 def search_policy(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     query: str,
     *,
     sources: Sequence[str] | None = None,
@@ -126,12 +111,12 @@ def search_policy(
 ) -> SearchResult:
     """Search the chunks of the revisions in force on ``effective_date`` (or of all), ranked by ``mode``."""
     return search_policy_batch(
-        kb, [query], sources=sources, effective_date=effective_date, n_results=n_results, mode=mode
+        stores, [query], sources=sources, effective_date=effective_date, n_results=n_results, mode=mode
     )[0]
 
 
 def search_policy_batch(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     queries: Sequence[str],
     *,
     sources: Sequence[str] | None = None,
@@ -142,26 +127,26 @@ def search_policy_batch(
     """Several queries with one registry resolution and one embedding batch."""
     if not queries:
         raise InvalidArgumentError("queries must hold at least one query")
-    if len(queries) > kb.settings.max_results:
-        raise InvalidArgumentError(f"at most {kb.settings.max_results} queries per call")
+    if len(queries) > stores.settings.search.max_results:
+        raise InvalidArgumentError(f"at most {stores.settings.search.max_results} queries per call")
     queries = [check_query(q) for q in queries]
-    check_result_count(n_results, kb.settings.max_results, "n_results")
+    check_result_count(n_results, stores.settings.search.max_results, "n_results")
     ranking = check_mode(mode)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
-    revisions = searchable_revisions(kb.registry, sources, day)
-    embeddings = kb.embedder.embed_queries(queries) if revisions and ranking != SearchMode.LEXICAL else None
+    revisions = searchable_revisions(stores.registry, sources, day)
+    embeddings = stores.embedder.embed_queries(queries) if revisions and ranking != SearchMode.LEXICAL else None
     results = []
     for i, query in enumerate(queries):
         hits: list[SearchHit] = []
         if revisions:
             vector = None if embeddings is None else embeddings[i]
-            hits = _ranked(kb, query, vector, n_results, revisions, ranking)
+            hits = _ranked(stores, query, vector, n_results, revisions, ranking)
         results.append(SearchResult(query=query, effective_date=iso(day), results=hits))
     return results
 
 
 def _ranked(
-    kb: KnowledgeBase,
+    stores: PolicyStores,
     query: str,
     vector: np.ndarray | None,
     n_results: int,
@@ -169,109 +154,16 @@ def _ranked(
     mode: SearchMode,
 ) -> list[SearchHit]:
     """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
-
-    def revision_of(chunk: StoredChunk) -> Revision | None:
-        return revisions.get(str(chunk.metadata.get("revision_ref")))
-
-    if mode == SearchMode.DENSE:
+    depth = leg_depth(mode, n_results)
+    dense: list[tuple[StoredChunk, float]] = []
+    if mode != SearchMode.LEXICAL:
         assert vector is not None
-        hits = []
-        for chunk in kb.vectors.search(vector, n_results, revisions):
-            if (revision := revision_of(chunk)) is not None:
-                score = relevance(chunk.distance or 0.0)
-                hits.append(_hit(chunk, revision, score, dense_score=score))
-        return hits
-    depth = n_results if mode == SearchMode.LEXICAL else candidates(n_results)
-    lexical = kb.vectors.lexical_search(query, depth, revisions)
-    if mode == SearchMode.LEXICAL:
-        ceiling = lexical.ceiling or 1.0
-        return [
-            _hit(c, r, min(1.0, score / ceiling), lexical_score=score)
-            for c, score in lexical.hits
-            if (r := revision_of(c)) is not None
-        ]
-    assert vector is not None
-    dense_chunks = kb.vectors.search(vector, depth, revisions)
-    chunks = {c.id: c for c in dense_chunks} | {c.id: c for c, _ in lexical.hits}
-    fused = fuse(
-        [(c.id, relevance(c.distance or 0.0)) for c in dense_chunks],
-        [(c.id, score) for c, score in lexical.hits],
-        n_results,
-        lexical_ceiling=lexical.ceiling or 1.0,
-    )
+        dense = [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions)]
+    lexical = LexicalAnswer([], 0.0)
+    if mode != SearchMode.DENSE:
+        lexical = stores.vectors.lexical_search(query, depth, revisions)
     return [
-        _hit(chunks[f.key], r, f.relevance, dense_score=f.dense_score, lexical_score=f.lexical_score)
-        for f in fused
-        if (r := revision_of(chunks[f.key])) is not None
+        _hit(r.chunk, revision, r.relevance, dense_score=r.dense_score, lexical_score=r.lexical_score)
+        for r in rank_chunks(mode, dense, lexical.hits, n_results, lexical_ceiling=lexical.ceiling or 1.0)
+        if (revision := revisions.get(str(r.chunk.metadata.get("revision_ref")))) is not None
     ]
-
-
-def merge_chunk_texts(texts: Sequence[str]) -> str:
-    """Rejoin consecutive chunks of one section, dropping the overlap the splitter repeated."""
-    merged = ""
-    for text in texts:
-        if not merged:
-            merged = text
-            continue
-        overlap = next(
-            (k for k in range(min(len(merged), len(text)), _MIN_OVERLAP - 1, -1) if merged.endswith(text[:k])), 0
-        )
-        merged = merged + text[overlap:] if overlap else f"{merged}\n\n{text}"
-    return merged
-
-
-def get_policy_section(
-    kb: KnowledgeBase,
-    source: str,
-    section_ref: str,
-    *,
-    revision_id: str | None = None,
-    effective_date: str | date | None = None,
-) -> PolicySection:
-    """One section of one revision: the named revision, else the one in force on the date (default today).
-
-    Chunks are looked up by metadata (exact and complete), not by embedding the reference. ``Chapter N``
-    returns the whole chapter, as spec 000's ``Chapter 5`` example expects.
-    """
-    check_source(source)
-    if not isinstance(section_ref, str) or not section_ref.strip():
-        raise InvalidArgumentError("section_ref must be a non-empty string such as 'Para 116'")
-    section_ref = " ".join(section_ref.split())
-    if revision_id is not None:
-        revision = kb.registry.get_revision(source, check_revision_id(revision_id))
-    else:
-        day = parse_date(effective_date, field="effective_date") if effective_date is not None else date.today()
-        kb.registry.get_policy(source)
-        resolution = kb.resolver.resolve_for_policy(source, day)
-        if resolution.revision is None:
-            raise RevisionNotFoundError(
-                f"No revision of '{source}' was in force on {day.isoformat()} ({resolution.reason})",
-                source=source,
-                reason=resolution.reason,
-            )
-        revision = resolution.revision
-    chunks = kb.vectors.section_chunks(source, revision.revision_id, section_ref)
-    if chunks and _WHOLE_CHAPTER.match(section_ref) and chunks[0].metadata.get("chapter"):
-        chunks = kb.vectors.chapter_chunks(source, revision.revision_id, str(chunks[0].metadata["chapter"]))
-    if not chunks:
-        raise SectionNotFoundError(
-            f"Section '{section_ref}' not found in {source} revision '{revision.revision_id}'",
-            source=source,
-            section_ref=section_ref,
-            revision_id=revision.revision_id,
-        )
-    pages = sorted(
-        {int(p) for c in chunks for p in str(c.metadata.get("page_numbers") or c.metadata["page_number"]).split(",")}
-    )
-    return PolicySection(
-        source=source,
-        section_ref=section_ref,
-        revision_id=revision.revision_id,
-        version_label=revision.version_label,
-        chapter=str(chunks[0].metadata.get("chapter", "")),
-        text="\n\n".join(
-            merge_chunk_texts([c.text for c in group])
-            for _, group in groupby(chunks, key=lambda c: c.metadata.get("section_ref"))
-        ),
-        page_numbers=pages,
-    )

@@ -18,11 +18,11 @@ import yaml
 from pydantic import BaseModel, Field
 
 from lib.errors import KBError, ObjectStoreError, RegistryUnavailableError
-from lib.kb import KnowledgeBase
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.policies.registry import PolicyRegistry
+from lib.policies.stores import PolicyStores
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def ensure_policy(registry: PolicyRegistry, policy: SeedPolicy) -> SeedStep:
     return SeedStep(source=policy.source, action=SeedAction.CREATED_POLICY)
 
 
-def seed_revision(kb: KnowledgeBase, source: str, revision: SeedRevision, base_dir: Path) -> SeedStep:
+def seed_revision(stores: PolicyStores, source: str, revision: SeedRevision, base_dir: Path) -> SeedStep:
     """Bring one configured revision into place: keep it, ingest it, or say why not.
 
     ``revision.file`` is read relative to ``base_dir`` (the seed file's folder) and must stay inside it.
@@ -84,7 +84,7 @@ def seed_revision(kb: KnowledgeBase, source: str, revision: SeedRevision, base_d
     other revisions of a seed run still go ahead; transient store errors propagate for a retry.
     """
     revision_id = revision.resolved_revision_id(source)
-    current = next((r for r in kb.registry.list_revisions(source) if r.revision_id == revision_id), None)
+    current = next((r for r in stores.registry.list_revisions(source) if r.revision_id == revision_id), None)
     if current is not None and current.resolvable:
         return SeedStep(source=source, revision_id=revision_id, action=SeedAction.KEPT, chunks=current.chunk_count)
     base = base_dir.resolve()
@@ -99,12 +99,12 @@ def seed_revision(kb: KnowledgeBase, source: str, revision: SeedRevision, base_d
     try:
         if current is None:
             register_revision(
-                kb, source,
+                stores, source,
                 RevisionCreate(**revision.model_dump(exclude={"file", "revision_id"}), revision_id=revision_id),
                 file_path.read_bytes(),
             )  # fmt: skip
         registered = round(time.perf_counter() - started, 3)
-        outcome = ingest_revision(kb, source, revision_id)
+        outcome = ingest_revision(stores, source, revision_id)
     except (RegistryUnavailableError, ObjectStoreError):
         raise
     except KBError as exc:
@@ -116,7 +116,7 @@ def seed_revision(kb: KnowledgeBase, source: str, revision: SeedRevision, base_d
 
 
 def seed_policies(
-    kb: KnowledgeBase, config_path: Path, *, on_step: Callable[[SeedStep], None] | None = None
+    stores: PolicyStores, config_path: Path, *, on_step: Callable[[SeedStep], None] | None = None
 ) -> list[SeedStep]:
     """Bring the registry and vector store up to the seed file; return what was done, step by step."""
     config = load_seed_config(config_path)
@@ -128,7 +128,7 @@ def seed_policies(
             on_step(step)
 
     for policy in config.policies:
-        record(ensure_policy(kb.registry, policy))
+        record(ensure_policy(stores.registry, policy))
         for revision in policy.revisions:
-            record(seed_revision(kb, policy.source, revision, config_path.parent))
+            record(seed_revision(stores, policy.source, revision, config_path.parent))
     return steps

@@ -1,16 +1,10 @@
-"""One BLAS thread for the whole process, pinned once from the main thread (``open_kb`` does it).
+"""One BLAS thread for the whole process, pinned once from the main thread (``open_stores`` does it).
 
-A query's dense product (26k x 384 float32 for the whole governance folder) is memory-bound: OpenBLAS
-splitting it over every core gains nothing on 2 cores and loses a lot when they are busy, and concurrent
-queries each asking for every core only queue behind each other. Worse, OpenBLAS's helper threads spin
-between products: a stream of queries on 2 BLAS threads kept a second core at 100% for nothing.
-
-Why pinned once for the process rather than limited around each product: numpy's OpenBLAS (0.3.31 here)
-ignores a thread count set from any thread but the main one, and searches run on worker threads (the search
-lane, Prefect's task threads). A limit taken per query there left every product on 2 threads: one query
-stream used 1.97 cores of CPU for 1 core's work (measured, issue 12). A limit set from the main thread
-applies to every thread, those started before it included. Nothing in these processes gains from more BLAS
-threads: the encoders run on onnxruntime and torch, which have their own thread pools.
+Why: a query's dense product is memory-bound, so more BLAS threads gain nothing, and OpenBLAS's helper threads
+spin between products, burning a core. The pin is set once from the main thread because numpy's OpenBLAS
+ignores a thread count set from any other thread, and searches run on worker threads; set there, it applies to
+every thread. The encoders (onnxruntime, torch) keep their own thread pools. Measurements:
+docs/decisions/0008-one-blas-thread.md.
 """
 
 from __future__ import annotations

@@ -16,18 +16,9 @@ Two families, both functions of the two legs' candidate lists alone (so every re
 - ``rrf``: weighted reciprocal-rank fusion, ``sum(weight / (rrf_k + rank))`` (Cormack et al. 2009),
   relevance divided by the best possible (first in both legs).
 
-``relevance`` is in 0..1 and monotone in the fused score. ``FUSION`` was chosen on BEIR SciFact's train split
-only (``benchmarks/retrieval.py --tune``, 809 queries, 315 settings): the convex family beats every RRF
-setting (best RRF 0.7172 train); ``alpha = 0.5`` is the best share at every depth; depth 500 scores 0.7339
-on train against 0.7315 at depth 100, and depth 100 is kept because each leg's candidates are paid for on
-every query (the 3 ms budget of hybrid over dense). Test split: 0.7238 (plain RRF k=60: 0.7174).
-
-Since each chunk is indexed for BM25 under its heading context (``lib.retrieval.heading``; SciFact's title
-as the section's chapter) with ``b`` 0.4 (``lib.retrieval.lexical``), the same grid on train (int8 encoder)
-again puts ``alpha = 0.5`` first at every depth (depth 500 0.7397, 200 0.7375, 100 0.7365; best RRF 0.7288),
-so ``FUSION`` is unchanged. At depth 100: train 0.7365 (int8, through the product; torch 0.7364 with the
-product's code on its stored vectors); test, through the product, 0.7318 (int8, the default encoder) and
-0.7335 (torch), from 0.7221 and 0.7238 before; plain RRF k=60 0.7090 on test (int8).
+``relevance`` is in 0..1 and monotone in the fused score. ``FUSION`` (convex, ``alpha = 0.5``, depth 100) was
+chosen on BEIR SciFact's train split only (``benchmarks/retrieval.py --tune``); the grid and the test figures
+are in docs/decisions/0011-convex-score-fusion.md.
 """
 
 from __future__ import annotations
@@ -81,8 +72,10 @@ def fuse(
     params: FusionParams = FUSION,
     *,
     lexical_ceiling: float = 1.0,
+    keep: int | None = None,
 ) -> list[FusedHit[K]]:
-    """The ``n`` best keys of the two best-first lists of ``(key, leg score)``, best first.
+    """The ``n`` best keys of the two best-first lists of ``(key, leg score)``, best first (``keep``: return
+    that many instead, ranked as for a top ``n``, for a caller that collapses them further).
 
     Dense scores are relevances in 0..1; lexical scores are BM25 scores whose upper bound for this query is
     ``lexical_ceiling`` (the hits report them as given). Equal fused scores keep the order in which the keys
@@ -95,7 +88,7 @@ def fuse(
     else:
         depth = candidates(n, params)
         fused = _convex(dense_scores, lexical_scores, params.alpha, max(lexical_ceiling, 1e-12), depth)
-    order = sorted(fused, key=fused.__getitem__, reverse=True)[: max(n, 0)]
+    order = sorted(fused, key=fused.__getitem__, reverse=True)[: max(n if keep is None else keep, 0)]
     return [
         FusedHit(key, min(1.0, max(0.0, fused[key])), dense_scores.get(key), lexical_scores.get(key)) for key in order
     ]

@@ -8,10 +8,8 @@ that applies to every chunk (a policy chunk: its citation ``section_ref`` and it
 application document's chunk: its file's name), and that context is indexed before the chunk's text. The
 dense leg embeds the text alone, as stored.
 
-On BEIR SciFact (``benchmarks/retrieval.py``, the title as the section's chapter, BM25 ``b`` 0.4, chosen on
-the train split only) this lifts nDCG@10 on the test split, lexical from 0.6607 to 0.6725 and hybrid from
-0.7221 to 0.7318 (int8 encoder; torch 0.7238 to 0.7335). On the real NPPF it costs one lexical paraphrase
-of ten (a chapter's words now on every chunk of it) and no hybrid answer (``benchmarks/nppf_questions.json``).
+On BEIR SciFact this lifts hybrid nDCG@10 past the 0.73 goal; on the real NPPF it costs one lexical paraphrase
+of ten and no hybrid answer (figures: docs/decisions/0005-lexical-heading-context-and-bm25-b.md).
 
 The context is derived from what Chroma stores, so every process and replica indexes the same string.
 """

@@ -13,24 +13,18 @@ all rows): the masked-out rows are then out of N, the total length and every doc
 scored, exactly as if the block had been built from the allowed rows alone. So a block may pack many units
 (``lib.retrieval.segments``) and a filter still applies before ranking.
 
-Why the scoring is written here rather than taken from ``bm25s``: bm25s (0.3.16) computes IDF and the
-average length when it indexes one fixed corpus and bakes them into its score matrix
-(``BM25.index`` -> ``_build_idf_array`` -> ``_build_scores_and_indices_for_matrix``); its ``weight_mask``
-multiplies finished scores, so it can hide documents but not take them out of the statistics. Per-query
-corpus statistics need the raw term frequencies, which this module keeps (a scipy CSR posting matrix
-per block) and scores in a few vectorised lines. Tokenising and stemming come from libraries
-(``lib.retrieval.tokens``).
+Why the scoring is written here rather than taken from ``bm25s``: bm25s bakes IDF and the average length of
+one fixed corpus into its scores (its ``weight_mask`` hides documents but leaves them in the statistics), and
+per-query statistics need the raw term frequencies, which this module keeps (a scipy CSR posting matrix per
+block). Tokenising and stemming come from libraries (``lib.retrieval.tokens``).
 
 Scoring is Lucene's BM25: ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative) times
 ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the query's distinct terms. Every row
 holding a query term scores above zero; rows holding none are never returned.
 
-``K1`` 1.2 and ``B`` 0.4 were chosen on BEIR SciFact's train split only (809 queries; k1 in 0.6..2.0, b in
-0.4..1.0), with every chunk indexed under its heading context (``lib.retrieval.heading``): lexical nDCG@10
-0.6734 on train (b 0.75: 0.6699; without the heading, k1 1.2 b 0.75: 0.6589). On the test split through
-``benchmarks/retrieval.py``: lexical 0.6725 (recall@100 0.9049), hybrid 0.7318 with the int8 encoder
-(``lib.retrieval.fusion``). The kb notes, governance and application-document searches use the same
-values.
+``K1`` 1.2 and ``B`` 0.4 were chosen on BEIR SciFact's train split only, with every chunk indexed under its
+heading context (``lib.retrieval.heading``); every search uses them. Why the scoring is our own and the figures
+behind the parameters: docs/decisions/0012-bm25-scored-over-scipy.md, 0005-lexical-heading-context-and-bm25-b.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """A lexical index of many small documents whose query cost does not grow with how many there are.
 
-A BM25 block per document (a note, a PEP) makes every query walk every document's block in Python: ~1 s at
-10,000 notes. Here documents (a key and its chunk texts) are packed into segments of about
-``SEGMENT_DOCUMENTS`` documents, each one ``LexicalBlock`` with a row -> (document, chunk position) map, and
-a query takes the set of allowed keys and searches every segment under a row mask built from it
-(``bm25_rank(..., masks=...)``): N, the average length and every document frequency are taken over exactly
-the allowed rows, so a filter still applies before ranking, and the work is a few array operations per
-segment.
+Why: a BM25 block per document (a note, a PEP) makes every query walk every document's block in Python, so its
+cost grows with the corpus (docs/decisions/0013-segmented-lexical-index.md). Here documents (a key and its chunk
+texts) are packed into segments of about ``SEGMENT_DOCUMENTS`` documents, each one ``LexicalBlock`` with a row
+-> (document, chunk position) map, and a query takes the set of allowed keys and searches every segment under a
+row mask built from it (``bm25_rank(..., masks=...)``): N, the average length and every document frequency are
+taken over exactly the allowed rows, so a filter still applies before ranking, and the work is a few array
+operations per segment.
 
 Updates replace whole segments, never the index: ``updated`` rebuilds only the segments holding a changed
 or removed key, from tokens kept per document (a changed document is tokenised once; its neighbours are not

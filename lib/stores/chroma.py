@@ -24,7 +24,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Metadata
 
-from lib.config import Settings
+from lib.config import ChromaSettings
 from lib.errors import StoreUnavailableError
 
 _PAGE = 5000
@@ -32,14 +32,14 @@ _UNREACHABLE = (httpx.TransportError, ConnectionError, TimeoutError)
 """What ``HttpClient`` raises when the server does not answer (connection refused or reset, timeouts)."""
 
 
-def open_chroma(settings: Settings) -> ClientAPI:
+def open_chroma(chroma: ChromaSettings) -> ClientAPI:
     """A Chroma server client when ``CHROMA_HOST`` is set, else the embedded persistent client."""
     chroma_settings = chromadb.Settings(anonymized_telemetry=False, allow_reset=False)
-    if settings.chroma_host:
-        return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
-    assert settings.chroma_persist_dir is not None
-    settings.chroma_persist_dir.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(settings.chroma_persist_dir), settings=chroma_settings)
+    if chroma.host:
+        return chromadb.HttpClient(host=chroma.host, port=chroma.port, settings=chroma_settings)
+    assert chroma.persist_dir is not None
+    chroma.persist_dir.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(chroma.persist_dir), settings=chroma_settings)
 
 
 def relevance(distance: float) -> float:

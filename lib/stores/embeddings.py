@@ -4,7 +4,7 @@ Vectors are L2-normalised float32; identical input gives bit-identical output (i
 deterministic CPU kernels). Two encoders (``EMBEDDING_ENCODER``):
 
 - ``int8`` (the setting's default): documents and queries alike on the int8-quantised ONNX export, each
-  text alone (``Int8Encoder``). On SciFact 3.1x torch's throughput for -0.0017 hybrid nDCG@10.
+  text alone (``Int8Encoder``); why it is the default: docs/decisions/0006-int8-encoder-default.md.
 - ``torch``: documents (``embed_batch``) on sentence-transformers; queries (``embed_queries``) on the ONNX
   export (``lib.stores.onnx_encoder``) when the embedder has a folder for it and the export exists, else on
   torch: the same vectors either way (within ``ONNX_TOLERANCE``).
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from cachetools import LRUCache
 
-from lib.config import Settings
+from lib.config import EmbeddingSettings
 from lib.stores.embedding_model import DIMENSIONS, load_model
 from lib.stores.encoders import EncoderName, encoder_id
 from lib.stores.onnx_encoder import Int8Encoder, OnnxQueryEncoder, load_int8_encoder, load_onnx_encoder
@@ -144,15 +144,15 @@ class Embedder:
             logger.warning("embeddings.truncated texts=%d max_tokens=%d limit=%d", len(over), max(over), limit)
 
 
-def settings_embedder(settings: Settings, encoder: EncoderName | None = None) -> Embedder:
-    """The embedder of ``settings``: ``EMBEDDING_ENCODER`` (or ``encoder``), its model files in
-    ``MODEL_CACHE_DIR``, one text per core at a time for int8. What ``open_kb`` and the flows build."""
-    models = settings.model_cache_dir
+def settings_embedder(embeddings: EmbeddingSettings, encoder: EncoderName | None = None) -> Embedder:
+    """The embedder these settings name: ``EMBEDDING_ENCODER`` (or ``encoder``), its model files in
+    ``MODEL_CACHE_DIR``, one text per core at a time for int8. What ``open_stores`` and the flows build."""
+    models = embeddings.model_cache_dir
     assert models is not None, "Settings resolves MODEL_CACHE_DIR"
     return Embedder(
-        batch_size=settings.embedding_batch_size,
-        onnx_dir=models if settings.onnx_query_embeddings else None,
-        encoder=encoder or settings.embedding_encoder,
+        batch_size=embeddings.batch_size,
+        onnx_dir=models if embeddings.onnx_queries else None,
+        encoder=encoder or embeddings.encoder,
         int8_dir=models,
         workers=os.cpu_count() or 1,
     )

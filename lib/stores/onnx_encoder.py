@@ -1,21 +1,18 @@
-"""Search queries embedded on onnxruntime: the model's transformer exported once to ONNX, with the model's own
-tokenizer, mean pooling and normalisation. One short query costs about a third of torch's time.
+"""Search queries and int8 documents embedded on onnxruntime: the model's transformer exported once to ONNX,
+with the model's own tokenizer, mean pooling and normalisation.
 
-The model files are made once per machine, in ``MODEL_CACHE_DIR`` (``~/.cache/policy-kb/models``): the
-export (``torch.onnx.export``, opset 17) in a child process (``python -m lib.stores.onnx_encoder export-onnx
-TARGET``), kept only if it reproduced torch's vectors on probe texts (max abs difference ≤
-``ONNX_TOLERANCE``). A file's name carries the versions that produced it (the model package, torch,
-transformers, onnx; onnxruntime for the int8 file), so an upgrade makes new files beside the old. Processes
-that start at once take turns on a file lock per file (``filelock``): the first makes it under a temporary
-name and renames it into place, the others find it made. With the torch encoder, queries run on the export
-once the service's warm-up has made it; until then, or if it fails, on torch: the same vectors, only slower.
+The model files are made once per machine, in ``MODEL_CACHE_DIR``: the export (``torch.onnx.export``) in a
+child process, kept only if it reproduces torch's vectors within ``ONNX_TOLERANCE``, and the int8 file
+quantised from it (onnxruntime's dynamic quantisation: int8 weights per output channel, 7-bit range, so
+every CPU computes the same vector). A file's name carries the versions that made it, so an upgrade makes new
+files beside the old; processes that start at once take turns on a ``filelock`` per file. With the torch
+encoder, queries run on the export once the warm-up has made it, until then on torch (same vectors, slower).
 
-The int8 encoder (``EMBEDDING_ENCODER=int8``) is that export quantised by onnxruntime's dynamic quantisation
-(int8 weights per output channel, 7-bit range so no CPU saturates its int16 sums and every replica computes
-the same vector). Its vectors are not torch's, so it embeds documents and queries alike, and a collection
-records which encoder made its vectors (``lib.stores.encoders``). It runs each text alone, a batch of one
-without padding: dynamic quantisation scales activations per tensor, so in a padded batch the other texts
-and the padding would move a text's vector. Throughput comes from running texts side by side on threads.
+The int8 encoder (``EMBEDDING_ENCODER=int8``) embeds documents and queries alike, each text alone (dynamic
+quantisation scales activations per tensor, so padding would move a vector), texts side by side on threads;
+each collection records its encoder (``lib.stores.encoders``). Why int8 is the default:
+``docs/decisions/0006-int8-encoder-default.md``; why this export and quantisation rather than
+sentence-transformers' ONNX backend: ``docs/decisions/0090-onnx-export.md``.
 """
 
 from __future__ import annotations
@@ -40,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from filelock import FileLock
 
+from lib.logs import configure_logging
 from lib.stores.embedding_model import MODEL_NAME, load_model, model_dir
 
 if TYPE_CHECKING:
@@ -288,7 +286,7 @@ def load_int8_encoder(cache_dir: Path, workers: int = 1) -> Int8Encoder:
 
 if __name__ == "__main__":
     # ``python -m lib.stores.onnx_encoder export-onnx TARGET``: what ``export_in_subprocess`` runs.
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    configure_logging()
     if len(sys.argv) != 3 or sys.argv[1] != "export-onnx":
         raise SystemExit("usage: python -m lib.stores.onnx_encoder export-onnx TARGET")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -2,8 +2,11 @@
 
 With ``REDIS_URL`` unset every local process of the project (CLI, flows, MCP service) shares one
 server listening on a unix socket in the data directory. The first process to need it starts it
-(under a file lock, so two processes starting at once do not race) and it keeps running after that
-process exits, with AOF persistence, so the registry survives restarts like a real deployment's.
+(under a ``filelock`` lock, so two processes starting at once do not race; mirakuru's
+``UnixSocketExecutor`` starts it and waits for its socket) and it keeps running after that process
+exits, with AOF persistence, so the registry survives restarts like a real deployment's: the server
+daemonises and carries no mirakuru process mark (the mark by which mirakuru kills what an executor
+started when the starting interpreter exits), so its survival never depends on mirakuru missing it.
 
 ``appendfsync always``: Redis fsyncs the AOF before it answers a write, so a write the registry was told
 succeeded survives ``kill -9`` of the server and a crash of the machine alike (``everysec`` would lose up
@@ -15,14 +18,16 @@ retried on a fresh connection with a short backoff, then ``registry_unavailable`
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
+import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import redis
+from filelock import FileLock
+from mirakuru import UnixSocketExecutor
+from mirakuru.exceptions import ExecutorError
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
@@ -61,8 +66,7 @@ def ensure_embedded_redis(redis_dir: Path, binary: str = "redis-server") -> str:
         raise RegistryUnavailableError(
             f"{binary} is not installed; install it (apt-get install redis-server) or set REDIS_URL"
         )
-    with open(redis_dir / "start.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(redis_dir / "start.lock"):
         if _ping(url):
             return url
         socket_path = redis_dir / "redis.sock"
@@ -80,14 +84,35 @@ def ensure_embedded_redis(redis_dir: Path, binary: str = "redis-server") -> str:
             "--logfile", str(redis_dir / "redis.log"),
             "--save", "",
         ]  # fmt: skip
-        subprocess.run(args, check=True, capture_output=True, timeout=_START_TIMEOUT_S)
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if _ping(url):
-                logger.info("redis.embedded_started dir=%s", redis_dir)
-                return url
-            time.sleep(0.05)
-    raise RegistryUnavailableError(f"embedded redis-server did not start; see {redis_dir / 'redis.log'}")
+        quiet = subprocess.DEVNULL
+        server = _DetachedServer(args, str(socket_path), timeout=_START_TIMEOUT_S, sleep=0.05, stdin=quiet,
+                                 stdout=quiet, stderr=quiet)  # fmt: skip
+        try:
+            server.start()
+        except ExecutorError as exc:
+            raise RegistryUnavailableError(
+                f"embedded redis-server did not start ({exc}); see {redis_dir / 'redis.log'}"
+            ) from exc
+        finally:
+            server.release()
+        logger.info("redis.embedded_started dir=%s", redis_dir)
+        return url
+
+
+class _DetachedServer(UnixSocketExecutor):
+    """A daemonising server that outlives this process: its launcher (which exits once the server has forked)
+    carries no mirakuru mark, so neither this executor nor mirakuru's exit hook kills the server."""
+
+    @property
+    def envvars(self) -> dict[str, str]:
+        return os.environ | self._envvars
+
+    def release(self) -> None:
+        """Forget the launcher (reaped: it has exited by the time the socket answers) without stopping anything."""
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=_START_TIMEOUT_S)
+            self.process = None
 
 
 def stop_embedded_redis(redis_dir: Path) -> bool:
@@ -109,7 +134,7 @@ def redis_client(settings: Settings) -> redis.Redis:
     back succeeds. A WATCHed transaction is never retried blindly: redis-py raises and the registry's
     optimistic loop re-reads (``lib.policies.transaction``).
     """
-    url = settings.redis_url or ensure_embedded_redis(settings.redis_dir, settings.redis_server_binary)
+    url = settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)
     return redis.Redis.from_url(
         url,
         decode_responses=True,

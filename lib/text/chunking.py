@@ -11,7 +11,7 @@ policies; application documents are chunked over their concatenated pages.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -72,6 +72,11 @@ def chunk_sections(sections: Iterable[Section], splitter: RecursiveCharacterText
                     page_number=pages[0],
                     page_numbers=pages,
                     chunk_index=len(chunks),
+                    kind=section.kind,
+                    title=section.title,
+                    printed_page=section.printed_page,
+                    supports=section.supports,
+                    last_page=section.last_page,
                 )
             )
     return chunks
@@ -106,3 +111,21 @@ def chunk_pages(pages: Iterable[PageText], splitter: RecursiveCharacterTextSplit
             )
         )
     return chunks
+
+
+_MIN_OVERLAP = 20
+"""The shortest repeated text taken for the splitter's overlap when chunks are rejoined."""
+
+
+def merge_chunk_texts(texts: Sequence[str]) -> str:
+    """Rejoin consecutive chunks of one section or document, dropping the overlap the splitter repeated."""
+    merged = ""
+    for text in texts:
+        if not merged:
+            merged = text
+            continue
+        overlap = next(
+            (k for k in range(min(len(merged), len(text)), _MIN_OVERLAP - 1, -1) if merged.endswith(text[:k])), 0
+        )
+        merged = merged + text[overlap:] if overlap else f"{merged}\n\n{text}"
+    return merged

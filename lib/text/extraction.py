@@ -158,7 +158,33 @@ def _read_page(page: pymupdf.Page, number: int) -> PageText:
     except (RuntimeError, ValueError) as exc:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be read: it is damaged") from exc
     method = "text_layer" if text else "none"
-    return PageText(page_number=number, text=text, method=method, image_ratio=ratio, lines=_layout_lines(layout))
+    lines = _layout_lines(layout)
+    return PageText(
+        page_number=number, text=text, method=method, image_ratio=ratio, lines=lines,
+        boxes=_text_boxes(page) if lines else [],
+    )  # fmt: skip
+
+
+BOX_MIN_WIDTH = 0.3
+BOX_MIN_HEIGHT = 0.03
+MAX_DRAWINGS = 3000
+"""Boxes are looked for among a page's first drawings only: a map's thousands of paths frame no text."""
+
+
+def _text_boxes(page: pymupdf.Page) -> list[tuple[float, float, float, float]]:
+    """Rectangles drawn (stroked or filled) wide and tall enough to frame text, as fractions of the page:
+    a plan's boxed policies (``lib.text.layout_rows`` marks the rows inside one)."""
+    width, height = page.rect.width or 1.0, page.rect.height or 1.0
+    boxes: list[tuple[float, float, float, float]] = []
+    try:
+        drawings = page.get_drawings()[:MAX_DRAWINGS]
+    except (RuntimeError, ValueError):
+        return []
+    for drawing in drawings:
+        rect = drawing["rect"]
+        if rect.width >= BOX_MIN_WIDTH * width and BOX_MIN_HEIGHT * height <= rect.height < 0.95 * height:
+            boxes.append((rect.x0 / width, rect.y0 / height, rect.x1 / width, rect.y1 / height))
+    return boxes
 
 
 def _layout_lines(layout: dict[str, Any]) -> list[TextLine]:
@@ -178,8 +204,8 @@ def _layout_lines(layout: dict[str, Any]) -> list[TextLine]:
                 if span["text"]
             ]
             if spans and any(span.text.strip() for span in spans):
-                x0, y0, _, y1 = line["bbox"]
-                lines.append(TextLine(spans=spans, x0=x0 / width, top=y0 / height, bottom=y1 / height))
+                x0, y0, x1, y1 = line["bbox"]
+                lines.append(TextLine(spans=spans, x0=x0 / width, x1=x1 / width, top=y0 / height, bottom=y1 / height))
     return lines
 
 

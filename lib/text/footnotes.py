@@ -56,6 +56,8 @@ def footnote_units(footnotes: list[Footnote], units: list[Unit]) -> list[Unit]:
             title="",
             page=page,
             order=(host.order if host else 0.0) + 0.5,
+            kind="footnote",
+            printed_page=footnote.rows[0].printed_page,
         )
         for row in footnote.rows:
             unit.add(row, " ")

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lib.models import PageText, TextLine, TextSpan
+from lib.text.page_furniture import MarginRow, bare_page_number, in_margin, printed_pages, running_key, running_keys
 
-MARGIN = 0.1
-"""Top and bottom margins (fraction of page height) where running page numbers live."""
+GUTTER = 0.01
+"""Half the width (fraction of the page) of the strip down the middle that no line crosses on a spread."""
+PROSE_WIDTH = 0.25
+MIN_PROSE_LINES = 5
+"""Each half of a spread holds this many lines at least this wide (fraction of the page): text, not a table."""
 PARAGRAPH_GAP = 0.5
 """A vertical gap above a row larger than this share of its height separates paragraphs."""
 MARKER_SCALE = 0.75
@@ -25,7 +29,6 @@ MARKER_SCALE = 0.75
 _EXPONENTS = {"2": "²", "3": "³"}
 _UNIT_RE = re.compile(r"\d\s?(?:[kcmd]?m|ft)$")
 _MARKER_RE = re.compile(r"^\d{1,3}(?:\s*,\s*\d{1,3})*$")
-_PAGE_NUMBER_RE = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.:;!?]$")
 _LIST_ITEM_RE = re.compile(r"^(?:\(?[a-z]{1,2}\)|[a-z]\.\s|\(?[ivxlc]{1,6}[.)]\s|\d{1,3}[.)]\s|[•▪◦●■○∙·-]\s?)")
 _SPACES_RE = re.compile(r"\s+")
@@ -34,7 +37,10 @@ _SPACES_RE = re.compile(r"\s+")
 @dataclass
 class Row:
     """One visual line. ``size`` (dominant font size), ``bold_lead`` and ``top`` are known only for pages
-    with layout; ``lead_marker`` is the footnote number a footnote's first line starts with."""
+    with layout; ``lead_marker`` is the footnote number a footnote's first line starts with; ``half`` is 1 on
+    the right-hand page of a spread; ``contents`` marks a row of a contents page (``lib.text.contents``);
+    ``boxed``: the row lies inside a drawn box (``PageText.boxes``); ``jumped``: the row sits above the one
+    read before it (a block the text layer holds out of order: it starts a block, whatever the gap)."""
 
     text: str
     page: int
@@ -44,13 +50,32 @@ class Row:
     gap_before: bool = False
     page_start: bool = False
     lead_marker: str | None = None
+    half: int = 0
+    printed_page: int | None = None
+    contents: bool = False
+    boxed: bool = False
+    jumped: bool = False
 
 
-def read_rows(pages: Iterable[PageText]) -> Iterator[Row]:
-    """Every page's rows in reading order, running page numbers left out."""
+def read_rows(pages: Iterable[PageText]) -> list[Row]:
+    """Every page's rows in reading order (a spread's left page, then its right), running headers, footers
+    and page numbers left out; each row carries the page number the document prints there, if any."""
+    pages = list(pages)
+    rows: list[Row] = []
+    spreads: set[int] = set()
     for page in pages:
-        rows = _layout_rows(page) if page.lines else _plain_rows(page)
-        yield from _drop_page_numbers(rows, has_layout=bool(page.lines))
+        if not page.lines:
+            rows.extend(_plain_rows(page))
+            continue
+        halves = _halves(page.lines)
+        if len(halves) == 2:
+            spreads.add(page.page_number)
+        for half, lines in enumerate(halves):
+            for row, first in _layout_rows(lines, page.page_number):
+                row.half = half
+                row.boxed = any(_inside(first, box) for box in page.boxes)
+                rows.append(row)
+    return _drop_furniture(rows, spreads, len(pages))
 
 
 def body_size(pages: Iterable[PageText]) -> float | None:
@@ -77,24 +102,44 @@ def starts_list_item(text: str) -> bool:
     return bool(_LIST_ITEM_RE.match(text))
 
 
-def _layout_rows(page: PageText) -> list[Row]:
-    """PyMuPDF splits a visual line into several lines (``116.`` then the text); merge them back."""
+def _halves(lines: list[TextLine]) -> list[list[TextLine]]:
+    """A page's lines as one reading column, or as two halves (left, then right) when the page is a spread
+    or set in two columns: no line of body text crosses the middle and each half holds prose lines."""
+    body = [line for line in lines if not in_margin(line.top)]
+    if any(line.x0 < 0.5 - GUTTER and line.x1 > 0.5 + GUTTER for line in body):
+        return [lines]
+    left = [line for line in lines if line.x0 + line.x1 < 1.0]
+    right = [line for line in lines if line.x0 + line.x1 >= 1.0]
+    prose = [sum(ln.x1 - ln.x0 >= PROSE_WIDTH for ln in half if not in_margin(ln.top)) for half in (left, right)]
+    return [left, right] if min(prose) >= MIN_PROSE_LINES else [lines]
+
+
+def _inside(line: TextLine, box: tuple[float, float, float, float]) -> bool:
+    x0, top, x1, bottom = box
+    middle = (line.top + line.bottom) / 2
+    return x0 <= line.x0 and line.x1 <= x1 + 0.01 and top <= middle <= bottom
+
+
+def _layout_rows(lines: list[TextLine], page_number: int) -> list[tuple[Row, TextLine]]:
+    """PyMuPDF splits a visual line into several lines (``116.`` then the text); merge them back. Each row
+    comes with its first line (its position)."""
     groups: list[list[TextLine]] = []
-    for line in page.lines:
+    for line in lines:
         if groups and _same_row(groups[-1][-1], line):
             groups[-1].append(line)
         else:
             groups.append([line])
-    rows: list[Row] = []
+    rows: list[tuple[Row, TextLine]] = []
     previous: list[TextLine] | None = None
     for group in groups:
-        row = _row_from_lines(group, page.page_number)
+        row = _row_from_lines(group, page_number)
         if previous is None:
             row.page_start = True
         else:
             height = max(group[0].bottom - group[0].top, 1e-6)
             row.gap_before = group[0].top - max(line.bottom for line in previous) > PARAGRAPH_GAP * height
-        rows.append(row)
+            row.jumped = group[0].top < previous[0].top
+        rows.append((row, group[0]))
         previous = group
     return rows
 
@@ -176,20 +221,37 @@ def _plain_rows(page: PageText) -> list[Row]:
     return rows
 
 
-def _drop_page_numbers(rows: list[Row], *, has_layout: bool) -> list[Row]:
-    """Running page numbers are bare numbers in a margin (or, without layout, first or last on the page)."""
+def _drop_furniture(rows: list[Row], spreads: set[int], page_count: int) -> list[Row]:
+    """Running headers, footers and page numbers out (``lib.text.page_furniture``); the numbers they
+    carry become each row's ``printed_page``. Without layout a bare number first or last on its page is
+    taken for the page number."""
+    margin_rows = [MarginRow(row.text, row.page, row.half, _margin_top(rows, index)) for index, row in enumerate(rows)]
+    running = running_keys(margin_rows, page_count)
+    candidates: dict[tuple[int, int], list[int]] = {}
     kept: list[Row] = []
-    for index, row in enumerate(rows):
-        if _PAGE_NUMBER_RE.match(row.text):
-            in_margin = (
-                row.top is not None and (row.top < MARGIN or row.top > 1 - MARGIN)
-                if has_layout
-                else index in (0, len(rows) - 1)
-            )
-            if in_margin:
+    for row, margin in zip(rows, margin_rows, strict=True):
+        if in_margin(margin.top):
+            number = bare_page_number(row.text)
+            if number is not None or running_key(row.text) in running:
+                numbers = [number] if number is not None else [int(n) for n in re.findall(r"\d{1,4}", row.text)]
+                candidates.setdefault((row.page, row.half), []).extend(numbers)
                 continue
         kept.append(row)
-    if kept and not kept[0].page_start:
-        kept[0].page_start = True
-        kept[0].gap_before = False
+    printed = printed_pages(candidates, spreads)
+    starts: set[tuple[int, int]] = set()
+    for row in kept:
+        row.printed_page = printed.get((row.page, row.half))
+        if (row.page, row.half) not in starts:
+            starts.add((row.page, row.half))
+            row.page_start, row.gap_before = True, False
     return kept
+
+
+def _margin_top(rows: list[Row], index: int) -> float | None:
+    """A row's height on its page; for a row without layout, first and last on the page count as margin."""
+    row = rows[index]
+    if row.top is not None or row.size is not None:
+        return row.top
+    first = index == 0 or rows[index - 1].page != row.page
+    last = index == len(rows) - 1 or rows[index + 1].page != row.page
+    return 0.0 if first else 1.0 if last else 0.5

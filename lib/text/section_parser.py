@@ -5,14 +5,19 @@ the next row (``Wrap``). Each row is first offered to the open heading as a cont
 classified as one ``Kind`` among those its block recognises (``RECOGNISED``) and handed to that kind's
 handler, which opens a unit or adds to the open one and makes any transition:
 
-- ``FRONT_MATTER`` (before the first chapter) sees only chapter headings; its text is cited by page;
+- ``FRONT_MATTER`` (before the first chapter) sees chapter headings, bold headings that say ``Policy``,
+  and the paragraphs of a decimal-numbered plan or of a document without numbered chapters (an
+  inspector's report); its other text is cited by page;
 - a chapter or annex heading, from any block, enters ``CHAPTER``; a policy heading enters ``POLICY``,
-  where numbered lines are the policy's own sub-paragraphs; a caption goes back to ``CHAPTER``.
+  where whole-numbered lines are the policy's own clauses; a caption, a decimal-numbered paragraph or a
+  heading ends the policy (plain text after a heading is cited by page: no number is invented for it);
+- contents-page rows (``lib.text.contents``) never open a unit: they are front matter, cited by page.
 
 Everything up to the next unit belongs to the open one, so a section never straddles two numbered
-paragraphs or policies. The same rules serve NPPF 2024 (paragraphs numbered 1..N through the document)
-and the 2025 draft (policies, annexes with their own numbering, tables); a page without layout (OCR) is
-read by the same rules minus the font ones.
+paragraphs or policies. The same rules serve NPPF 2024 (paragraphs numbered 1..N through the document),
+the 2025 draft (policies, annexes with their own numbering, tables) and local plans (policies in the
+notations of ``lib.text.policy_codes``, paragraphs numbered ``3.51``); a page without layout (OCR) is read
+by the same rules minus the font ones.
 """
 
 from __future__ import annotations
@@ -22,17 +27,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum, auto
 
-from lib.text.layout_rows import Row, normalise, starts_list_item
+from lib.text.layout_rows import Row, ends_sentence, normalise, starts_list_item
+from lib.text.policy_codes import POLICY_HEADING_RE, policy_ref
 from lib.text.section_units import Unit
 
 HEADING_SCALE = 1.3
 """A row whose text is this much larger than body text is a heading."""
 MIN_STRUCTURED_UNITS = 3
 
-_CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?P<title>\S.*)$")
+_CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?:[-–—]\s+)?(?P<title>\S.*)$")
 _ANNEX_RE = re.compile(r"^(?P<kind>Annex|Appendix|Schedule)\s+(?P<num>[A-Z0-9]{1,3})\b\s*[:.\-–]?\s*(?P<title>.*)$")
 _PARA_RE = re.compile(r"^(?P<num>\d{1,3})\.(?:\s+|$)")
-_POLICY_RE = re.compile(r"^(?P<code>[A-Z]{1,4}\d{1,3}[A-Z]?)\s*:\s*(?P<name>\S.*)$")
+DECIMAL_RE = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,3}){1,3})\.?(?=\s|$)")
+"""A paragraph in a plan's decimal numbering: ``3.51``, ``01.03``, ``4.7.2``."""
+SUBHEADING_SCALE = 1.1
+"""A decimal-numbered row this much larger than body text numbers a heading (``1.2 Contact details``)."""
+TITLE_MAX_CHARS = 120
+TITLE_MAX_WORDS = 12
+"""Longer text after a policy code in body type is the policy's first sentence, not its name."""
 _CAPTION_RE = re.compile(
     r"^(?P<label>(?:Table|Figure)\s+[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?)\b\s*(?:[:.\-–]\s*(?P<title>.*))?$"
 )
@@ -60,16 +72,33 @@ class Kind(Enum):
     CAPTION = auto()
     GLOSSARY_TERM = auto()
     PARAGRAPH = auto()
+    DECIMAL_PARAGRAPH = auto()
     TEXT = auto()
 
 
-_IN_CHAPTER = (Kind.CHAPTER_HEADING, Kind.SUBHEADING, Kind.POLICY, Kind.CAPTION, Kind.GLOSSARY_TERM)
+_IN_CHAPTER = (Kind.CHAPTER_HEADING, Kind.POLICY, Kind.SUBHEADING, Kind.CAPTION, Kind.GLOSSARY_TERM)
 RECOGNISED: dict[Block, tuple[Kind, ...]] = {
-    Block.FRONT_MATTER: (Kind.CHAPTER_HEADING,),
+    Block.FRONT_MATTER: (Kind.CHAPTER_HEADING, Kind.POLICY),
     Block.CHAPTER: (*_IN_CHAPTER, Kind.PARAGRAPH),
     Block.POLICY: _IN_CHAPTER,
 }
-"""The kinds each block looks for, in order of precedence; a row that is none of them is ``TEXT``."""
+"""The kinds each block looks for, in order of precedence; a row that is none of them is ``TEXT``. A
+document numbered in decimals (``3.51``) looks for ``DECIMAL_PARAGRAPH`` instead of ``PARAGRAPH``, in every
+block: its whole numbers (``1.``) number the clauses of a policy or a list, not paragraphs."""
+
+
+def recognised(decimal: bool, unchaptered: bool) -> dict[Block, tuple[Kind, ...]]:
+    """``RECOGNISED`` for a document numbered in decimals, or without numbered chapters (an inspector's
+    report: paragraphs 1..N under unnumbered headings), whose front matter ends at its first paragraph."""
+    table = dict(RECOGNISED)
+    if unchaptered:
+        table[Block.FRONT_MATTER] = (*table[Block.FRONT_MATTER], Kind.PARAGRAPH)
+    if not decimal:
+        return table
+    return {
+        block: (*(kind for kind in kinds if kind is not Kind.PARAGRAPH), Kind.DECIMAL_PARAGRAPH)
+        for block, kinds in table.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -126,8 +155,15 @@ class Numbering:
 class SectionParser:
     """Feed body rows in reading order, then read ``units`` (footnotes are placed by the caller)."""
 
-    def __init__(self, body_size: float | None) -> None:
+    def __init__(self, body_size: float | None, *, decimal: bool = False, unchaptered: bool = False) -> None:
+        """``decimal``: the document numbers its paragraphs in decimals; ``unchaptered``: it has no numbered
+        chapter headings (``lib.text.sections`` decides both from the whole document)."""
         self.body_size = body_size
+        self.recognised = recognised(decimal, unchaptered)
+        self.decimal_last: tuple[int, ...] = ()
+        self.detached = False
+        self.box: bool | None = None
+        """In a policy whose heading is boxed: None (not boxed), False (heading only so far), True (text too)."""
         self.units: list[Unit] = []
         self.current: Unit | None = None
         self.block = Block.FRONT_MATTER
@@ -146,34 +182,54 @@ class SectionParser:
             Kind.CAPTION: self._caption,
             Kind.GLOSSARY_TERM: self._glossary_term,
             Kind.PARAGRAPH: self._paragraph,
+            Kind.DECIMAL_PARAGRAPH: self._decimal_paragraph,
         }
         self._handlers: dict[Kind, Callable[[Row, Line], None]] = {
             Kind.CHAPTER_HEADING: self._on_chapter_heading,
             Kind.SUBHEADING: self._on_subheading,
             Kind.POLICY: self._on_policy,
             Kind.CAPTION: self._on_caption,
-            Kind.GLOSSARY_TERM: self._on_unit,
+            Kind.GLOSSARY_TERM: self._on_glossary_term,
             Kind.PARAGRAPH: self._on_paragraph,
+            Kind.DECIMAL_PARAGRAPH: self._on_decimal_paragraph,
             Kind.TEXT: self._on_text,
         }
 
     def feed(self, row: Row) -> None:
-        if not self._continue_title(row):
+        self._leave_box(row)
+        if row.contents:
+            self._on_contents(row)
+        elif not self._continue_title(row):
             self.wrap = Wrap.NONE
             line = self.classify(row)
             self._handlers[line.kind](row, line)
         self.previous = row
 
     def classify(self, row: Row) -> Line:
-        for kind in RECOGNISED[self.block]:
+        for kind in self.recognised[self.block]:
             line = self._recognisers[kind](row)
             if line is not None:
                 return line
         return Line(Kind.TEXT)
 
+    def is_chapter_heading(self, row: Row) -> bool:
+        return self._chapter_heading(row) is not None
+
     def is_structured(self) -> bool:
         """Enough structure to cite by unit rather than by page: two chapters, or three paragraphs or policies."""
         return self.chapters >= 2 or self.structure_units >= MIN_STRUCTURED_UNITS
+
+    def _leave_box(self, row: Row) -> None:
+        """A boxed policy ends with its box: the first row outside any box after rows inside it. A box
+        around the heading alone (a banner) does not bound the policy."""
+        if self.block is not Block.POLICY or self.box is None or row.contents:
+            return
+        if row.boxed:
+            self.box = True
+        elif self.box:
+            self.block, self.detached, self.box = Block.CHAPTER, True, None
+        else:
+            self.box = None
 
     # continuations of the heading just read
 
@@ -210,12 +266,29 @@ class SectionParser:
         return Line(Kind.SUBHEADING) if self._is_heading(row) else None
 
     def _policy(self, row: Row) -> Line | None:
-        match = _POLICY_RE.match(row.text)
-        if match is None or not self._at_block_start(row):
+        """A policy heading: a code (``lib.text.policy_codes``) leading a row at a block's start, set in bold
+        or heading type; without layout, ``Policy`` or a colon must say so. The name is the title when it
+        reads as one (the policy's own text may follow the code on the same line: ``CS1 The Council will``)."""
+        match = POLICY_HEADING_RE.match(row.text)
+        if match is None:
             return None
-        if row.size is not None and not row.bold_lead.startswith(match["code"]):
-            return None
-        return Line(Kind.POLICY, f"Policy {match['code']}", match["name"])
+        bold_code = row.bold_lead.startswith(row.text[: match.end("code")])
+        tight = bool(match["word"]) and bold_code and self.previous is not None and ends_sentence(self.previous.text)
+        if not (self._at_block_start(row) or tight):
+            return None  # (a bold "Policy X" after a finished sentence is a heading even without a gap above)
+        if self.block is Block.FRONT_MATTER and not (match["word"] or self._is_heading(row)):
+            return None  # before the first chapter, only a heading that says "Policy" (or is set large) is one
+        if row.size is None:
+            if not match["word"] and not row.text[match.end("code") :].lstrip().startswith(":"):
+                return None
+        elif not bold_code and not (match["word"] and self._larger(row)):
+            return None  # a code in plain type names a topic heading or a cross-reference, unless "Policy" leads it
+        name = match["name"].strip()
+        if row.size is not None and not self._is_heading(row):
+            bold_name = row.bold_lead[match.start("name") :].strip(" :–—-")
+            name = bold_name or (name if len(name.split()) <= TITLE_MAX_WORDS else "")
+        title = name if len(name) <= TITLE_MAX_CHARS and not name.endswith(".") else ""
+        return Line(Kind.POLICY, policy_ref(match["code"]), title)
 
     def _caption(self, row: Row) -> Line | None:
         match = _CAPTION_RE.match(row.text)
@@ -243,7 +316,38 @@ class SectionParser:
         ref = self.numbering.next_ref(number, self.chapter.ref)
         return None if ref is None else Line(Kind.PARAGRAPH, ref, self.subheading, number)
 
+    def _decimal_paragraph(self, row: Row) -> Line | None:
+        """A decimal-numbered paragraph, in order: after the last one, or in the chapter its number names (a
+        table's ``2.5`` in chapter 3 after paragraph 3.9 is not a paragraph). Larger type numbers a heading."""
+        match = DECIMAL_RE.match(row.text)
+        if match is None or not (self._at_block_start(row) or self._after_larger_type()):
+            return None
+        if row.size is not None and self.body_size is not None and row.size >= SUBHEADING_SCALE * self.body_size:
+            return Line(Kind.SUBHEADING)
+        number = tuple(int(part) for part in match["num"].split("."))
+        chapter = _CHAPTER_RE.match(self.chapter.heading)
+        in_chapter = chapter is not None and int(chapter["num"]) == number[0]
+        if number <= self.decimal_last and not in_chapter:
+            return None
+        return Line(Kind.DECIMAL_PARAGRAPH, f"Para {match['num']}", self.subheading)
+
     # handlers: one per kind, each making its transition
+
+    def _on_contents(self, row: Row) -> None:
+        """A contents page is front matter whatever block the reader is in: cited by page, never a unit."""
+        self._flush_pending()
+        self.wrap = Wrap.NONE
+        if self.current is None or self.current.ref != f"Page {row.page}":
+            self._open(f"Page {row.page}", "", row, keep_pending=True, kind="front-matter")
+            self.detached = True
+        else:
+            self.current.add(row)
+
+    def _on_decimal_paragraph(self, row: Row, line: Line) -> None:
+        self.decimal_last = tuple(int(part) for part in line.ref.removeprefix("Para ").split("."))
+        self.block = Block.CHAPTER  # a numbered paragraph ends a policy and front matter alike
+        self.structure_units += 1
+        self._on_unit(row, line, "paragraph")
 
     def _on_chapter_heading(self, row: Row, line: Line) -> None:
         self.chapter = Chapter(row.text, line.ref, row.size, "glossary" in row.text.lower())
@@ -251,11 +355,15 @@ class SectionParser:
         self.subheading = ""
         self.numbering.restart_allowed = True
         self.chapters += 1
-        self._open(line.ref, self.chapter.title, row, keep_pending=True)
+        kind = "chapter" if line.ref.startswith("Chapter") else "appendix"
+        self._open(line.ref, self.chapter.title, row, keep_pending=True, kind=kind)
 
     def _on_subheading(self, row: Row, line: Line) -> None:
         """Headings inside a chapter name what follows: they become the title of the next units, and stay
-        in the text only when plain text (not a new unit) follows them."""
+        in the text only when plain text (not a new unit) follows them. A heading ends a policy: plain text
+        after it is no longer the policy's (a plan's reasoned justification without paragraph numbers)."""
+        if self.block is Block.POLICY and (self._is_heading(row) or DECIMAL_RE.match(row.text)):
+            self.block, self.detached = Block.CHAPTER, True
         previous = self.pending[-1] if self.pending else None
         if previous is not None and previous.size == row.size and not row.gap_before:
             self.subheading = f"{self.subheading} {row.text}"
@@ -265,42 +373,56 @@ class SectionParser:
 
     def _on_policy(self, row: Row, line: Line) -> None:
         self.block = Block.POLICY
+        self.box = False if row.boxed else None
         self.structure_units += 1
-        self._on_titled_unit(row, line)
+        self._on_titled_unit(row, line, "policy")
 
     def _on_caption(self, row: Row, line: Line) -> None:
         self.block = Block.CHAPTER
-        self._on_titled_unit(row, line)
+        self._on_titled_unit(row, line, "table" if line.ref.startswith("Table") else "figure")
 
-    def _on_titled_unit(self, row: Row, line: Line) -> None:
-        self._on_unit(row, line)
+    def _on_titled_unit(self, row: Row, line: Line, kind: str) -> None:
+        self._on_unit(row, line, kind)
         if row.size is not None:
             self.wrap = Wrap.UNIT_TITLE
 
     def _on_paragraph(self, row: Row, line: Line) -> None:
+        self.block = Block.CHAPTER if self.block is Block.FRONT_MATTER else self.block
         self.numbering.take(line.number, self.chapter.ref)
         self.structure_units += 1
-        self._on_unit(row, line)
+        self._on_unit(row, line, "paragraph")
 
-    def _on_unit(self, row: Row, line: Line) -> None:
-        self._open(line.ref, line.title, row, keep_pending=False)
+    def _on_glossary_term(self, row: Row, line: Line) -> None:
+        self._on_unit(row, line, "glossary")
+
+    def _on_unit(self, row: Row, line: Line, kind: str) -> None:
+        self._open(line.ref, line.title, row, keep_pending=False, kind=kind)
 
     def _on_text(self, row: Row, line: Line) -> None:
+        if self.detached and self.block is not Block.FRONT_MATTER:
+            self._open(f"Page {row.page}", self.subheading, row, keep_pending=False, kind="page")
+            return
         self._flush_pending()
+        if self.block is Block.FRONT_MATTER and self._is_heading(row):
+            self.subheading = row.text  # titles the first paragraph of a document without numbered chapters
         if self.current is None or (self.block is Block.FRONT_MATTER and self.current.page != row.page):
-            self._open(f"Page {row.page}", "", row, keep_pending=True)
+            self._open(f"Page {row.page}", "", row, keep_pending=True, kind="front-matter")
             return
         self.current.add(row)
 
     # helpers
 
-    def _open(self, ref: str, title: str, row: Row, *, keep_pending: bool) -> None:
+    def _open(self, ref: str, title: str, row: Row, *, keep_pending: bool, kind: str) -> None:
         """Open a unit at ``row``. Pending subheadings end the previous unit's text (``keep_pending``) or
         are dropped, having become the new unit's title."""
         if keep_pending:
             self._flush_pending()
         self.pending = []
-        self.current = Unit(ref=ref, chapter=self.chapter.heading, title=title, page=row.page, order=len(self.units))
+        self.detached = False
+        self.current = Unit(
+            ref=ref, chapter=self.chapter.heading, title=title, page=row.page, order=len(self.units), kind=kind,
+            printed_page=row.printed_page,
+        )  # fmt: skip
         self.units.append(self.current)
         self.current.add(row)
 
@@ -314,6 +436,13 @@ class SectionParser:
     def _is_heading(self, row: Row) -> bool:
         return row.size is not None and self.body_size is not None and row.size >= HEADING_SCALE * self.body_size
 
+    def _after_larger_type(self) -> bool:
+        """The row before is set larger than body text: a numbered heading (``6.3 Community Safety``)."""
+        return self.previous is not None and self._larger(self.previous)
+
+    def _larger(self, row: Row) -> bool:
+        return row.size is not None and self.body_size is not None and row.size >= SUBHEADING_SCALE * self.body_size
+
     def _at_block_start(self, row: Row) -> bool:
         previous = self.previous
-        return row.gap_before or row.page_start or previous is None or self._is_heading(previous)
+        return row.gap_before or row.page_start or row.jumped or previous is None or self._is_heading(previous)

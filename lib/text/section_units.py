@@ -18,6 +18,9 @@ class Unit:
     title: str
     page: int
     order: float
+    kind: str = ""
+    printed_page: int | None = None
+    supports: str | None = None
     text: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)
 
@@ -38,6 +41,9 @@ class Unit:
             text=self.text,
             page_number=self.page,
             page_spans=self.spans,
+            kind=self.kind,
+            printed_page=self.printed_page,
+            supports=self.supports,
         )
 
 

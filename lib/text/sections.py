@@ -6,15 +6,23 @@ Refs name what a planner cites:
   (heading, objectives box, introduction);
 - ``Para 116``: a numbered paragraph in the document-wide sequence (NPPF 2024 runs 1..N through its
   chapters and Annex 1); where numbering restarts at 1 inside a chapter or annex the ref is qualified:
-  ``Annex D Para 3``;
-- ``Policy TR6``: a policy heading (``TR6: Assessing transport impacts``) with all its numbered
-  sub-paragraphs, up to the next policy, table or chapter;
+  ``Annex D Para 3``; a plan numbered in decimals is cited by its own numbers (``Para 3.51``,
+  ``Para 01.03``, ``Para 4.7.2``), and a paragraph of a chapter holding policies records the policy it
+  justifies (``supports``, ``lib.text.justification``);
+- ``Policy TR6`` / ``Policy LP4`` / ``Policy CS 1``: a policy heading in any of the notations of
+  ``lib.text.policy_codes`` with the whole policy: its clauses, up to the next policy, table, chapter,
+  heading or decimal-numbered paragraph, or the end of its box;
 - ``Table 1`` / ``Figure 2``: a captioned table or figure;
 - ``Glossary: Grey belt``: one definition in a glossary annex (stable across revisions, whichever
   annex letter or number the glossary has);
 - ``Footnote 7``: a footnote, kept out of the paragraph it annotates (NPPF footnotes carry policy, e.g.
   footnote 7, so they are kept rather than dropped); the paragraph keeps a ``[^7]`` marker in its place;
-- ``Page 3``: front matter before the first chapter, and every page of a document without structure.
+- ``Page 3``: front matter before the first chapter (contents pages included: ``lib.text.contents``),
+  text after a policy that no number or heading names, and every page of a document without structure.
+
+Nothing is numbered that the document does not number. Running headers, footers and page numbers are
+left out (``lib.text.page_furniture``), and the page number the document prints is kept beside the PDF's
+(``printed_page``); a spread (two printed pages on one PDF page) is read left page first.
 
 Layout (font sizes, bold, position; ``lib.text.layout_rows``) is what tells the chapter heading
 ``9. Promoting sustainable transport`` from paragraph 9, and a footnote (``lib.text.footnotes``) from a
@@ -24,29 +32,65 @@ layout (OCR) shows no chapters and is cited by page.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from dataclasses import dataclass, field
 
 from lib.models import ExtractedDocument, PageText, Section
+from lib.text.contents import ListedPolicy, listed_policies, mark_contents
 from lib.text.footnotes import footnote_units, separate_footnotes
-from lib.text.layout_rows import body_size, read_rows
-from lib.text.section_parser import SectionParser
+from lib.text.justification import with_supports
+from lib.text.layout_rows import Row, body_size, read_rows
+from lib.text.section_parser import DECIMAL_RE, SectionParser
+
+MIN_DECIMAL_PARAGRAPHS = 5
+"""A document with at least this many decimal-numbered rows, and at least half as many as whole-numbered
+ones, is numbered in decimals (``3.51``); its whole numbers then number clauses and list items."""
+
+_WHOLE_RE = re.compile(r"^\d{1,3}\.\s")
+
+
+@dataclass
+class SectionReading:
+    """A document's sections and what its contents pages list (``lib.text.section_report`` compares them)."""
+
+    sections: list[Section]
+    listed: list[ListedPolicy] = field(default_factory=list)
 
 
 def split_sections(doc: ExtractedDocument) -> list[Section]:
     """Sections in document order, each with a unique ``section_ref``; one per page when the document has
     no chapters, policies or numbered paragraphs (application documents, unstructured PDFs)."""
+    return read_sections(doc).sections
+
+
+def read_sections(doc: ExtractedDocument) -> SectionReading:
+    """``split_sections``, with the policies the document's contents pages list."""
     size = body_size(doc.pages)
-    body, footnotes = separate_footnotes(list(read_rows(doc.pages)), size)
-    parser = SectionParser(size)
+    rows = read_rows(doc.pages)
+    mark_contents(rows)
+    listed = listed_policies(rows)
+    body, footnotes = separate_footnotes(rows, size)
+    probe = SectionParser(size)
+    unchaptered = not any(probe.is_chapter_heading(row) for row in body if not row.contents)
+    parser = SectionParser(size, decimal=_numbered_in_decimals(body), unchaptered=unchaptered)
     for row in body:
         parser.feed(row)
     if not parser.is_structured():
-        return _page_sections(doc.pages)
+        printed = {row.page: row.printed_page for row in reversed(rows) if row.printed_page is not None}
+        return SectionReading(_page_sections(doc.pages, printed), listed)
     units = sorted([*parser.units, *footnote_units(footnotes, parser.units)], key=lambda unit: unit.order)
-    return _unique_refs([unit.to_section() for unit in units if unit.text.strip()])
+    sections = _unique_refs([unit.to_section() for unit in units if unit.text.strip()])
+    return SectionReading(with_supports(sections), listed)
 
 
-def _page_sections(pages: list[PageText]) -> list[Section]:
+def _numbered_in_decimals(rows: list[Row]) -> bool:
+    decimal = sum(bool(DECIMAL_RE.match(row.text)) for row in rows if not row.contents)
+    whole = sum(bool(_WHOLE_RE.match(row.text)) for row in rows if not row.contents)
+    return decimal >= MIN_DECIMAL_PARAGRAPHS and 2 * decimal >= whole
+
+
+def _page_sections(pages: list[PageText], printed: dict[int, int]) -> list[Section]:
     """No recognisable structure: one section per page with the page's text as extracted. Reflowing is
     left out on purpose: it suits prose, but scrambles the cell-per-line text of tables and forms."""
     return [
@@ -55,6 +99,7 @@ def _page_sections(pages: list[PageText]) -> list[Section]:
             text=page.text.strip(),
             page_number=page.page_number,
             page_spans=[(0, page.page_number)],
+            printed_page=printed.get(page.page_number),
         )
         for page in pages
         if page.text.strip()

@@ -1,5 +1,5 @@
-"""The ``/api/v1`` sub-application (mounted by ``mcp_service.policy_kb``), with its OpenAPI document at
-``/openapi.json``.
+"""The ``/api/v1`` sub-application (mounted by ``mcp_service.policy_kb``, and by ``mcp_service.kb`` as the kb
+engine), with its OpenAPI document at ``/openapi.json``.
 
 FastAPI, because the OpenAPI document is then generated from the very pydantic models that validate
 requests (``lib.policies.models``) and shape responses (``schemas``), so it cannot drift from the code.
@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from mcp_service.rest.errors import install_error_handlers
 from mcp_service.rest.kb_routes import router as kb_router
 from mcp_service.rest.routes import API_PREFIX, router
+from mcp_service.rest.sections import router as sections_router
 
 __all__ = ["API_PREFIX", "create_rest_app"]
 
 
-def create_rest_app(kb: KnowledgeBase) -> FastAPI:
+def create_rest_app(stores: Stores) -> FastAPI:
+    """The API over ``stores``: the policy routes use ``stores.policies``, the kb engine's ``stores.notes``, each
+    opened on the first request that needs it."""
     app = FastAPI(
         title="policy-kb REST API",
         version="1.0",
@@ -26,8 +29,9 @@ def create_rest_app(kb: KnowledgeBase) -> FastAPI:
         docs_url=None,
         redoc_url=None,
     )
-    app.state.kb = kb
+    app.state.stores = stores
     install_error_handlers(app)
     app.include_router(router)
+    app.include_router(sections_router)
     app.include_router(kb_router)
     return app

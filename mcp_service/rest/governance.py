@@ -26,13 +26,14 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from lib.governance.api import INGEST_COMMAND, MAX_TOP_K, governance_index_state
 from lib.governance.models import GovernanceHit, IndexState
+from lib.governance.reads import governance_index_state
+from lib.governance.search import INGEST_COMMAND, MAX_TOP_K
+from lib.governance.stores import GovernanceStores
 from lib.integrations.query_log import logged_query
-from lib.kb import KnowledgeBase
 from mcp_service.rest.errors import error_responses, install_error_handlers
 from mcp_service.search_lane import run_search
-from mcp_service.tools.governance import DEFAULT_TOP_K
+from mcp_service.tools.governance.tools import DEFAULT_TOP_K
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class GovernanceHealth(BaseModel):
     error: str = ""
 
 
-def create_governance_rest_app(kb: KnowledgeBase) -> FastAPI:
+def create_governance_rest_app(stores: GovernanceStores) -> FastAPI:
     app = FastAPI(
         title="governance REST API",
         version="1.0",
@@ -74,9 +75,9 @@ def create_governance_rest_app(kb: KnowledgeBase) -> FastAPI:
         mode: Annotated[Literal["hybrid", "dense", "lexical"], Query(description="Ranking")] = "hybrid",
     ) -> QueryResponse:
         started = time.perf_counter()
-        work = partial(logged_query, kb, q, interface="rest", top_k=top_k, doc_types=type, as_of=as_of,
+        work = partial(logged_query, stores, q, interface="rest", top_k=top_k, doc_types=type, as_of=as_of,
                        include_inactive=include_inactive, mode=mode)  # fmt: skip
-        answer = await run_search(work, kb.settings.search_threads)
+        answer = await run_search(work, stores.settings.search.threads)
         took_ms = round((time.perf_counter() - started) * 1000, 2)
         return QueryResponse(query=q, top_k=top_k, as_of=answer.as_of, mode=answer.mode, results=answer.results,
                              took_ms=took_ms)  # fmt: skip
@@ -84,12 +85,12 @@ def create_governance_rest_app(kb: KnowledgeBase) -> FastAPI:
     return app
 
 
-def governance_health(kb: KnowledgeBase) -> Callable[[Request], Awaitable[Response]]:
+def governance_health(stores: GovernanceStores) -> Callable[[Request], Awaitable[Response]]:
     """The ``/health`` endpoint of the governance server (replaces the shared liveness one); no auth."""
 
     async def health(request: Request) -> JSONResponse:
         try:
-            state = await anyio.to_thread.run_sync(governance_index_state, kb)
+            state = await anyio.to_thread.run_sync(governance_index_state, stores)
         except Exception as exc:
             logger.warning("health.governance_failed error=%s", type(exc).__name__)
             body = GovernanceHealth(status="degraded", error=f"{type(exc).__name__}: {exc}"[:300])

@@ -16,13 +16,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.datastructures import UploadFile
 
+from lib.composition import Stores
 from lib.errors import FileTooLargeError
-from lib.kb import KnowledgeBase
 from lib.notes.ingest import update_note
 from lib.notes.jobs import DEFAULT_LIST, MAX_LIST, fail_job, new_file_job, new_note_job
 from lib.notes.models import ChunkOut, DocumentDetail, DocumentOut, JobOut, JobRecord, JobStatus, SearchResult
 from lib.notes.search import DEFAULT_TOP, search_notes
 from lib.notes.status import EngineStatus, engine_status
+from lib.notes.stores import NoteStores
 from mcp_service.rest.errors import ApiError, error_responses, validation_details
 from mcp_service.rest.upload import FORM_OVERHEAD
 from mcp_service.search_lane import run_search
@@ -30,12 +31,13 @@ from mcp_service.search_lane import run_search
 TAG = "kb"
 
 
-def _kb(request: Request) -> KnowledgeBase:
-    kb: KnowledgeBase = request.app.state.kb
-    return kb
+def note_stores(request: Request) -> NoteStores:
+    """The kb engine's stores of the app's ``Stores`` (``rest.app``), opened on the first request that needs them."""
+    stores: NoteStores = request.app.state.stores.notes
+    return stores
 
 
-KB = Annotated[KnowledgeBase, Depends(_kb)]
+Notes = Annotated[NoteStores, Depends(note_stores)]
 DocumentId = Annotated[int, Path(ge=1, description="The integer id the registry allocated")]
 
 
@@ -103,10 +105,10 @@ router = APIRouter(tags=[TAG])
 
 
 @router.post("/search", response_model=SearchResult, responses=error_responses(400, 422))
-async def search(body: SearchRequest, kb: KB) -> SearchResult:
+async def search(body: SearchRequest, stores: Notes) -> SearchResult:
     """The best chunks by meaning and words (``hybrid``), meaning (``dense``) or words (``lexical``/``fts_only``)."""
-    work = partial(search_notes, kb, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
-    return await run_search(work, kb.settings.search_threads)
+    work = partial(search_notes, stores, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
+    return await run_search(work, stores.settings.search.threads)
 
 
 @router.post(
@@ -118,12 +120,12 @@ async def search(body: SearchRequest, kb: KB) -> SearchResult:
 )
 async def create_job(request: Request) -> JSONResponse:
     """Queue a note (JSON) or a file (multipart) for ingestion; the job id comes back at once."""
-    kb = _kb(request)
+    stores = note_stores(request)
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
-        data, filename, tags, source_path = await _read_file_form(request, kb.settings.kb_max_upload_bytes)
+        data, filename, tags, source_path = await _read_file_form(request, stores.settings.kb.max_upload_bytes)
         job = await anyio.to_thread.run_sync(
-            lambda: new_file_job(kb, kb.notes.jobs, data, filename, tags, source_path=source_path)
+            lambda: new_file_job(stores, stores.jobs, data, filename, tags, source_path=source_path)
         )
     elif content_type.startswith("application/json"):
         try:
@@ -132,22 +134,22 @@ async def create_job(request: Request) -> JSONResponse:
             errors = validation_details(exc.errors())
             raise ApiError(422, "validation_error", "The request does not match the schema", errors=errors) from exc
         job = await anyio.to_thread.run_sync(
-            lambda: new_note_job(kb.notes.jobs, note.text, note.tags, title=note.title, source_path=note.source_path)
+            lambda: new_note_job(stores.jobs, note.text, note.tags, title=note.title, source_path=note.source_path)
         )
     else:
         raise ApiError(415, "unsupported_media_type", "Send a JSON note or a multipart/form-data file")
-    status = await anyio.to_thread.run_sync(_submit, kb, job)
+    status = await anyio.to_thread.run_sync(_submit, request.app.state.stores, job)
     return JSONResponse(JobAccepted(job_id=job.job_id, status=status).model_dump(mode="json"), status_code=202)
 
 
-def _submit(kb: KnowledgeBase, job: JobRecord) -> JobStatus:
+def _submit(stores: Stores, job: JobRecord) -> JobStatus:
     from flows.kb_documents import submit_kb_job  # Prefect is a heavy import only jobs need
 
     try:
-        submit_kb_job(kb, job.job_id)
+        submit_kb_job(stores, job.job_id)
     except Exception as exc:  # the run could not even be submitted: the job ends failed with the reason
-        fail_job(kb.notes.jobs, job.job_id, exc)
-    current = kb.notes.jobs.get(job.job_id)
+        fail_job(stores.notes.jobs, job.job_id, exc)
+    current = stores.notes.jobs.get(job.job_id)
     return current.status if current is not None else JobStatus.FAILED
 
 
@@ -170,32 +172,31 @@ async def _read_file_form(request: Request, limit: int) -> tuple[bytes, str, lis
 
 @router.get("/jobs", response_model=JobList)
 def list_jobs(
-    kb: KB,
+    stores: Notes,
     status: Annotated[JobStatus | None, Query(description="Only jobs in this state")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = DEFAULT_LIST,
 ) -> JobList:
     """Recent jobs, newest first."""
-    return JobList(jobs=[JobOut.of(job) for job in kb.notes.jobs.list(status, limit)])
+    return JobList(jobs=[JobOut.of(job) for job in stores.jobs.list(status, limit)])
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=error_responses(404))
-def get_job(job_id: str, kb: KB) -> JobOut:
-    job = kb.notes.jobs.get(job_id) if len(job_id) <= 100 else None
+def get_job(job_id: str, stores: Notes) -> JobOut:
+    job = stores.jobs.get(job_id) if len(job_id) <= 100 else None
     if job is None:
         raise ApiError(404, "job_not_found", f"Job not found: {job_id}", job_id=job_id)
     return JobOut.of(job)
 
 
 @router.get("/documents", response_model=DocumentList, responses=error_responses(422))
-def list_documents(kb: KB, source_path: Annotated[str, Query(min_length=1)]) -> DocumentList:
+def list_documents(stores: Notes, source_path: Annotated[str, Query(min_length=1)]) -> DocumentList:
     """The documents ingested with this ``source_path``."""
-    return DocumentList(documents=[DocumentOut.of(d) for d in kb.notes.registry.by_source_path(source_path)])
+    return DocumentList(documents=[DocumentOut.of(d) for d in stores.registry.by_source_path(source_path)])
 
 
 @router.get("/documents/{document_id}", response_model=DocumentDetail, responses=error_responses(404))
-def get_document(document_id: DocumentId, kb: KB) -> DocumentDetail:
+def get_document(document_id: DocumentId, stores: Notes) -> DocumentDetail:
     """A document with its live chunks in order."""
-    stores = kb.notes
     document = stores.registry.require(document_id)
     chunks = [
         ChunkOut(chunk_index=int(c.metadata["chunk_index"]), text=c.text, page=c.metadata.get("page"))
@@ -205,24 +206,24 @@ def get_document(document_id: DocumentId, kb: KB) -> DocumentDetail:
 
 
 @router.post("/documents/{document_id}/tags", response_model=DocumentOut, responses=error_responses(400, 404))
-def add_tags(document_id: DocumentId, body: TagsRequest, kb: KB) -> DocumentOut:
+def add_tags(document_id: DocumentId, body: TagsRequest, stores: Notes) -> DocumentOut:
     """Add tags; searches filter by them from the next query on."""
-    return DocumentOut.of(kb.notes.registry.change_tags(document_id, body.tags, add=True))
+    return DocumentOut.of(stores.registry.change_tags(document_id, body.tags, add=True))
 
 
 @router.delete("/documents/{document_id}/tags/{tag:path}", response_model=DocumentOut, responses=error_responses(404))
-def remove_tag(document_id: DocumentId, tag: str, kb: KB) -> DocumentOut:
+def remove_tag(document_id: DocumentId, tag: str, stores: Notes) -> DocumentOut:
     """Remove one tag (URL-encoded: ``collection%3Amemory``); removing an absent tag changes nothing."""
-    return DocumentOut.of(kb.notes.registry.change_tags(document_id, [tag], add=False))
+    return DocumentOut.of(stores.registry.change_tags(document_id, [tag], add=False))
 
 
 @router.patch("/notes/{document_id}", response_model=DocumentOut, responses=error_responses(400, 404, 409))
-def patch_note(document_id: DocumentId, body: NoteUpdate, kb: KB) -> DocumentOut:
+def patch_note(document_id: DocumentId, body: NoteUpdate, stores: Notes) -> DocumentOut:
     """Replace a note's text in place; searches see the old text until the new one is stored, then only the new."""
-    return DocumentOut.of(update_note(kb, document_id, body.text))
+    return DocumentOut.of(update_note(stores, document_id, body.text))
 
 
 @router.get("/status", response_model=EngineStatus)
-def status(kb: KB) -> EngineStatus:
+def status(stores: Notes) -> EngineStatus:
     """Version, model, device, document and chunk counts, and the job queue."""
-    return engine_status(kb)
+    return engine_status(stores)

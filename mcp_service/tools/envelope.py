@@ -44,7 +44,7 @@ async def run_tool(
     tool: str, work: Callable[[], BaseModel | dict[str, Any]], *, search_threads: int | None = None
 ) -> CallToolResult:
     """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope. A search passes
-    ``search_threads`` (``Settings.search_threads``) and runs on the search lane (``mcp_service.search_lane``)."""
+    ``search_threads`` (``settings.search.threads``) and runs on the search lane (``mcp_service.search_lane``)."""
     try:
         if search_threads is None:
             payload = await anyio.to_thread.run_sync(work)

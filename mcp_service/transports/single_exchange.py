@@ -2,8 +2,8 @@
 
 Stateless ``/mcp`` answers each POST on its own, yet the SDK's transport still builds, per POST, what a
 session needs: a transport with memory streams, a task group, a JSON-RPC dispatcher and a server loop
-around the one request the POST carries. Measured with the benchmark's store, that machinery is about
-a sixth of the service's CPU for a ``search_policy`` call, and on a busy box CPU is latency.
+around the one request the POST carries, CPU that on a busy box is latency (figures and why the lane is
+opt-in: docs/decisions/0010-single-exchange-lane.md).
 
 The lane answers the plain case itself: a POST whose body is one JSON-RPC request other than
 ``initialize`` (as the SDK transport classifies it, with the same ``mcp_types.jsonrpc_message_adapter``),

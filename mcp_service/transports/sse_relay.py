@@ -21,7 +21,8 @@ reconnects to ``/sse``; an HTTP client reads the status and the JSON-RPC error.
 The relay's Redis work runs under ``supervised``: a Redis hiccup is logged (``sse_relay.retrying``)
 and retried with capped backoff and never takes the app's lifespan down; every (re)subscription
 registers this replica's sessions again, as a restarted Redis may have lost them. Streamable HTTP (``/mcp``)
-needs none of this: it runs stateless, so any replica answers any request.
+needs none of this: it runs stateless, so any replica answers any request. Why a relay rather than sticky
+sessions: docs/decisions/0007-sse-relay-across-replicas.md.
 """
 
 from __future__ import annotations

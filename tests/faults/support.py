@@ -14,8 +14,8 @@ from pydantic import SecretStr
 
 from deployments.stack.layout import StackLayout
 from deployments.stack.process import StackProcess, start_process
+from lib.composition import open_stores
 from lib.config import Settings, load_settings
-from lib.kb import open_kb
 from lib.policies.audit import AuditReport
 from lib.policies.audit_repair import RepairAction, audit_and_repair
 from lib.policies.models import Revision
@@ -89,9 +89,9 @@ def fault_settings(layout: StackLayout, base: Path, *, s3: bool = False, **overr
 @contextmanager
 def service(settings: Settings) -> Iterator[Service]:
     """The policy-kb service in this process (uvicorn in a thread) over ``settings``' stores."""
-    kb = open_kb(settings)
-    with running(create_app(settings, kb=kb, warm=False)) as url:
-        yield Service(url, kb, settings)
+    stores = open_stores(settings)
+    with running(create_app(settings, stores=stores, warm=False)) as url:
+        yield Service(url, stores, settings)
 
 
 def create_policy(svc: Service, source: str = SOURCE) -> None:
@@ -124,7 +124,7 @@ def small_pdf(edition: str) -> bytes:
 
 
 def revision(svc: Service, revision_id: str, source: str = SOURCE) -> Revision:
-    return svc.kb.registry.get_revision(source, revision_id)
+    return svc.stores.policies.registry.get_revision(source, revision_id)
 
 
 def wait_for_phase(svc: Service, revision_id: str, phase: str, source: str = SOURCE, within: float = 60) -> None:
@@ -151,5 +151,5 @@ class AuditOutcome:
 
 def audit(svc: Service) -> AuditOutcome:
     """The consistency audit with repair, as the ``consistency_audit`` flow runs it."""
-    before, repairs, after = audit_and_repair(svc.kb)
+    before, repairs, after = audit_and_repair(svc.stores.policies)
     return AuditOutcome(before, repairs, after)

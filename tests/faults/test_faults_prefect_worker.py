@@ -25,12 +25,13 @@ from prefect.deployments import run_deployment
 
 from deployments.stack.layout import DEFAULT_PORTS, StackLayout, free_port
 from deployments.stack.process import StackProcess, start_process
+from lib.composition import open_stores
 from lib.config import Settings
-from lib.kb import KnowledgeBase, open_kb
 from lib.policies.audit import FindingKind
 from lib.policies.audit_repair import audit_and_repair
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCategory, PolicyCreate, RevisionCreate, RevisionStatus
+from lib.policies.stores import PolicyStores
 from tests.faults.support import SOURCE, AuditOutcome, big_pdf, fault_settings, note
 from tests.polling import eventually
 
@@ -42,7 +43,7 @@ RUN_TIMEOUT_S = 240
 @pytest.fixture(scope="module")
 def worker_stack(
     tmp_path_factory: pytest.TempPathFactory, prefect_api: str
-) -> Iterator[tuple[KnowledgeBase, StackProcess]]:
+) -> Iterator[tuple[PolicyStores, StackProcess]]:
     """redis-server, ``chroma run`` and a worker on this session's Prefect API, sharing one set of settings."""
     base = tmp_path_factory.mktemp("faults-worker")
     ports = {name: free_port() for name in DEFAULT_PORTS} | {"prefect": int(urlsplit(prefect_api).port or 0)}
@@ -55,11 +56,11 @@ def worker_stack(
         for name in ("redis", "chroma", "worker"):
             processes.append(start_process(layout, name))
         settings: Settings = fault_settings(layout, base, policy_collection=collection, object_store_url=objects)
-        kb = open_kb(settings)
-        kb.registry.create_policy(
+        stores = open_stores(settings).policies
+        stores.registry.create_policy(
             PolicyCreate(source=SOURCE, title="Fault policy", category=PolicyCategory.NATIONAL_POLICY)
         )
-        yield kb, processes[-1]
+        yield stores, processes[-1]
     finally:
         for process in reversed(processes):
             process.close()
@@ -83,16 +84,18 @@ def start_run(revision_id: str) -> FlowRun:
 
 
 def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_the_revision(
-    worker_stack: tuple[KnowledgeBase, StackProcess],
+    worker_stack: tuple[PolicyStores, StackProcess],
 ) -> None:
-    kb, worker = worker_stack
+    stores, worker = worker_stack
     register_revision(
-        kb, SOURCE, RevisionCreate(revision_id=REVISION, version_label="February 2025",
+        stores, SOURCE, RevisionCreate(revision_id=REVISION, version_label="February 2025",
                                    effective_from=date(2025, 2, 1)), big_pdf("2025"),
     )  # fmt: skip
     first = start_run(REVISION)
     eventually(
-        lambda: kb.registry.get_revision(SOURCE, REVISION).progress_phase == "embed", within=RUN_TIMEOUT_S, every=0.01
+        lambda: stores.registry.get_revision(SOURCE, REVISION).progress_phase == "embed",
+        within=RUN_TIMEOUT_S,
+        every=0.01,
     )
     assert worker.pid is not None
     run_processes = psutil.Process(worker.pid).children(recursive=True)
@@ -103,20 +106,20 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
     crashed = flow_run(first.id)
     note("crashed", f"{crashed.state.name if crashed.state else None}: "
                                f"{crashed.state.message if crashed.state else ''}")  # fmt: skip
-    assert kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.PROCESSING
+    assert stores.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.PROCESSING
     assert worker.running(), "the worker outlives the run it started"
-    left = AuditOutcome(*audit_and_repair(kb))
+    left = AuditOutcome(*audit_and_repair(stores))
     note("audit_after_crash", left.describe())
     assert {(f.kind, f.revision_id) for f in left.before.findings} == {(FindingKind.STUCK_PROCESSING, REVISION)}
     assert left.after.ok, left.describe()
-    assert kb.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.FAILED
+    assert stores.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.FAILED
 
     second = start_run(REVISION)
     eventually(lambda: state_of(second.id) in (StateType.COMPLETED, StateType.FAILED, StateType.CRASHED),
                within=RUN_TIMEOUT_S, every=0.5)  # fmt: skip
     assert state_of(second.id) == StateType.COMPLETED
-    done = kb.registry.get_revision(SOURCE, REVISION)
+    done = stores.registry.get_revision(SOURCE, REVISION)
     assert done.status == RevisionStatus.ACTIVE and done.chunk_count > 100
-    final = AuditOutcome(*audit_and_repair(kb))
+    final = AuditOutcome(*audit_and_repair(stores))
     note("audit_after_rerun", final.describe())
     assert final.before.ok, final.describe()

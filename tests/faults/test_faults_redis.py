@@ -50,7 +50,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, S
 
 
 def raw_redis(svc: Service) -> redis.Redis:
-    return redis.Redis.from_url(svc.settings.redis_url or "", decode_responses=True)
+    return redis.Redis.from_url(svc.settings.redis.url or "", decode_responses=True)
 
 
 def health(svc: Service) -> tuple[int, dict[str, Any]]:
@@ -80,7 +80,7 @@ def test_kill_9_of_redis_mid_ingestion_loses_no_acknowledged_write_and_the_inges
         assert refused.status_code == 503 and refused.json()["error"]["code"] == "registry_unavailable"
     finally:
         redis_process.start()
-    kept = svc.kb.registry.get_revision(SOURCE, REVISION)
+    kept = svc.stores.policies.registry.get_revision(SOURCE, REVISION)
     assert kept.version_label == REVISION, "the registration the upload acknowledged survived the kill"
     settled = wait_settled(svc, REVISION, within=120)
     note("outcome", f"{settled.status.value}, {settled.chunk_count} chunks, error={settled.error!r}")

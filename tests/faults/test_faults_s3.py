@@ -41,7 +41,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, S
 
 def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(stack: tuple[Service, StackProcess]) -> None:
     svc, s3 = stack
-    assert isinstance(svc.kb.objects, S3ObjectStore)
+    assert isinstance(svc.stores.policies.objects, S3ObjectStore)
     s3.stop()
     try:
         refused = upload(svc, REVISION, "2023-03-01", small_pdf("2023"))
@@ -49,17 +49,17 @@ def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(stack: 
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"]["code"] == "object_store_unavailable"
         with pytest.raises(RevisionNotFoundError):
-            svc.kb.registry.get_revision(SOURCE, REVISION)
-        assert svc.kb.registry.list_revisions(SOURCE) == []
+            svc.stores.policies.registry.get_revision(SOURCE, REVISION)
+        assert svc.stores.policies.registry.list_revisions(SOURCE) == []
     finally:
         s3.start()
     # moto keeps nothing across a restart (MinIO and S3 keep their buckets): the bucket is made again.
-    svc.kb.objects.ensure_bucket()
+    svc.stores.policies.objects.ensure_bucket()
     accepted = upload(svc, REVISION, "2023-03-01", small_pdf("2023"))
     assert accepted.status_code == 202, accepted.text
     settled = wait_settled(svc, REVISION)
     assert settled.status == RevisionStatus.ACTIVE, settled.error
-    assert svc.kb.objects.exists(settled.file_path)
+    assert svc.stores.policies.objects.exists(settled.file_path)
     outcome = audit(svc)
     note("audit", outcome.describe())
     assert outcome.before.ok, outcome.describe()

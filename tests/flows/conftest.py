@@ -2,7 +2,7 @@
 (a folder and S3 on a moto server on loopback) and the real embedding model.
 
 Each test gets its own Chroma collection (``CHROMA_POLICY_COLLECTION``), object store and Redis
-database contents, and binds that knowledge base for the flows it runs (``flows.common.bound_kb``).
+database contents, and binds that knowledge base for the flows it runs (``flows.common.bound_stores``).
 Flow-run heartbeats are off: they only add a second of thread join to every run.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from flows.common import bound_kb
+from flows.common import bound_stores
+from lib.composition import Stores, open_stores
 from lib.config import Settings
-from lib.kb import KnowledgeBase, open_kb
 from lib.policies.models import PolicyCreate
 from tests.flows.policy_pdfs import write_policy_pdf
 
@@ -52,28 +52,30 @@ def flow_settings(settings: Settings, request: pytest.FixtureRequest) -> Setting
             "aws_access_key_id": "testing-key-id",
             "aws_secret_access_key": SecretStr("testing-secret"),
         }
-    return settings.model_copy(update=updates)
+    return settings.replace(**updates)
 
 
 @pytest.fixture
-def flow_kb(flow_settings: Settings, redis_client: object) -> Iterator[KnowledgeBase]:
+def flow_stores(flow_settings: Settings, redis_client: object) -> Iterator[Stores]:
     """A knowledge base over the test's stores (Redis flushed), bound for every flow the test runs."""
-    inbox = flow_settings.allowed_file_roots[0]
+    inbox = flow_settings.files.allowed_roots[0]
     inbox.mkdir(parents=True, exist_ok=True)
-    kb = open_kb(flow_settings)
-    with bound_kb(kb):
-        yield kb
+    stores = open_stores(flow_settings)
+    with bound_stores(stores):
+        yield stores
 
 
 @pytest.fixture
 def inbox(flow_settings: Settings) -> Path:
-    return flow_settings.allowed_file_roots[0]
+    return flow_settings.files.allowed_roots[0]
 
 
 @pytest.fixture
-def make_policy(flow_kb: KnowledgeBase) -> Callable[..., str]:
+def make_policy(flow_stores: Stores) -> Callable[..., str]:
     def make(source: str = "NPPF", title: str = "National Planning Policy Framework") -> str:
-        flow_kb.registry.create_policy(PolicyCreate(source=source, title=title, category="national_policy"))
+        flow_stores.policies.registry.create_policy(
+            PolicyCreate(source=source, title=title, category="national_policy")
+        )
         return source
 
     return make

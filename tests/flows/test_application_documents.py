@@ -18,12 +18,12 @@ from PIL import Image
 from prefect.artifacts import Artifact
 
 from flows.application_documents import FLOW, ingest_application_documents, remove_application_document
-from flows.common import artifact_key, bound_kb
+from flows.common import artifact_key, bound_stores
+from lib.composition import Stores, open_stores
 from lib.config import Settings
 from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.registry import application_key
 from lib.errors import PathNotAllowedError
-from lib.kb import KnowledgeBase, open_kb
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
 from tests.lib.documents.document_support import scanned_pages
 
@@ -36,19 +36,19 @@ def stored_artifact(key: str) -> Artifact | None:
 
 
 @pytest.fixture
-def docs_kb(flow_settings: Settings, redis_client: redis.Redis) -> Iterator[KnowledgeBase]:
+def docs_kb(flow_settings: Settings, redis_client: redis.Redis) -> Iterator[Stores]:
     """The flow tests' stores with an application-document collection of the test's own, bound for the flows."""
-    settings = flow_settings.model_copy(update={"document_collection": f"appdocs_{uuid.uuid4().hex[:16]}"})
-    settings.allowed_file_roots[0].mkdir(parents=True, exist_ok=True)
-    kb = open_kb(settings)
-    with bound_kb(kb):
-        yield kb
+    settings = flow_settings.replace(document_collection=f"appdocs_{uuid.uuid4().hex[:16]}")
+    settings.files.allowed_roots[0].mkdir(parents=True, exist_ok=True)
+    stores = open_stores(settings)
+    with bound_stores(stores):
+        yield stores
 
 
 @pytest.fixture
-def application_folder(docs_kb: KnowledgeBase) -> Path:
+def application_folder(docs_kb: Stores) -> Path:
     """What the worker downloads for one application: reports, a scan, drawings, a locked PDF, a Word file."""
-    folder = docs_kb.settings.allowed_file_roots[0] / "25_01178_REM"
+    folder = docs_kb.settings.files.allowed_roots[0] / "25_01178_REM"
     folder.mkdir()
     shutil.copyfile(TABLE_PDF, folder / "Transport_Assessment.pdf")
     shutil.copyfile(SCANNED_WITH_TEXT_LAYER_PDF, folder / "Heritage_Statement.pdf")
@@ -71,7 +71,7 @@ def rows_by_file(result_rows: list[dict[str, object]]) -> dict[str, dict[str, ob
 
 
 def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_not_stop_the_rest(
-    docs_kb: KnowledgeBase, application_folder: Path
+    docs_kb: Stores, application_folder: Path
 ) -> None:
     result = ingest_application_documents(application_ref=REF, folder_or_paths=str(application_folder))
 
@@ -95,11 +95,11 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
         "success", "heritage_statement", "text_layer", True,
     )  # fmt: skip
     assert (planning.status, planning.extraction_method) == ("success", "mixed")  # its scanned pages were OCR'd
-    assert "Johnston is coming with fifty" in get_document_text(docs_kb, planning.document_id).text
+    assert "Johnston is coming with fifty" in get_document_text(docs_kb.documents, planning.document_id).text
     assert (transport.status, transport.document_type) == ("success", "transport_assessment")
     assert (result.count("success"), result.count("skipped"), result.count("error")) == (3, 1, 3)
 
-    listing = list_ingested_documents(docs_kb, REF)
+    listing = list_ingested_documents(docs_kb.documents, REF)
     assert {d.document_id for d in listing.documents} == {heritage.document_id, planning.document_id,
                                                           transport.document_id}  # fmt: skip
     by_id = {d.document_id: d.file_path for d in listing.documents}
@@ -112,8 +112,8 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
     assert table.description == f"Documents of application {REF}: 3 success, 0 already_ingested, 1 skipped, 3 error"
 
 
-def test_running_the_flow_again_changes_nothing(docs_kb: KnowledgeBase) -> None:
-    application_folder = docs_kb.settings.allowed_file_roots[0] / "25_01178_REM"
+def test_running_the_flow_again_changes_nothing(docs_kb: Stores) -> None:
+    application_folder = docs_kb.settings.files.allowed_roots[0] / "25_01178_REM"
     application_folder.mkdir()
     shutil.copyfile(TABLE_PDF, application_folder / "Transport_Assessment.pdf")
     shutil.copyfile(SCANNED_WITH_TEXT_LAYER_PDF, application_folder / "Heritage_Statement.pdf")
@@ -132,9 +132,9 @@ def test_running_the_flow_again_changes_nothing(docs_kb: KnowledgeBase) -> None:
 
 
 def test_a_list_of_paths_is_ingested_and_a_path_outside_the_roots_is_its_own_error_row(
-    docs_kb: KnowledgeBase, tmp_path: Path
+    docs_kb: Stores, tmp_path: Path
 ) -> None:
-    inside = docs_kb.settings.allowed_file_roots[0] / "Flood_Risk_Assessment.pdf"
+    inside = docs_kb.settings.files.allowed_roots[0] / "Flood_Risk_Assessment.pdf"
     shutil.copyfile(TABLE_PDF, inside)
     outside = tmp_path / "elsewhere" / "Noise_Assessment.pdf"
     outside.parent.mkdir()
@@ -149,9 +149,7 @@ def test_a_list_of_paths_is_ingested_and_a_path_outside_the_roots_is_its_own_err
     assert str(outside) not in result.documents[0].message
 
 
-def test_a_folder_outside_the_roots_fails_the_run_before_reading_anything(
-    docs_kb: KnowledgeBase, tmp_path: Path
-) -> None:
+def test_a_folder_outside_the_roots_fails_the_run_before_reading_anything(docs_kb: Stores, tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     shutil.copyfile(TABLE_PDF, tmp_path / "elsewhere" / "Transport_Assessment.pdf")
     with pytest.raises(PathNotAllowedError):
@@ -160,11 +158,11 @@ def test_a_folder_outside_the_roots_fails_the_run_before_reading_anything(
 
 
 def test_a_failure_that_is_not_the_files_fault_fails_the_run_after_the_other_files(
-    docs_kb: KnowledgeBase, redis_client: redis.Redis
+    docs_kb: Stores, redis_client: redis.Redis
 ) -> None:
     """The application's index key holds a string, so Redis refuses to register its documents: every file
     is tried and recorded as ``internal``, nothing is half written, and the run ends Failed."""
-    inbox = docs_kb.settings.allowed_file_roots[0]
+    inbox = docs_kb.settings.files.allowed_roots[0]
     shutil.copyfile(TABLE_PDF, inbox / "Transport_Assessment.pdf")
     shutil.copyfile(ENCRYPTED_PASSWORD_PDF, inbox / "Locked.pdf")
     redis_client.set(application_key(REF), "not a set")
@@ -181,8 +179,8 @@ def test_a_failure_that_is_not_the_files_fault_fails_the_run_after_the_other_fil
     assert list(docs_kb.objects.list("applications/")) == []
 
 
-def test_remove_flow_deletes_a_document_everywhere(docs_kb: KnowledgeBase) -> None:
-    inbox = docs_kb.settings.allowed_file_roots[0]
+def test_remove_flow_deletes_a_document_everywhere(docs_kb: Stores) -> None:
+    inbox = docs_kb.settings.files.allowed_roots[0]
     shutil.copyfile(TABLE_PDF, inbox / "Transport_Assessment.pdf")
     ingested = ingest_application_documents(
         application_ref=REF, folder_or_paths=[str(inbox / "Transport_Assessment.pdf")]
@@ -194,7 +192,7 @@ def test_remove_flow_deletes_a_document_everywhere(docs_kb: KnowledgeBase) -> No
     assert (removed.document_id, removed.chunks_removed, removed.file_removed) == (
         document_id, ingested.documents[0].chunks, True,
     )  # fmt: skip
-    assert list_ingested_documents(docs_kb, REF).document_count == 0
+    assert list_ingested_documents(docs_kb.documents, REF).document_count == 0
     assert docs_kb.documents.chunks.count() == 0
     assert list(docs_kb.objects.list("applications/")) == []
     summary = stored_artifact(artifact_key(FLOW, "removed", document_id))

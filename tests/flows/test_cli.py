@@ -10,26 +10,26 @@ import yaml
 from typer.testing import CliRunner
 
 from deployments.cli import app
+from lib.composition import Stores, open_stores
 from lib.config import Settings
-from lib.kb import KnowledgeBase, open_kb
 from tests.flows.policy_pdfs import write_policy_pdf
 
 
 @pytest.fixture
-def cli_env(flow_settings: Settings, redis_client: object, monkeypatch: pytest.MonkeyPatch) -> KnowledgeBase:
+def cli_env(flow_settings: Settings, redis_client: object, monkeypatch: pytest.MonkeyPatch) -> Stores:
     """The test's stores as environment variables, and a knowledge base over the same stores for checks."""
     env = {
-        "REDIS_URL": str(flow_settings.redis_url),
-        "POLICY_KB_DATA_DIR": str(flow_settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(flow_settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": flow_settings.policy_collection,
-        "OBJECT_STORE_URL": str(flow_settings.object_store_url),
-        "ALLOWED_FILE_ROOTS": str(flow_settings.allowed_file_roots[0]),
+        "REDIS_URL": str(flow_settings.redis.url),
+        "POLICY_KB_DATA_DIR": str(flow_settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(flow_settings.chroma.persist_dir),
+        "CHROMA_POLICY_COLLECTION": flow_settings.chroma.policy_collection,
+        "OBJECT_STORE_URL": str(flow_settings.objects.url),
+        "ALLOWED_FILE_ROOTS": str(flow_settings.files.allowed_roots[0]),
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
-    return open_kb(flow_settings)
+    return open_stores(flow_settings)
 
 
 def run(*args: str, code: int = 0) -> str:
@@ -38,13 +38,14 @@ def run(*args: str, code: int = 0) -> str:
     return result.output
 
 
-def test_ingest_search_reindex_audit_and_delete_from_the_command_line(cli_env: KnowledgeBase, tmp_path: Path) -> None:
+def test_ingest_search_reindex_audit_and_delete_from_the_command_line(cli_env: Stores, tmp_path: Path) -> None:
     first = write_policy_pdf(tmp_path / "ltn-2020.pdf", edition="July 2020")
     second = write_policy_pdf(tmp_path / "ltn-2026.pdf", edition="2026 update")
 
     out = run("ingest", "LTN_1_20", str(first), "--label", "July 2020", "--from", "2020-07-27",
               "--title", "Cycle Infrastructure Design", "--category", "national_guidance")  # fmt: skip
     assert "rev_LTN_1_20_2020_07: registered, active, 6 chunks" in out
+    assert "read: 0 policies, 4 paragraphs, 9% of text by chapter/page" in out
     out = run("ingest", "LTN_1_20", str(second), "--label", "2026 update", "--from", "2026-01-01")
     assert "superseded rev_LTN_1_20_2020_07" in out
 
@@ -60,22 +61,20 @@ def test_ingest_search_reindex_audit_and_delete_from_the_command_line(cli_env: K
     assert "cannot_delete_sole_revision" in out
 
 
-def test_audit_exits_1_while_findings_remain_and_repair_clears_them(cli_env: KnowledgeBase, tmp_path: Path) -> None:
+def test_audit_exits_1_while_findings_remain_and_repair_clears_them(cli_env: Stores, tmp_path: Path) -> None:
     pdf = write_policy_pdf(tmp_path / "nppf.pdf", edition="2024")
     run("ingest", "NPPF", str(pdf), "--label", "2024", "--from", "2024-12-12", "--title", "NPPF")
-    ids = cli_env.vectors.revision_chunk_ids("NPPF", "rev_NPPF_2024_12")
-    cli_env.vectors.collection.update(ids=ids, metadatas=[{"version_label": "wrong"}] * len(ids))
+    ids = cli_env.policies.vectors.revision_chunk_ids("NPPF", "rev_NPPF_2024_12")
+    cli_env.policies.vectors.collection.update(ids=ids, metadatas=[{"version_label": "wrong"}] * len(ids))
 
     assert "stale_metadata" in run("audit", code=1)
     out = run("audit", "--repair")
     assert "repaired" in out and "consistent" in out
-    assert {m["version_label"] for _, m in cli_env.vectors.iter_metadata()} == {"2024"}
+    assert {m["version_label"] for _, m in cli_env.policies.vectors.iter_metadata()} == {"2024"}
 
 
-def test_seed_prints_each_step_and_says_when_there_was_nothing_to_do(
-    cli_env: KnowledgeBase, flow_settings: Settings
-) -> None:
-    folder = flow_settings.allowed_file_roots[0] / "seed"
+def test_seed_prints_each_step_and_says_when_there_was_nothing_to_do(cli_env: Stores, flow_settings: Settings) -> None:
+    folder = flow_settings.files.allowed_roots[0] / "seed"
     write_policy_pdf(folder / "lp.pdf", edition="2015")
     revision = {"version_label": "2015", "effective_from": "2015-07-20", "file": "lp.pdf"}
     config = {"policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan",

@@ -19,10 +19,10 @@ import pytest
 import redis
 
 from flows.audit import consistency_audit
-from flows.common import bound_kb
+from flows.common import bound_stores
 from flows.ingest import ingest_policy_revision
+from lib.composition import open_stores
 from lib.config import Settings
-from lib.kb import open_kb
 from lib.policies.audit import FindingKind, audit_store
 from lib.policies.lifecycle import RegistrationAction
 from lib.policies.models import PolicyCreate, RevisionStatus
@@ -47,12 +47,12 @@ def child_env(settings: Settings, prefect_api: str) -> dict[str, str]:
         "PREFECT_LOGGING_LEVEL": "WARNING",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "REDIS_URL": str(settings.redis_url),
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
-        "OBJECT_STORE_URL": str(settings.object_store_url),
-        "ALLOWED_FILE_ROOTS": ":".join(str(root) for root in settings.allowed_file_roots),
+        "REDIS_URL": str(settings.redis.url),
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma.persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.chroma.policy_collection,
+        "OBJECT_STORE_URL": str(settings.objects.url),
+        "ALLOWED_FILE_ROOTS": ":".join(str(root) for root in settings.files.allowed_roots),
     }
     return env
 
@@ -68,14 +68,12 @@ def child_env(settings: Settings, prefect_api: str) -> dict[str, str]:
 def test_a_killed_ingestion_is_found_by_the_audit_repaired_and_succeeds_when_run_again(
     point: str, damage: FindingKind, settings: Settings, redis_client: redis.Redis, tmp_path: Path, prefect_api: str
 ) -> None:
-    crash_settings = settings.model_copy(
-        update={
-            "chroma_persist_dir": tmp_path / "chroma-crash",
-            "policy_collection": "crash_policy_docs",
-            "processing_timeout_seconds": 0,
-        }
+    crash_settings = settings.replace(
+        chroma_persist_dir=tmp_path / "chroma-crash",
+        policy_collection="crash_policy_docs",
+        processing_timeout_seconds=0,
     )
-    pdf = write_policy_pdf(crash_settings.allowed_file_roots[0] / "nppf.pdf", edition="December 2024")
+    pdf = write_policy_pdf(crash_settings.files.allowed_roots[0] / "nppf.pdf", edition="December 2024")
     PolicyRegistry(redis_client).create_policy(
         PolicyCreate(source="NPPF", title="National Planning Policy Framework", category="national_policy")
     )
@@ -90,18 +88,20 @@ def test_a_killed_ingestion_is_found_by_the_audit_repaired_and_succeeds_when_run
     )
     assert child.returncode == -signal.SIGKILL, f"the child did not die at {point}:\n{child.stdout}\n{child.stderr}"
 
-    kb = open_kb(crash_settings)
-    found = audit_store(kb)
+    stores = open_stores(crash_settings)
+    found = audit_store(stores.policies)
     assert [f.kind for f in found.findings] == [damage], found.findings
     if point == "mid_upsert":
         assert found.findings[0].count == 3, "half of the six chunks were written before the crash"
 
-    with bound_kb(kb):
+    with bound_stores(stores):
         repaired = consistency_audit(repair=True)
         assert repaired.after is not None and repaired.after.ok, repaired.after.findings
         if damage == FindingKind.STUCK_PROCESSING:
-            failed = kb.registry.get_revision("NPPF", REVISION)
-            assert failed.status == RevisionStatus.FAILED and kb.vectors.count_revision("NPPF", REVISION) == 0
+            failed = stores.policies.registry.get_revision("NPPF", REVISION)
+            assert (
+                failed.status == RevisionStatus.FAILED and stores.policies.vectors.count_revision("NPPF", REVISION) == 0
+            )
 
         again = ingest_policy_revision(
             source="NPPF", version_label="December 2024", effective_from="2024-12-12", file=str(pdf)
@@ -109,5 +109,9 @@ def test_a_killed_ingestion_is_found_by_the_audit_repaired_and_succeeds_when_run
 
     expected_action = RegistrationAction.REGISTERED if point == "file_stored" else RegistrationAction.REPLACED_FAILED
     assert (again.action, again.status) == (expected_action, RevisionStatus.ACTIVE)
-    assert kb.vectors.count_revision("NPPF", REVISION) == kb.registry.get_revision("NPPF", REVISION).chunk_count == 6
-    assert audit_store(kb).ok
+    assert (
+        stores.policies.vectors.count_revision("NPPF", REVISION)
+        == stores.policies.registry.get_revision("NPPF", REVISION).chunk_count
+        == 6
+    )
+    assert audit_store(stores.policies).ok

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 
 from deployments.cli import app
 from flows.governance import ARTIFACT_KEY, ingest_governance_corpus
+from lib.composition import Stores, open_stores
 from lib.config import Settings
-from lib.governance.api import governance_index_state, query_governance
-from lib.kb import KnowledgeBase, open_kb
+from lib.governance.reads import governance_index_state
+from lib.governance.search import query_governance
 from tests.lib.governance.conftest import MADR, PEPS
 
 FILES = [MADR / "0003-provide-own-madr-tools.md", PEPS / "pep-0003.rst", PEPS / "pep-0220.rst"]
@@ -25,7 +26,7 @@ FILES = [MADR / "0003-provide-own-madr-tools.md", PEPS / "pep-0003.rst", PEPS / 
 
 @pytest.fixture
 def governance_settings(flow_settings: Settings) -> Settings:
-    return flow_settings.model_copy(update={"governance_collection": f"gov_{uuid.uuid4().hex[:12]}"})
+    return flow_settings.replace(governance_collection=f"gov_{uuid.uuid4().hex[:12]}")
 
 
 @pytest.fixture
@@ -47,10 +48,10 @@ def artifact_rows() -> list[dict[str, str]]:
 def test_the_flow_lists_added_changed_removed_and_failed_files_in_its_artifact(
     governance_settings: Settings, redis_client: object, corpus: Path
 ) -> None:
-    from flows.common import bound_kb
+    from flows.common import bound_stores
 
-    kb = open_kb(governance_settings)
-    with bound_kb(kb):
+    stores = open_stores(governance_settings)
+    with bound_stores(stores):
         first = ingest_governance_corpus(str(corpus))
         assert len(first.added) == 3
         assert {(r["outcome"], r["file"]) for r in artifact_rows()} == {("added", f.name) for f in FILES}
@@ -66,19 +67,22 @@ def test_the_flow_lists_added_changed_removed_and_failed_files_in_its_artifact(
         ("failed", "unreadable.md"),
     }
     assert second.unchanged == ["pep-0003.rst"]
-    assert query_governance(kb, "own MADR tools", include_inactive=True).results[0].metadata.title == "Own tooling"
+    assert (
+        query_governance(stores.governance, "own MADR tools", include_inactive=True).results[0].metadata.title
+        == "Own tooling"
+    )
 
 
 def test_the_command_ingests_a_folder_and_exits_1_when_a_file_failed(
     governance_settings: Settings, redis_client: object, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = {
-        "REDIS_URL": str(governance_settings.redis_url),
-        "POLICY_KB_DATA_DIR": str(governance_settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(governance_settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": governance_settings.policy_collection,
-        "CHROMA_GOVERNANCE_COLLECTION": governance_settings.governance_collection,
-        "OBJECT_STORE_URL": str(governance_settings.object_store_url),
+        "REDIS_URL": str(governance_settings.redis.url),
+        "POLICY_KB_DATA_DIR": str(governance_settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(governance_settings.chroma.persist_dir),
+        "CHROMA_POLICY_COLLECTION": governance_settings.chroma.policy_collection,
+        "CHROMA_GOVERNANCE_COLLECTION": governance_settings.chroma.governance_collection,
+        "OBJECT_STORE_URL": str(governance_settings.objects.url),
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -87,8 +91,8 @@ def test_the_command_ingests_a_folder_and_exits_1_when_a_file_failed(
     result = CliRunner().invoke(app, ["governance", "ingest", str(corpus)])
     assert result.exit_code == 0, result.output
     assert "3 added, 0 changed, 0 unchanged, 0 removed, 0 failed" in result.output
-    kb: KnowledgeBase = open_kb(governance_settings)
-    assert governance_index_state(kb).documents == 3
+    stores: Stores = open_stores(governance_settings)
+    assert governance_index_state(stores.governance).documents == 3
 
     (corpus / "empty.md").write_text("")
     result = CliRunner().invoke(app, ["governance", "ingest", str(corpus)])

@@ -15,8 +15,8 @@ from prefect.client.schemas.objects import TaskRun
 from flows.artifacts import ProgressArtifact
 from flows.common import artifact_key
 from flows.ingest import ingest_policy_revision
+from lib.composition import Stores
 from lib.errors import ExtractionFailedError, InvalidArgumentError, PathNotAllowedError, RevisionAlreadyExistsError
-from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import RegistrationAction, register_revision
 from lib.policies.models import RevisionCreate, RevisionStatus
 from lib.policies.search import search_policy
@@ -28,7 +28,7 @@ QUESTION = "refusing development on highways grounds"
 
 
 def test_its01_a_revision_ingested_through_the_flow_is_active_searchable_and_cited(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], backend: str
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], backend: str
 ) -> None:
     make_policy()
     pdf = policy_pdf("nppf-2024.pdf", "December 2024")
@@ -40,20 +40,20 @@ def test_its01_a_revision_ingested_through_the_flow_is_active_searchable_and_cit
     assert (result.revision_id, result.action, result.status) == (
         "rev_NPPF_2024_12", RegistrationAction.REGISTERED, RevisionStatus.ACTIVE,
     )  # fmt: skip
-    revision = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    revision = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     assert revision.status == RevisionStatus.ACTIVE and revision.ingested_at is not None
     assert revision.page_count == 2 and revision.file_size_bytes == pdf.stat().st_size
-    assert revision.chunk_count == flow_kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 6
-    assert flow_kb.objects.get_bytes(revision.file_path) == pdf.read_bytes()
+    assert revision.chunk_count == flow_stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 6
+    assert flow_stores.objects.get_bytes(revision.file_path) == pdf.read_bytes()
     assert revision.file_path == f"policies/NPPF/rev_NPPF_2024_12/{revision.file_sha256}.pdf"
-    hit = search_policy(flow_kb, QUESTION, effective_date="2025-06-01", n_results=1).results[0]
+    hit = search_policy(flow_stores.policies, QUESTION, effective_date="2025-06-01", n_results=1).results[0]
     assert (hit.source, hit.revision_id, hit.version_label, hit.section_ref, hit.page_number) == (
         "NPPF", "rev_NPPF_2024_12", "December 2024", "Para 1", 1,
     )  # fmt: skip
 
 
 def test_the_flow_publishes_a_summary_a_section_table_and_finished_progress(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy("ART_TEST")
     pdf = policy_pdf("art.pdf", "artifact edition")
@@ -97,7 +97,7 @@ def test_the_progress_artifact_moves_through_every_phase() -> None:
 
 
 def test_its03_a_new_revision_closes_the_open_one_and_the_run_reports_it(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy()
     ingest_policy_revision(
@@ -111,44 +111,46 @@ def test_its03_a_new_revision_closes_the_open_one_and_the_run_reports_it(
     )
 
     assert result.superseded == ["rev_NPPF_2023_09"]
-    old = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2023_09")
+    old = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2023_09")
     assert (old.status, str(old.effective_to)) == (RevisionStatus.SUPERSEDED, "2024-12-11")
-    dates = {m["effective_to"] for _, m in flow_kb.vectors.iter_metadata({"revision_id": "rev_NPPF_2023_09"})}
+    dates = {
+        m["effective_to"] for _, m in flow_stores.policies.vectors.iter_metadata({"revision_id": "rev_NPPF_2023_09"})
+    }
     assert dates == {20241211}
     summary = Artifact.get(artifact_key("ingest", "NPPF", "rev_NPPF_2024_12"))
     assert summary is not None and "`rev_NPPF_2023_09` (now ends 2024-12-11)" in str(summary.data)
 
 
 def test_running_the_same_ingestion_again_changes_nothing(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy()
     pdf = policy_pdf("nppf.pdf", "2024")
     params = {"source": "NPPF", "version_label": "December 2024", "effective_from": "2024-12-12", "file": str(pdf)}
     first = ingest_policy_revision(**params)
-    chunks = flow_kb.vectors.count()
+    chunks = flow_stores.policies.vectors.count()
 
     again = ingest_policy_revision(**params)
 
     assert again.action == RegistrationAction.UNCHANGED and again.outcome is None
     assert again.status == RevisionStatus.ACTIVE and first.file_key == again.file_key
-    assert flow_kb.vectors.count() == chunks
-    assert len(list(flow_kb.objects.list())) == 1
+    assert flow_stores.policies.vectors.count() == chunks
+    assert len(list(flow_stores.objects.list())) == 1
 
 
 def test_another_file_for_a_live_revision_is_refused(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy()
     params = {"source": "NPPF", "version_label": "December 2024", "effective_from": "2024-12-12"}
     ingest_policy_revision(**params, file=str(policy_pdf("a.pdf", "first")))
     with pytest.raises(RevisionAlreadyExistsError):
         ingest_policy_revision(**params, file=str(policy_pdf("b.pdf", "second")))
-    assert len(list(flow_kb.objects.list())) == 1
+    assert len(list(flow_stores.objects.list())) == 1
 
 
 def test_a_bad_pdf_fails_the_run_once_leaves_the_revision_failed_without_chunks_and_restores_the_old_one(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], inbox: Path
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], inbox: Path
 ) -> None:
     make_policy()
     ingest_policy_revision(
@@ -164,10 +166,10 @@ def test_a_bad_pdf_fails_the_run_once_leaves_the_revision_failed_without_chunks_
     assert state.is_failed()
     with pytest.raises(ExtractionFailedError):
         state.result()
-    failed = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    failed = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     assert failed.status == RevisionStatus.FAILED and failed.error.startswith("encrypted:")
-    assert flow_kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 0
-    restored = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2023_09")
+    assert flow_stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2024_12") == 0
+    restored = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2023_09")
     assert (restored.status, restored.effective_to) == (RevisionStatus.ACTIVE, None)
 
     def pipeline_runs() -> list[TaskRun]:
@@ -186,7 +188,7 @@ def test_a_bad_pdf_fails_the_run_once_leaves_the_revision_failed_without_chunks_
 
 
 def test_a_failed_revision_is_replaced_when_the_ingestion_is_run_again_with_a_good_file(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], inbox: Path
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], inbox: Path
 ) -> None:
     make_policy()
     bad = inbox / "encrypted.pdf"
@@ -197,17 +199,20 @@ def test_a_failed_revision_is_replaced_when_the_ingestion_is_run_again_with_a_go
     result = ingest_policy_revision(**params, file=str(policy_pdf("good.pdf", "2024")))
 
     assert (result.action, result.status) == (RegistrationAction.REPLACED_FAILED, RevisionStatus.ACTIVE)
-    assert [k.rsplit("/", 1)[-1] for k in flow_kb.objects.list()] == [result.file_key.rsplit("/", 1)[-1]]
+    assert [k.rsplit("/", 1)[-1] for k in flow_stores.objects.list()] == [result.file_key.rsplit("/", 1)[-1]]
 
 
 def test_without_file_the_flow_finishes_a_registered_revision(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str]
+    flow_stores: Stores, make_policy: Callable[..., str]
 ) -> None:
     make_policy()
     register_revision(
-        flow_kb, "NPPF", RevisionCreate(version_label="2024", effective_from="2024-12-12"), policy_pdf_bytes("2024")
+        flow_stores.policies,
+        "NPPF",
+        RevisionCreate(version_label="2024", effective_from="2024-12-12"),
+        policy_pdf_bytes("2024"),
     )
-    assert flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12").status == RevisionStatus.PROCESSING
+    assert flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12").status == RevisionStatus.PROCESSING
 
     result = ingest_policy_revision(source="NPPF", revision_id="rev_NPPF_2024_12")
 
@@ -217,10 +222,10 @@ def test_without_file_the_flow_finishes_a_registered_revision(
 
 
 def test_file_may_name_an_object_store_key_and_must_otherwise_be_inside_the_allowed_roots(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], tmp_path: Path
+    flow_stores: Stores, make_policy: Callable[..., str], tmp_path: Path
 ) -> None:
     make_policy()
-    flow_kb.objects.put_bytes("uploads/staged/nppf.pdf", policy_pdf_bytes("staged"))
+    flow_stores.objects.put_bytes("uploads/staged/nppf.pdf", policy_pdf_bytes("staged"))
     result = ingest_policy_revision(
         source="NPPF", version_label="2024", effective_from="2024-12-12", file="uploads/staged/nppf.pdf"
     )
@@ -230,11 +235,11 @@ def test_file_may_name_an_object_store_key_and_must_otherwise_be_inside_the_allo
     outside.write_bytes(policy_pdf_bytes("outside"))
     with pytest.raises(PathNotAllowedError):
         ingest_policy_revision(source="NPPF", version_label="2025", effective_from="2025-06-01", file=str(outside))
-    assert [r.revision_id for r in flow_kb.registry.list_revisions("NPPF")] == ["rev_NPPF_2024_12"]
+    assert [r.revision_id for r in flow_stores.policies.registry.list_revisions("NPPF")] == ["rev_NPPF_2024_12"]
 
 
 def test_missing_parameters_are_reported_before_anything_is_stored(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy()
     pdf = policy_pdf("x.pdf")
@@ -246,4 +251,4 @@ def test_missing_parameters_are_reported_before_anything_is_stored(
         ingest_policy_revision(
             source="NPPF", version_label="x", effective_from="2024-01-01", effective_to="2023-01-01", file=str(pdf)
         )
-    assert list(flow_kb.objects.list()) == [] and flow_kb.registry.list_revisions("NPPF") == []
+    assert list(flow_stores.objects.list()) == [] and flow_stores.policies.registry.list_revisions("NPPF") == []

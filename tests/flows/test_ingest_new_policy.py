@@ -11,8 +11,8 @@ import pytest
 from prefect.utilities.callables import parameter_schema
 
 from flows.ingest import ingest_policy_revision
+from lib.composition import Stores
 from lib.errors import PolicyNotFoundError
-from lib.kb import KnowledgeBase
 from lib.policies.models import PolicyCategory, RevisionStatus
 
 
@@ -27,7 +27,7 @@ def test_the_deployment_form_offers_title_and_every_category_of_a_new_policy() -
 
 
 def test_a_form_run_with_a_title_registers_the_new_policy_and_ingests_its_revision(
-    flow_kb: KnowledgeBase, policy_pdf: Callable[..., Path]
+    flow_stores: Stores, policy_pdf: Callable[..., Path]
 ) -> None:
     pdf = policy_pdf("ltn.pdf")
     form = {
@@ -41,16 +41,18 @@ def test_a_form_run_with_a_title_registers_the_new_policy_and_ingests_its_revisi
 
     result = ingest_policy_revision(**form)
 
-    policy = flow_kb.registry.get_policy("LTN_1_20")
+    policy = flow_stores.policies.registry.get_policy("LTN_1_20")
     assert (policy.title, policy.category) == (form["title"], PolicyCategory.NATIONAL_GUIDANCE)
     assert result.status == RevisionStatus.ACTIVE and result.revision_id == "rev_LTN_1_20_2020_07"
     again = ingest_policy_revision(**form | {"title": "Another title", "category": "local_plan"})
     assert again.action.value == "unchanged"
-    assert flow_kb.registry.get_policy("LTN_1_20").title == form["title"], "an existing policy is left as it is"
+    assert flow_stores.policies.registry.get_policy("LTN_1_20").title == form["title"], (
+        "an existing policy is left as it is"
+    )
 
 
-def test_without_a_title_a_new_policy_is_still_refused(flow_kb: KnowledgeBase, policy_pdf: Callable[..., Path]) -> None:
+def test_without_a_title_a_new_policy_is_still_refused(flow_stores: Stores, policy_pdf: Callable[..., Path]) -> None:
     pdf = policy_pdf("ltn.pdf")
     with pytest.raises(PolicyNotFoundError):
         ingest_policy_revision(source="LTN_1_20", file=str(pdf), version_label="July 2020", effective_from="2020-07-27")
-    assert not flow_kb.registry.policy_exists("LTN_1_20")
+    assert not flow_stores.policies.registry.policy_exists("LTN_1_20")

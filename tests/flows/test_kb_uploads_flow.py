@@ -9,17 +9,17 @@ import pytest
 import redis
 
 from flows.kb_uploads import cleanup_kb_uploads
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.notes.uploads import OBJECT_PREFIX, UploadStaging, upload_staging
 from tests.polling import eventually
 
 
 @pytest.mark.usefixtures("backend")
 def test_the_cleanup_flow_removes_uploads_abandoned_past_the_ttl_and_keeps_live_ones(
-    flow_kb: KnowledgeBase, redis_client: redis.Redis
+    flow_stores: Stores, redis_client: redis.Redis
 ) -> None:
-    live = upload_staging(flow_kb)
-    short = UploadStaging(redis_client, flow_kb.objects, max_upload_bytes=1000, ttl_seconds=1)
+    live = upload_staging(flow_stores.notes)
+    short = UploadStaging(redis_client, flow_stores.objects, max_upload_bytes=1000, ttl_seconds=1)
     abandoned = short.start("abandoned.md", 10, ["collection:documents"]).upload_id
     short.put_chunk(abandoned, 0, base64.b64encode(b"# half").decode())
     kept = live.start("kept.md", 10, []).upload_id
@@ -29,6 +29,6 @@ def test_the_cleanup_flow_removes_uploads_abandoned_past_the_ttl_and_keeps_live_
     cleaned = cleanup_kb_uploads()
 
     assert (cleaned.expired_uploads, cleaned.orphan_objects) == (1, 0)
-    remaining = list(flow_kb.objects.list(OBJECT_PREFIX))
+    remaining = list(flow_stores.objects.list(OBJECT_PREFIX))
     assert len(remaining) == 1 and remaining[0].startswith(f"{OBJECT_PREFIX}{kept}-")
     assert redis_client.zscore("kbup:index", abandoned) is None and live.in_progress() == 1

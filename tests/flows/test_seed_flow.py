@@ -12,8 +12,8 @@ import yaml
 from prefect.artifacts import Artifact
 
 from flows.seed import BUNDLED_SEED_DIR, SUMMARY_KEY, seed_policies
+from lib.composition import Stores
 from lib.errors import PathNotAllowedError
-from lib.kb import KnowledgeBase
 from lib.policies.models import RevisionStatus
 from lib.policies.search import search_policy
 from lib.policies.seeding import SeedAction, load_seed_config
@@ -49,7 +49,7 @@ def nppf_seed(inbox: Path) -> Path:
 
 
 def test_its07_seeding_ingests_both_nppf_revisions_and_a_second_run_changes_nothing_and_says_so(
-    flow_kb: KnowledgeBase, nppf_seed: Path
+    flow_stores: Stores, nppf_seed: Path
 ) -> None:
     first = seed_policies(config=str(nppf_seed))
 
@@ -59,27 +59,32 @@ def test_its07_seeding_ingests_both_nppf_revisions_and_a_second_run_changes_noth
         (SeedAction.INGESTED, "rev_NPPF_2099_01_DRAFT"),
     ]
     assert first.changed and "ingested 2 revisions" in first.message
-    current, draft = (flow_kb.registry.get_revision("NPPF", r) for r in ("rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"))
+    current, draft = (
+        flow_stores.policies.registry.get_revision("NPPF", r) for r in ("rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT")
+    )
     assert (str(current.effective_from), str(current.effective_to), current.status, current.page_count) == (
         "2024-12-12", "2098-12-31", RevisionStatus.SUPERSEDED, 82,
     )  # fmt: skip
     assert (str(draft.effective_from), draft.effective_to, draft.status) == ("2099-01-01", None, RevisionStatus.ACTIVE)
-    chunks = flow_kb.vectors.count()
+    chunks = flow_stores.policies.vectors.count()
     assert chunks == current.chunk_count + draft.chunk_count > 500
 
     second = seed_policies(config=str(nppf_seed))
 
     assert [s.action for s in second.steps] == [SeedAction.KEPT_POLICY, SeedAction.KEPT, SeedAction.KEPT]
     assert not second.changed and second.message.startswith("Nothing to do")
-    assert flow_kb.vectors.count() == chunks and len(flow_kb.registry.list_revisions("NPPF")) == 2
+    assert (
+        flow_stores.policies.vectors.count() == chunks
+        and len(flow_stores.policies.registry.list_revisions("NPPF")) == 2
+    )
     summary = Artifact.get(SUMMARY_KEY)
     assert summary is not None and "Nothing to do" in str(summary.data)
 
-    mid_2025 = search_policy(flow_kb, HIGHWAYS, effective_date="2025-06-01", n_results=3).results
+    mid_2025 = search_policy(flow_stores.policies, HIGHWAYS, effective_date="2025-06-01", n_results=3).results
     top = mid_2025[0]
     assert (top.version_label, top.section_ref, top.page_number) == ("December 2024", "Para 116", 33)
     assert {h.revision_id for h in mid_2025} == {"rev_NPPF_2024_12"}
-    in_2099 = search_policy(flow_kb, HIGHWAYS, effective_date="2099-06-01", n_results=3).results
+    in_2099 = search_policy(flow_stores.policies, HIGHWAYS, effective_date="2099-06-01", n_results=3).results
     assert in_2099 and {h.revision_id for h in in_2099} == {"rev_NPPF_2099_01_DRAFT"}
 
 
@@ -92,7 +97,7 @@ def _seed_file(folder: Path, revisions: list[dict[str, object]]) -> Path:
 
 
 def test_a_missing_file_is_a_warning_and_the_other_revisions_are_seeded(
-    flow_kb: KnowledgeBase, inbox: Path, caplog: pytest.LogCaptureFixture
+    flow_stores: Stores, inbox: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     folder = inbox / "seed"
     write_policy_pdf(folder / "ltn-2020.pdf", edition="July 2020")
@@ -111,11 +116,11 @@ def test_a_missing_file_is_a_warning_and_the_other_revisions_are_seeded(
     assert [s.action for s in result.steps] == [SeedAction.CREATED_POLICY, SeedAction.MISSING_FILE, SeedAction.INGESTED]
     assert "whose file is missing" in result.message
     assert any("seed.missing_file" in r.getMessage() and "ltn-2008.pdf" in r.getMessage() for r in caplog.records)
-    assert [r.revision_id for r in flow_kb.registry.list_revisions("LTN_1_20")] == ["rev_LTN_1_20_2020_07"]
+    assert [r.revision_id for r in flow_stores.policies.registry.list_revisions("LTN_1_20")] == ["rev_LTN_1_20_2020_07"]
 
 
 def test_seed_files_must_stay_inside_the_seed_folder_and_the_seed_inside_the_allowed_roots(
-    flow_kb: KnowledgeBase, inbox: Path, tmp_path: Path
+    flow_stores: Stores, inbox: Path, tmp_path: Path
 ) -> None:
     write_policy_pdf(tmp_path / "elsewhere.pdf")
     config = _seed_file(inbox, [{"version_label": "x", "effective_from": "2020-07-27", "file": "../elsewhere.pdf"}])

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 import uuid
 from collections.abc import Callable
 
@@ -33,9 +32,9 @@ from flows.submit import (
     submit_flow_run,
     submit_ingestion,
 )
+from lib.composition import Stores
 from lib.config import Settings
 from lib.errors import CannotReindexError, RevisionNotFoundError
-from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import Revision, RevisionCreate, RevisionStatus
 from tests.flows.policy_pdfs import policy_pdf_bytes
@@ -44,35 +43,36 @@ from tests.polling import eventually
 WAIT_S = 90
 
 
-def wait_for(kb: KnowledgeBase, revision_id: str, done: Callable[[Revision], bool]) -> Revision:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        revision = kb.registry.get_revision("NPPF", revision_id)
-        if done(revision):
-            return revision
-        time.sleep(0.1)
-    pytest.fail(f"{revision_id} did not finish within {WAIT_S} s: {revision}")
+def wait_for(stores: Stores, revision_id: str, done: Callable[[Revision], bool]) -> Revision:
+    def finished() -> Revision | None:
+        revision = stores.policies.registry.get_revision("NPPF", revision_id)
+        return revision if done(revision) else None
+
+    return eventually(finished, within=WAIT_S, every=0.1, what=f"{revision_id} finishing")
 
 
 @pytest.fixture
-def registered(flow_kb: KnowledgeBase, make_policy: Callable[..., str]) -> str:
+def registered(flow_stores: Stores, make_policy: Callable[..., str]) -> str:
     """A revision registered the way the REST upload does it: stored and ``processing``, not ingested."""
     make_policy()
     created = register_revision(
-        flow_kb, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"), policy_pdf_bytes()
+        flow_stores.policies,
+        "NPPF",
+        RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
+        policy_pdf_bytes(),
     )
     return created.revision.revision_id
 
 
 def test_without_a_prefect_server_the_ingestion_runs_in_a_background_thread_and_reports_progress_in_redis(
-    flow_kb: KnowledgeBase, flow_settings: Settings, registered: str
+    flow_stores: Stores, flow_settings: Settings, registered: str
 ) -> None:
     job_id = submit_ingestion(flow_settings, "NPPF", registered)
 
     assert job_id.startswith(LOCAL_PREFIX)
-    done = wait_for(flow_kb, registered, lambda r: r.progress_phase == "done" or r.status == RevisionStatus.FAILED)
+    done = wait_for(flow_stores, registered, lambda r: r.progress_phase == "done" or r.status == RevisionStatus.FAILED)
     assert done.status == RevisionStatus.ACTIVE and done.progress_percent == 100.0
-    assert flow_kb.vectors.count_revision("NPPF", registered) == done.chunk_count == 6
+    assert flow_stores.policies.vectors.count_revision("NPPF", registered) == done.chunk_count == 6
     with get_client(sync_client=True) as client:
         runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[job_id])))
     assert [run.name for run in runs] == [job_id], "the background job is a flow run named after the job"
@@ -88,22 +88,22 @@ def test_a_reindex_of_a_processing_revision_is_refused_before_anything_is_submit
 
 
 def test_a_server_without_the_deployment_falls_back_to_the_background_thread(
-    flow_kb: KnowledgeBase, flow_settings: Settings, make_policy: Callable[..., str], prefect_api: str
+    flow_stores: Stores, flow_settings: Settings, make_policy: Callable[..., str], prefect_api: str
 ) -> None:
     make_policy()
-    flow_kb.objects.put_bytes("uploads/nppf.pdf", policy_pdf_bytes())
+    flow_stores.objects.put_bytes("uploads/nppf.pdf", policy_pdf_bytes())
     ingest_policy_revision(source="NPPF", version_label="2024", effective_from="2024-12-12", file="uploads/nppf.pdf")
-    before = flow_kb.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    before = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     # The session's server may hold the deployment (the fault tests' worker deploys them all).
     with get_client(sync_client=True) as client, contextlib.suppress(ObjectNotFound):
         client.delete_deployment(client.read_deployment_by_name(REINDEX_DEPLOYMENT).id)
 
     job_id = submit_ingestion(
-        flow_settings.model_copy(update={"prefect_api_url": prefect_api}), "NPPF", "rev_NPPF_2024_12", reindex=True
+        flow_settings.replace(prefect_api_url=prefect_api), "NPPF", "rev_NPPF_2024_12", reindex=True
     )
 
     assert job_id.startswith(LOCAL_PREFIX)
-    done = wait_for(flow_kb, "rev_NPPF_2024_12", lambda r: r.ingested_at != before.ingested_at)
+    done = wait_for(flow_stores, "rev_NPPF_2024_12", lambda r: r.ingested_at != before.ingested_at)
     assert done.status == RevisionStatus.ACTIVE and done.chunk_count == before.chunk_count
 
 
@@ -114,7 +114,7 @@ def test_with_the_deployment_on_the_server_a_flow_run_is_created_for_a_worker_ev
         name=INGEST_DEPLOYMENT.split("/")[1], tags=[f"test-{uuid.uuid4().hex[:8]}"]
     ).apply()
     try:
-        settings = flow_settings.model_copy(update={"prefect_api_url": prefect_api})
+        settings = flow_settings.replace(prefect_api_url=prefect_api)
 
         async def from_a_request_handler() -> str:
             return submit_ingestion(settings, "NPPF", registered)
@@ -172,7 +172,7 @@ def test_a_flow_run_refused_before_its_body_runs_reaches_on_failure(flow_setting
 
 
 def test_when_prefects_local_api_cannot_start_the_revision_ends_failed_with_the_error_and_no_server_is_left(
-    flow_kb: KnowledgeBase, flow_settings: Settings, registered: str
+    flow_stores: Stores, flow_settings: Settings, registered: str
 ) -> None:
     """The embedded default (no API URL) with a start-up timeout no server can meet: the start fails."""
     harness = SubprocessASGIServer._instances.pop(None)
@@ -181,7 +181,7 @@ def test_when_prefects_local_api_cannot_start_the_revision_ends_failed_with_the_
             updates={PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: 0}, restore_defaults={PREFECT_API_URL}
         ):
             job_id = submit_ingestion(flow_settings, "NPPF", registered)
-        failed = wait_for(flow_kb, registered, lambda r: r.status != RevisionStatus.PROCESSING)
+        failed = wait_for(flow_stores, registered, lambda r: r.status != RevisionStatus.PROCESSING)
         left = SubprocessASGIServer._instances.get(None)
     finally:
         SubprocessASGIServer._instances[None] = harness
@@ -189,5 +189,5 @@ def test_when_prefects_local_api_cannot_start_the_revision_ends_failed_with_the_
     assert job_id.startswith(LOCAL_PREFIX)
     assert failed.status == RevisionStatus.FAILED
     assert "Timed out while attempting to connect to ephemeral Prefect API" in failed.error
-    assert flow_kb.vectors.count_revision("NPPF", registered) == 0
+    assert flow_stores.policies.vectors.count_revision("NPPF", registered) == 0
     assert left is None or left.server_process is None, "the server that missed its start-up was stopped"

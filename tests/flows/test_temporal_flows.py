@@ -10,7 +10,7 @@ import yaml
 
 from flows.ingest import ingest_policy_revision
 from flows.seed import seed_policies
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.policies.search import search_policy
 from lib.policies.seeding import SeedAction
 from lib.policies.temporal import REASON_BEFORE_FIRST, REASON_IN_GAP, REASON_NO_REVISIONS
@@ -20,7 +20,7 @@ QUESTION = "cycle lanes on busy roads"
 
 
 def test_its02_a_search_as_of_march_2024_returns_only_the_2023_revision(
-    flow_kb: KnowledgeBase, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path]
 ) -> None:
     make_policy()
     for label, start in [
@@ -32,12 +32,12 @@ def test_its02_a_search_as_of_march_2024_returns_only_the_2023_revision(
             source="NPPF", version_label=label, effective_from=start, file=str(policy_pdf(f"{start}.pdf", label))
         )
 
-    result = search_policy(flow_kb, QUESTION, effective_date="2024-03-15", n_results=10)
+    result = search_policy(flow_stores.policies, QUESTION, effective_date="2024-03-15", n_results=10)
 
     assert result.results, "the 2023 revision was in force and has chunks"
     assert {hit.revision_id for hit in result.results} == {"rev_NPPF_2023_09"}
     assert all("September 2023" in hit.text for hit in result.results if hit.section_ref.startswith("Para"))
-    everything = search_policy(flow_kb, QUESTION, n_results=10)
+    everything = search_policy(flow_stores.policies, QUESTION, n_results=10)
     assert {hit.revision_id for hit in everything.results} == {
         "rev_NPPF_2021_07", "rev_NPPF_2023_09", "rev_NPPF_2024_12",
     }  # fmt: skip
@@ -53,7 +53,7 @@ SNAPSHOT_POLICIES = {
 
 
 def test_its06_the_snapshot_for_a_date_agrees_with_what_a_search_for_that_date_returns(
-    flow_kb: KnowledgeBase, inbox: Path
+    flow_stores: Stores, inbox: Path
 ) -> None:
     config = {"policies": []}
     for source, revisions in SNAPSHOT_POLICIES.items():
@@ -73,7 +73,7 @@ def test_its06_the_snapshot_for_a_date_agrees_with_what_a_search_for_that_date_r
     assert seeded.counts() == {"created_policy": 5, "ingested": 7}
 
     day = "2024-03-15"
-    snapshot = {res.source: res for res in flow_kb.resolver.resolve_snapshot(day)}
+    snapshot = {res.source: res for res in flow_stores.policies.resolver.resolve_snapshot(day)}
     assert {s: (r.revision.revision_id if r.revision else r.reason) for s, r in snapshot.items()} == {
         "EMPTY": REASON_NO_REVISIONS,
         "LCWIP": REASON_BEFORE_FIRST,
@@ -82,7 +82,7 @@ def test_its06_the_snapshot_for_a_date_agrees_with_what_a_search_for_that_date_r
         "NPPF": "rev_NPPF_2023_09",
     }
     for source, resolution in snapshot.items():
-        hits = search_policy(flow_kb, QUESTION, sources=[source], effective_date=day, n_results=20).results
+        hits = search_policy(flow_stores.policies, QUESTION, sources=[source], effective_date=day, n_results=20).results
         expected = {resolution.revision.revision_id} if resolution.revision else set()
         assert {hit.revision_id for hit in hits} == expected, source
     assert all(step.action != SeedAction.FAILED for step in seeded.steps)

@@ -1,56 +1,139 @@
-"""Settings: the environment names operators and compose files rely on, and derived defaults."""
+"""Settings: the environment names operators and compose files rely on, their groups, and derived defaults."""
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
+from pydantic import SecretStr
+from pydantic.fields import FieldInfo
 
-from lib.config import Settings
+from lib.config import GROUPS, OVERRIDES, Settings, load_settings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+# Every group field: (group, field name, environment name).
+FIELDS = [(group, name, info.alias or "") for group, cls in GROUPS.items() for name, info in cls.model_fields.items()]
+
+
+def _sample(info: FieldInfo, env_name: str, tmp_path: Path) -> tuple[str, object]:
+    """A value for the field other than its default: the environment text and what the field must then hold."""
+    annotation = info.annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(arg for arg in typing.get_args(annotation) if arg is not type(None))
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    default = info.default
+    if annotation is bool:
+        return str(not default).lower(), not default
+    if annotation is int:
+        value = default + 1 if isinstance(default, int) else 3
+        return str(value), value
+    if annotation is float:
+        return "0.5", 0.5
+    if annotation is Path:
+        return str(tmp_path / env_name.lower()), tmp_path / env_name.lower()
+    if annotation is SecretStr:
+        return f"secret-{env_name.lower()}", f"secret-{env_name.lower()}"
+    if typing.get_origin(annotation) is Literal:
+        other = next(choice for choice in typing.get_args(annotation) if choice != default)
+        return other, other
+    if typing.get_origin(annotation) is list:
+        return f"{tmp_path}/a:{tmp_path}/b", [tmp_path / "a", tmp_path / "b"]
+    assert annotation is str, f"{env_name}: no sample for {annotation}"
+    return f"set-{env_name.lower()}", f"set-{env_name.lower()}"
+
+
+def _held(settings: Settings, group: str, name: str) -> Any:
+    value = getattr(getattr(settings, group), name)
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
 
 
 def test_defaults_live_under_the_data_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("POLICY_KB_DATA_DIR", str(tmp_path))
     settings = Settings()
-    assert settings.redis_url is None
-    assert settings.chroma_persist_dir == tmp_path / "chroma"
-    assert settings.object_store_url == (tmp_path / "objects").as_uri()
-    assert settings.redis_dir == tmp_path / "redis"
-    assert settings.enable_ocr is True and settings.image_ratio_threshold == 0.7
-    assert settings.policy_kb_port == 3003 and settings.document_store_port == 3002
+    assert settings.redis.url is None
+    assert settings.chroma.persist_dir == tmp_path / "chroma"
+    assert settings.objects.url == (tmp_path / "objects").as_uri()
+    assert settings.paths.redis_dir == tmp_path / "redis"
+    assert settings.files.allowed_roots == [tmp_path / "inbox"]
+    assert settings.extraction.enable_ocr is True and settings.extraction.image_ratio_threshold == 0.7
+    assert settings.service.policy_kb_port == 3003 and settings.service.document_store_port == 3002
 
 
-def test_every_documented_environment_name_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    env = {
-        "REDIS_URL": "redis://redis:6379/0",
-        "CHROMA_HOST": "chroma",
-        "CHROMA_PORT": "8001",
-        "OBJECT_STORE_URL": "s3://policy-kb/objects",
-        "S3_ENDPOINT_URL": "http://minio:9000",
-        "AWS_ACCESS_KEY_ID": "minio",
-        "AWS_SECRET_ACCESS_KEY": "minio-secret",
-        "ENABLE_OCR": "false",
-        "IMAGE_RATIO_THRESHOLD": "0.5",
-        "ALLOWED_FILE_ROOTS": f"{tmp_path}/a:{tmp_path}/b",
-        "MCP_API_KEY": "s3cret-token",
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    settings = Settings()
-    assert settings.redis_url == "redis://redis:6379/0"
-    assert (settings.chroma_host, settings.chroma_port) == ("chroma", 8001)
-    assert settings.object_store_url == "s3://policy-kb/objects"
-    assert settings.s3_endpoint_url == "http://minio:9000"
-    assert settings.enable_ocr is False and settings.image_ratio_threshold == 0.5
-    assert settings.allowed_file_roots == [tmp_path / "a", tmp_path / "b"]
-    assert settings.mcp_api_key is not None and settings.mcp_api_key.get_secret_value() == "s3cret-token"
+def test_every_field_has_an_environment_name_and_one_override_name() -> None:
+    assert all(env_name for _, _, env_name in FIELDS)
+    assert len({env_name for _, _, env_name in FIELDS}) == len(FIELDS)
+    assert sorted(OVERRIDES.values()) == sorted(f"{group}.{name}" for group, name, _ in FIELDS)
+
+
+def test_every_environment_name_lands_in_its_field(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    expected = {}
+    for group, name, env_name in FIELDS:
+        text, value = _sample(GROUPS[group].model_fields[name], env_name, tmp_path)
+        monkeypatch.setenv(env_name, text)
+        expected[group, name] = value
+    settings = load_settings()
+    assert {key: _held(settings, *key) for key in expected} == expected
+
+
+def test_every_environment_name_is_documented_in_the_readme() -> None:
+    section = README.read_text().split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    documented = {name for row in section.splitlines() if row.startswith("| `")
+                  for name in re.findall(r"`([A-Z0-9_]+)`", row.split(" | ")[0])}  # fmt: skip
+    names = {env_name for _, _, env_name in FIELDS}
+    assert documented <= names
+    assert all(f"`{name}`" in section for name in names)
+
+
+def test_field_names_are_not_environment_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    baseline = load_settings().model_dump()
+    env_names = {env_name for _, _, env_name in FIELDS}
+    for _, name, _ in FIELDS:
+        if name.upper() not in env_names:
+            monkeypatch.setenv(name.upper(), "not-a-setting")
+    assert load_settings().model_dump() == baseline
+
+
+def test_keyword_overrides_take_the_flat_names_and_win_over_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://redis:6379/0")
+    monkeypatch.setenv("CHROMA_HOST", "chroma")
+    for flat, path in OVERRIDES.items():
+        group, name = path.split(".")
+        env_name = GROUPS[group].model_fields[name].alias or ""
+        _, value = _sample(GROUPS[group].model_fields[name], env_name, tmp_path)
+        assert _held(load_settings(**{flat: value}), group, name) == value, flat
+    settings = load_settings(redis_url=None, data_dir=tmp_path)
+    assert (settings.redis.url, settings.chroma.host) == (None, "chroma")
+    assert settings.chroma.persist_dir == tmp_path / "chroma"
+    with pytest.raises(TypeError, match="redis_uri"):
+        load_settings(redis_uri="redis://typo")
+
+
+def test_replace_returns_an_independent_copy(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path)
+    copy = settings.replace(kb_collection="kb_other", mcp_api_key=SecretStr("key"))
+    assert (copy.chroma.kb_collection, settings.chroma.kb_collection) == ("kb_other", "kb_docs")
+    assert copy.auth.api_key is not None and settings.auth.api_key is None
+    copy.extraction.enable_ocr = not settings.extraction.enable_ocr
+    assert copy.extraction.enable_ocr != settings.extraction.enable_ocr
+    with pytest.raises(TypeError):
+        settings.replace(no_such_setting=1)
 
 
 def test_secrets_never_appear_in_the_settings_repr(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_API_KEY", "s3cret-token")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "minio-secret")
+    monkeypatch.setenv("KB_API_KEY", "kb-secret")
     text = repr(Settings()) + str(Settings().model_dump())
-    assert "s3cret-token" not in text and "minio-secret" not in text
+    assert "s3cret-token" not in text and "minio-secret" not in text and "kb-secret" not in text
 
 
 def test_an_out_of_range_threshold_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

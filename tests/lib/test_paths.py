@@ -62,7 +62,7 @@ def test_unset_roots_default_to_the_data_directory_inbox_created_at_start(
     monkeypatch.delenv("ALLOWED_FILE_ROOTS", raising=False)
     settings = load_settings(data_dir=tmp_path / "data")
     inbox = (tmp_path / "data" / "inbox").resolve()
-    assert settings.allowed_file_roots == [inbox] and not inbox.exists()
+    assert settings.files.allowed_roots == [inbox] and not inbox.exists()
     ensure_file_roots(settings)
     (inbox / "plan.pdf").write_bytes(b"%PDF-1.4")
     assert read_allowed_file(settings, inbox / "plan.pdf") == b"%PDF-1.4"
@@ -74,7 +74,7 @@ def test_unset_roots_default_to_the_data_directory_inbox_created_at_start(
 def test_configured_roots_replace_the_default_inbox_and_are_not_created(tmp_path: Path) -> None:
     settings = load_settings(data_dir=tmp_path / "data", allowed_file_roots=[tmp_path / "raw"])
     ensure_file_roots(settings)
-    assert settings.allowed_file_roots == [(tmp_path / "raw").resolve()]
+    assert settings.files.allowed_roots == [(tmp_path / "raw").resolve()]
     assert not (tmp_path / "data" / "inbox").exists() and not (tmp_path / "raw").exists()
 
 

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -33,12 +32,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
+from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
-from lib.kb import KnowledgeBase, open_kb
 from lib.policies.seeding import seed_policies
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.fixtures_paths import SEED_FILE
+from tests.polling import eventually
 
 FULL_KEY = "full-key-" + "f" * 32
 READ_KEY = "read-key-" + "r" * 32
@@ -66,11 +66,13 @@ def running(app: ASGIApp) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail(f"uvicorn did not start on port {port}", pytrace=False)
-        time.sleep(0.02)
+
+    def started() -> bool:
+        if not thread.is_alive():
+            pytest.fail(f"uvicorn exited before it started on port {port}", pytrace=False)
+        return server.started
+
+    eventually(started, within=SERVER_START_TIMEOUT_S, every=0.02, what=f"uvicorn on port {port}")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -100,7 +102,7 @@ def service_settings(base: Path, redis_url: str, chroma_dir: Path, db: int, **ov
 @dataclass
 class Service:
     url: str
-    kb: KnowledgeBase
+    stores: Stores
     settings: Settings
 
     @property
@@ -136,21 +138,21 @@ def service_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def nppf_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
     settings = service_settings(service_base, redis_url, chroma_dir, NPPF_DB)
-    redis.Redis.from_url(settings.redis_url or "").flushdb()
-    kb = open_kb(settings)
-    steps = seed_policies(kb, SEED_FILE)
+    redis.Redis.from_url(settings.redis.url or "").flushdb()
+    stores = open_stores(settings)
+    steps = seed_policies(stores.policies, SEED_FILE)
     assert [s.action.value for s in steps] == ["created_policy", "ingested", "ingested"], steps
-    with running(create_app(settings, kb=kb)) as url:
-        yield Service(url, kb, settings)
+    with running(create_app(settings, stores=stores)) as url:
+        yield Service(url, stores, settings)
 
 
 @pytest.fixture
 def fresh_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
     settings = service_settings(service_base, redis_url, chroma_dir, FRESH_DB)
-    redis.Redis.from_url(settings.redis_url or "").flushdb()
-    kb = open_kb(settings)
-    with running(create_app(settings, kb=kb, warm=False)) as url:
-        yield Service(url, kb, settings)
+    redis.Redis.from_url(settings.redis.url or "").flushdb()
+    stores = open_stores(settings)
+    with running(create_app(settings, stores=stores, warm=False)) as url:
+        yield Service(url, stores, settings)
 
 
 @asynccontextmanager
@@ -173,16 +175,16 @@ async def mcp_session(url: str, key: str | None = FULL_KEY, transport: str = "ht
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
     """Poll ``/health`` of a service started as a subprocess; fail (never skip) if it dies or stays down."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if proc.poll() is not None:
             pytest.fail(f"the service exited with {proc.returncode}", pytrace=False)
         try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{url}/health", timeout=1).status_code == 200
         except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("the service did not become healthy", pytrace=False)
+            return False
+
+    eventually(healthy, within=timeout, every=0.2, what="the service's /health")
 
 
 def sse_events(stream: httpx.Response) -> Iterator[tuple[str, str]]:
@@ -198,11 +200,11 @@ def sse_events(stream: httpx.Response) -> Iterator[tuple[str, str]]:
 def service_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
     """The environment a service subprocess reads ``settings``' stores from, listening on ``port``."""
     return os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
-        "OBJECT_STORE_URL": settings.object_store_url or "",
+        "REDIS_URL": settings.redis.url or "",
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma.persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.chroma.policy_collection,
+        "OBJECT_STORE_URL": settings.objects.url or "",
         "POLICY_KB_PORT": str(port),
         "MCP_API_KEY": FULL_KEY,
         "HF_HUB_OFFLINE": "1",

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from lib.composition import open_stores
 from lib.config import Settings
-from lib.governance.api import ingest_governance_corpus_files
-from lib.kb import open_kb
-from mcp_service.governance import create_governance_app
+from lib.governance.ingest import ingest_governance_corpus_files
+from mcp_service.governance import create_app
 from tests.mcp_service.conftest import Service, running, service_settings
 
 GOVERNANCE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "governance"
@@ -40,16 +40,16 @@ def governance_settings(base: Path, redis_url: str, chroma_dir: Path, **override
 @pytest.fixture(scope="session")
 def governance_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
     settings = governance_settings(service_base, redis_url, chroma_dir)
-    kb = open_kb(settings)
-    report = ingest_governance_corpus_files(kb, GOVERNANCE_FIXTURES)
+    stores = open_stores(settings)
+    report = ingest_governance_corpus_files(stores.governance, GOVERNANCE_FIXTURES)
     assert not report.failed and len(report.added) == len(list(GOVERNANCE_FIXTURES.rglob("*.*"))), report
-    with running(create_governance_app(settings, kb=kb, warm=False)) as url:
-        yield Service(url, kb, settings)
+    with running(create_app(settings, stores=stores, warm=False)) as url:
+        yield Service(url, stores, settings)
 
 
 @pytest.fixture(scope="session")
 def empty_governance_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
     settings = governance_settings(service_base, redis_url, chroma_dir)
-    kb = open_kb(settings)
-    with running(create_governance_app(settings, kb=kb, warm=False)) as url:
-        yield Service(url, kb, settings)
+    stores = open_stores(settings)
+    with running(create_app(settings, stores=stores, warm=False)) as url:
+        yield Service(url, stores, settings)

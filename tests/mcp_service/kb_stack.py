@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-import pytest
 from mcp import ClientSession
 
 from lib.config import Settings
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, mcp_session, service_env, service_settings, wait_healthy
+from tests.polling import eventually_async
 
 ROOT = Path(__file__).resolve().parents[2]
 KB_KEY = "kb-mcp-key-" + "k" * 32
@@ -52,8 +51,8 @@ class KbProcess:
 
 
 def kb_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
-    env = service_env(settings, free_port(), KB_MCP_PORT=str(port), CHROMA_KB_COLLECTION=settings.kb_collection,
-                      ENABLE_OCR="false", KB_MAX_UPLOAD_BYTES=str(settings.kb_max_upload_bytes), **extra)  # fmt: skip
+    env = service_env(settings, free_port(), KB_MCP_PORT=str(port), CHROMA_KB_COLLECTION=settings.chroma.kb_collection,
+                      ENABLE_OCR="false", KB_MAX_UPLOAD_BYTES=str(settings.kb.max_upload_bytes), **extra)  # fmt: skip
     env.pop("KB_MCP_API_KEY", None)
     env.pop("KB_ENGINE_URL", None)
     env.pop("KB_API_KEY", None)
@@ -107,13 +106,7 @@ async def ok(session: ClientSession, tool: str, **arguments: Any) -> dict[str, A
 
 async def until(check: Callable[[], Any], within: float = 60.0, every: float = 0.2) -> Any:
     """Await ``check()`` until it returns something truthy; fail after ``within`` seconds."""
-    with anyio.move_on_after(within):
-        while True:
-            found = await check()
-            if found:
-                return found
-            await anyio.sleep(every)
-    pytest.fail(f"condition not met within {within:g} s")
+    return await eventually_async(check, within=within, every=every)
 
 
 async def completed_job(session: ClientSession, job_id: str, within: float = 90.0) -> dict[str, Any]:

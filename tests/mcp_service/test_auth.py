@@ -146,8 +146,8 @@ def test_without_a_configured_key_every_route_is_open(fresh_service: Service) ->
     from mcp_service.policy_kb import create_app
     from tests.mcp_service.conftest import running
 
-    open_settings = fresh_service.settings.model_copy(update={"mcp_api_key": None, "mcp_read_api_key": None})
-    with running(create_app(open_settings, kb=fresh_service.kb, warm=False)) as url:
+    open_settings = fresh_service.settings.replace(mcp_api_key=None, mcp_read_api_key=None)
+    with running(create_app(open_settings, stores=fresh_service.stores, warm=False)) as url:
         assert httpx.get(f"{url}/api/v1/policies").json() == {"policies": [], "total": 0}
         response = httpx.post(f"{url}/mcp", json=INIT, headers=MCP)
         assert response.status_code == 200

@@ -19,9 +19,8 @@ import pytest
 import redis
 from PIL import Image
 
-from lib.kb import open_kb
-from mcp_service.document_store import create_document_store_app
-from mcp_service.tools.documents import READ_TOOLS, WRITE_TOOLS
+from lib.composition import open_stores
+from mcp_service.document_store import create_app
 from tests.conftest import free_port
 from tests.fixtures_paths import ENCRYPTED_PASSWORD_PDF, IMAGE_ONLY_PDF, TABLE_PDF
 from tests.mcp_service.conftest import (
@@ -36,6 +35,7 @@ from tests.mcp_service.conftest import (
     service_settings,
     wait_healthy,
 )
+from tests.mcp_service.tool_names import DOCUMENT_READS, DOCUMENT_WRITES
 from tests.mcp_service.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -56,22 +56,22 @@ def docs_service(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterat
     settings = service_settings(
         base, redis_url, chroma_dir, DOCS_DB, document_collection=f"svc_docs_{uuid.uuid4().hex[:12]}"
     )
-    redis.Redis.from_url(settings.redis_url or "").flushdb()
-    inbox = settings.allowed_file_roots[0]
+    redis.Redis.from_url(settings.redis.url or "").flushdb()
+    inbox = settings.files.allowed_roots[0]
     shutil.copyfile(TABLE_PDF, inbox / "Transport_Assessment.pdf")
     shutil.copyfile(IMAGE_ONLY_PDF, inbox / "Site_Plan.pdf")
     shutil.copyfile(ENCRYPTED_PASSWORD_PDF, inbox / "Locked.pdf")
     png = io.BytesIO()
     Image.new("L", (400, 300), 255).save(png, format="PNG")
     (inbox / "Drawing.pdf").write_bytes(png.getvalue())  # a real PNG under a PDF's name
-    kb = open_kb(settings)
-    with running(create_document_store_app(settings, kb=kb, warm=False)) as url:
-        yield Service(url, kb, settings)
-    redis.Redis.from_url(settings.redis_url or "").flushdb()
+    stores = open_stores(settings)
+    with running(create_app(settings, stores=stores, warm=False)) as url:
+        yield Service(url, stores, settings)
+    redis.Redis.from_url(settings.redis.url or "").flushdb()
 
 
 def inbox_path(service: Service, name: str) -> str:
-    return str(service.settings.allowed_file_roots[0] / name)
+    return str(service.settings.files.allowed_roots[0] / name)
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
@@ -80,7 +80,7 @@ async def test_each_transport_lists_the_four_tools_with_described_arguments(
 ) -> None:
     async with mcp_session(docs_service.url, transport=transport) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == READ_TOOLS | WRITE_TOOLS == {
+    assert set(tools) == DOCUMENT_READS | DOCUMENT_WRITES == {
         "ingest_document", "search_application_docs", "get_document_text", "list_ingested_documents",
     }  # fmt: skip
     ingest = tools["ingest_document"].input_schema
@@ -204,12 +204,12 @@ def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Serv
     settings = docs_service.settings
     policy_port, documents_port = free_port(), free_port()
     env = os.environ | {
-        "REDIS_URL": settings.redis_url or "",
-        "POLICY_KB_DATA_DIR": str(settings.data_dir),
-        "CHROMA_PERSIST_DIR": str(settings.chroma_persist_dir),
-        "CHROMA_POLICY_COLLECTION": settings.policy_collection,
-        "CHROMA_DOCUMENT_COLLECTION": settings.document_collection,
-        "OBJECT_STORE_URL": settings.object_store_url or "",
+        "REDIS_URL": settings.redis.url or "",
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma.persist_dir),
+        "CHROMA_POLICY_COLLECTION": settings.chroma.policy_collection,
+        "CHROMA_DOCUMENT_COLLECTION": settings.chroma.document_collection,
+        "OBJECT_STORE_URL": settings.objects.url or "",
         "POLICY_KB_PORT": str(policy_port),
         "DOCUMENT_STORE_PORT": str(documents_port),
         "MCP_API_KEY": FULL_KEY,

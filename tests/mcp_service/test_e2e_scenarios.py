@@ -12,7 +12,7 @@ import httpx
 import pytest
 import yaml
 
-from flows.common import bound_kb
+from flows.common import bound_stores
 from flows.seed import seed_policies
 from tests.flows.policy_pdfs import policy_pdf_bytes, write_policy_pdf
 from tests.mcp_service.conftest import Service
@@ -81,7 +81,7 @@ async def test_e2e03_a_new_edition_supersedes_the_old_and_dated_searches_follow(
 
 
 async def test_e2e04_a_fresh_stack_seeded_by_the_seed_flow_answers_the_agent(fresh_service: Service) -> None:
-    inbox = fresh_service.settings.allowed_file_roots[0] / "seed"
+    inbox = fresh_service.settings.files.allowed_roots[0] / "seed"
     inbox.mkdir()
     write_policy_pdf(inbox / "ltn.pdf", edition="July 2020")
     write_policy_pdf(inbox / "nppf.pdf", edition="December 2024")
@@ -93,7 +93,7 @@ async def test_e2e04_a_fresh_stack_seeded_by_the_seed_flow_answers_the_agent(fre
     ]}))  # fmt: skip
     assert (await call(fresh_service.url, "list_policy_documents"))["policy_count"] == 0
 
-    with bound_kb(fresh_service.kb):
+    with bound_stores(fresh_service.stores):
         result = seed_policies(config=str(config))
 
     assert result.counts() == {"created_policy": 2, "ingested": 2}, result.message

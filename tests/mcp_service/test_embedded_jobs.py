@@ -14,7 +14,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -22,12 +21,13 @@ import psutil
 import pytest
 import redis
 
+from lib.composition import open_stores
 from lib.config import Settings
-from lib.kb import open_kb
 from lib.policies.models import PolicyCreate
 from tests.conftest import free_port
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import FRESH_DB, bearer, service_env, service_settings, wait_healthy
+from tests.polling import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("EMB_A", "EMB_B", "EMB_C")
@@ -41,22 +41,20 @@ PREFECT_START_TIMEOUT_S = 120
 
 
 def settled(api: httpx.Client, source: str, revision_id: str) -> dict[str, object]:
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    while time.monotonic() < deadline:
-        status: dict[str, object] = api.get(f"/policies/{source}/revisions/{revision_id}/status").json()
-        if status["status"] != "processing":
-            return status
-        time.sleep(0.25)
-    pytest.fail(f"{source}/{revision_id} still processing after {SETTLE_TIMEOUT_S} s", pytrace=False)
+    def status() -> dict[str, object] | None:
+        body: dict[str, object] = api.get(f"/policies/{source}/revisions/{revision_id}/status").json()
+        return None if body["status"] == "processing" else body
+
+    return eventually(status, within=SETTLE_TIMEOUT_S, every=0.25, what=f"{source}/{revision_id} settling")
 
 
 @pytest.fixture
 def embedded_settings(service_base: Path, redis_url: str, chroma_dir: Path, tmp_path: Path) -> Settings:
     settings = service_settings(service_base, redis_url, chroma_dir, FRESH_DB)
-    redis.Redis.from_url(settings.redis_url or "").flushdb()
-    kb = open_kb(settings)
+    redis.Redis.from_url(settings.redis.url or "").flushdb()
+    registry = open_stores(settings).policies.registry
     for source in SOURCES:
-        kb.registry.create_policy(PolicyCreate(source=source, title=f"{source} title", category="national_policy"))
+        registry.create_policy(PolicyCreate(source=source, title=f"{source} title", category="national_policy"))
     return settings
 
 

@@ -22,18 +22,18 @@ QUESTION = "How do I declare the dependencies of a single-file Python script inl
 
 
 def test_the_retriever_gives_documents_with_citations_as_metadata(governance_service: Service) -> None:
-    retriever = GovernanceRetriever(kb=governance_service.kb, top_k=2)
+    retriever = GovernanceRetriever(stores=governance_service.stores.governance, top_k=2)
     documents = retriever.invoke(QUESTION)
     assert len(documents) == 2 and all(isinstance(d, Document) for d in documents)
     top = documents[0]
     assert top.metadata["id"] == "PEP-0723" and top.metadata["file_path"].endswith("pep-0723.rst")
     assert 0 < top.metadata["score"] <= 1 and top.metadata["replaces"] == ["PEP-0722"]
-    dated = GovernanceRetriever(kb=governance_service.kb, top_k=5, as_of="2017-06-01")
+    dated = GovernanceRetriever(stores=governance_service.stores.governance, top_k=5, as_of="2017-06-01")
     assert "PEP-0513" in {d.metadata["id"] for d in dated.invoke("manylinux platform tag for Linux wheels")}
 
 
 def test_the_tool_answers_with_citation_text_and_the_answer_as_artifact(governance_service: Service) -> None:
-    tool = governance_tool(governance_service.kb)
+    tool = governance_tool(governance_service.stores.governance)
     assert tool.name == "query_governance"
     assert set(tool.args) == {"question", "top_k", "doc_types", "as_of", "include_inactive"}
     call = {"name": tool.name, "args": {"question": QUESTION, "top_k": 2}, "id": "call-1", "type": "tool_call"}

@@ -63,9 +63,9 @@ async def test_mcp_and_rest_queries_each_write_one_json_line_without_the_questio
 def test_a_failed_query_is_logged_with_its_error_type_and_the_question_only_when_asked_for(
     governance_service: Service, query_log: io.StringIO
 ) -> None:
-    settings = governance_service.settings.model_copy(update={"governance_log_questions": True})
-    kb = dataclasses.replace(governance_service.kb, settings=settings)
+    settings = governance_service.settings.replace(governance_log_questions=True)
+    stores = dataclasses.replace(governance_service.stores.governance, settings=settings)
     with pytest.raises(InvalidDateError):
-        logged_query(kb, QUESTION, interface="test", as_of="not a date")
+        logged_query(stores, QUESTION, interface="test", as_of="not a date")
     [line] = lines(query_log)
     assert (line["question"], line["results"], line["outcome"]) == (QUESTION, 0, "invalid_date")

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from deployments.cli import app
 from lib.integrations.openai import SUPPORTED_KEYWORDS
-from mcp_service.tools.governance import READ_TOOLS
 from tests.mcp_service.conftest import Service, mcp_session
+from tests.mcp_service.tool_names import GOVERNANCE_READS
 
 QUESTION = "How do I declare the dependencies of a single-file Python script inline?"
 
@@ -52,7 +52,7 @@ def nullable(schema: dict[str, Any]) -> bool:
 
 def test_the_printed_tools_are_strict_function_schemas_of_every_mcp_tool() -> None:
     tools = printed_tools()
-    assert {t["function"]["name"] for t in tools} == READ_TOOLS
+    assert {t["function"]["name"] for t in tools} == GOVERNANCE_READS
     for tool in tools:
         assert tool["type"] == "function" and tool["function"]["strict"] is True
         assert len(tool["function"]["description"]) > 60

@@ -7,7 +7,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from mcp_service.governance import create_governance_app
+from mcp_service.governance import create_app
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running
 from tests.mcp_service.governance_fixtures import GOVERNANCE_FIXTURES
 
@@ -72,10 +72,8 @@ def test_an_empty_index_is_healthy_but_says_so_and_queries_get_index_not_built(
 async def test_with_keys_set_every_route_but_health_needs_one_and_the_read_key_may_query(
     governance_service: Service,
 ) -> None:
-    keyed = governance_service.settings.model_copy(
-        update={"mcp_api_key": SecretStr(FULL_KEY), "mcp_read_api_key": SecretStr(READ_KEY)}
-    )
-    with running(create_governance_app(keyed, kb=governance_service.kb, warm=False)) as url:
+    keyed = governance_service.settings.replace(mcp_api_key=SecretStr(FULL_KEY), mcp_read_api_key=SecretStr(READ_KEY))
+    with running(create_app(keyed, stores=governance_service.stores, warm=False)) as url:
         assert httpx.get(f"{url}/health", timeout=30).status_code == 200
         assert httpx.get(f"{url}/query", params={"q": QUESTION}, timeout=30).status_code == 401
         wrong = httpx.get(f"{url}/query", params={"q": QUESTION}, headers=bearer("wrong"), timeout=30)

@@ -18,9 +18,9 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mcp_service.tools.governance import READ_TOOLS
 from tests.conftest import free_port
 from tests.mcp_service.conftest import INITIALIZE, Service, service_env
+from tests.mcp_service.tool_names import GOVERNANCE_READS
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTION = "How do I declare the dependencies of a single-file Python script inline?"
@@ -29,7 +29,7 @@ REPLY_TIMEOUT_S = 120
 
 def stdio_env(service: Service) -> dict[str, str]:
     env = service_env(
-        service.settings, free_port(), CHROMA_GOVERNANCE_COLLECTION=service.settings.governance_collection
+        service.settings, free_port(), CHROMA_GOVERNANCE_COLLECTION=service.settings.chroma.governance_collection
     )
     env.pop("MCP_API_KEY")
     return env
@@ -52,7 +52,7 @@ async def test_python_m_mcp_service_stdio_lists_the_tools_and_answers(governance
             result = await session.call_tool("query_governance", {"question": QUESTION, "top_k": 2})
         errlog.seek(0)
         stderr = errlog.read()
-    assert tools == READ_TOOLS
+    assert tools == GOVERNANCE_READS
     assert not result.is_error and result.structured_content["results"][0]["metadata"]["id"] == "PEP-0723"
     assert result.content[0].text.startswith("[PEP-0723] (")
     [line] = query_log_lines(stderr)

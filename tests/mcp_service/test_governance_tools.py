@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from mcp_service.tools.governance import READ_TOOLS
 from tests.mcp_service.conftest import Service, mcp_session
+from tests.mcp_service.tool_names import GOVERNANCE_READS
 
 SCRIPT_QUESTION = "How do I declare the dependencies of a single-file Python script inline?"
 MANYLINUX_QUESTION = "Which manylinux platform tag should a Linux wheel use?"
@@ -23,7 +23,7 @@ async def test_the_tools_are_listed_read_only_with_described_bounded_arguments(
     async with mcp_session(governance_service.url, key=None, transport=transport) as session:
         assert session.server_info is None or session.server_info.name == "governance-mcp"
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == READ_TOOLS
+        assert set(tools) == GOVERNANCE_READS
         for tool in tools.values():
             assert tool.annotations.read_only_hint is True, tool.name
             assert tool.output_schema is not None, tool.name

@@ -14,19 +14,19 @@ REVISION = "rev_NPPF_2024_12"
 
 
 def _ingested(service: Service) -> None:
-    kb = service.kb
-    kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+    stores = service.stores.policies
+    stores.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
     data = RevisionCreate(revision_id=REVISION, version_label="December 2024", effective_from="2024-12-12")
-    register_revision(kb, "NPPF", data, policy_pdf_bytes(edition="December 2024"))
-    ingest_revision(kb, "NPPF", REVISION)
+    register_revision(stores, "NPPF", data, policy_pdf_bytes(edition="December 2024"))
+    ingest_revision(stores, "NPPF", REVISION)
 
 
 def test_health_reports_removed_chunks_as_a_count_mismatch_and_foreign_chunks_as_orphans(
     fresh_service: Service,
 ) -> None:
     _ingested(fresh_service)
-    kb = fresh_service.kb
-    chunk_count = kb.registry.get_revision("NPPF", REVISION).chunk_count
+    stores = fresh_service.stores.policies
+    chunk_count = stores.registry.get_revision("NPPF", REVISION).chunk_count
     with fresh_service.rest() as api:
         body = api.get("/health").json()
         assert body["status"] == "ok"
@@ -35,11 +35,11 @@ def test_health_reports_removed_chunks_as_a_count_mismatch_and_foreign_chunks_as
             "orphan_revisions": [], "latency_ms": 0, "error": "",
         }  # fmt: skip
 
-        kb.vectors.delete_revision("NPPF", REVISION)
+        stores.vectors.delete_revision("NPPF", REVISION)
         ids, metas = ["GHOST__rev_x__Para_1__000", "GHOST__rev_x__Para_2__001"], []
         for i in range(2):
             metas.append({"source": "GHOST", "revision_id": "rev_x", "revision_ref": "GHOST:rev_x", "chunk_index": i})
-        kb.vectors.upsert(ids, ["a ghost chunk", "another"], kb.embedder.embed_batch(["a", "b"]), metas)
+        stores.vectors.upsert(ids, ["a ghost chunk", "another"], stores.embedder.embed_batch(["a", "b"]), metas)
 
         body = api.get("/health").json()
 
@@ -55,5 +55,5 @@ def test_health_reports_removed_chunks_as_a_count_mismatch_and_foreign_chunks_as
 
 def test_a_check_out_of_time_says_it_is_incomplete(fresh_service: Service) -> None:
     _ingested(fresh_service)
-    report = consistency_check(fresh_service.kb, budget_s=0.0)
+    report = consistency_check(fresh_service.stores.policies, budget_s=0.0)
     assert (report.complete, report.revisions_checked, report.orphan_chunks) == (False, 0, 0)

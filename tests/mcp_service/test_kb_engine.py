@@ -16,10 +16,10 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.stores.embeddings import Embedder
 from mcp_service.rest.app import create_rest_app
-from tests.conftest import isolated_kb
+from tests.conftest import isolated_stores
 from tests.fixtures_paths import IMAGE_ONLY_PDF, TABLE_PDF
 from tests.polling import eventually
 
@@ -29,17 +29,17 @@ ENGINE_DB = 14
 @pytest.fixture(scope="module")
 def engine(
     tmp_path_factory: pytest.TempPathFactory, redis_url: str, chroma_dir: Path, embedder: Embedder
-) -> Iterator[tuple[TestClient, KnowledgeBase]]:
+) -> Iterator[tuple[TestClient, Stores]]:
     url = f"{redis_url.rsplit('/', 1)[0]}/{ENGINE_DB}"
     redis.Redis.from_url(url).flushdb()
-    kb = isolated_kb(url, tmp_path_factory.mktemp("kb_engine"), chroma_dir, embedder,
-                     kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}", enable_ocr=False)  # fmt: skip
-    with TestClient(create_rest_app(kb), base_url="http://engine") as client:
-        yield client, kb
+    stores = isolated_stores(url, tmp_path_factory.mktemp("kb_engine"), chroma_dir, embedder,
+                             kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}", enable_ocr=False)  # fmt: skip
+    with TestClient(create_rest_app(stores), base_url="http://engine") as client:
+        yield client, stores
 
 
 @pytest.fixture
-def client(engine: tuple[TestClient, KnowledgeBase]) -> TestClient:
+def client(engine: tuple[TestClient, Stores]) -> TestClient:
     return engine[0]
 
 
@@ -129,11 +129,11 @@ def test_a_tags_filter_applies_to_both_legs_and_follows_tag_changes_at_once(clie
 
 
 def test_updating_a_note_searches_the_old_text_until_the_flip_and_only_the_new_one_after(
-    engine: tuple[TestClient, KnowledgeBase], tag: str
+    engine: tuple[TestClient, Stores], tag: str
 ) -> None:
     from lib.notes.ingest import update_note
 
-    client, kb = engine
+    client, stores = engine
     note = add_note(client, "Preference: the user likes long detailed reports.", [tag])
     during: list[list[str]] = []
 
@@ -141,7 +141,9 @@ def test_updating_a_note_searches_the_old_text_until_the_flip_and_only_the_new_o
         for mode in ("dense", "lexical", "hybrid"):
             during.append([r["text"] for r in search(client, "user reports preference", [tag], mode=mode)["results"]])
 
-    update_note(kb, note, "Preference: the user wants short bullet-point reports.", before_flip=search_in_the_window)
+    update_note(
+        stores.notes, note, "Preference: the user wants short bullet-point reports.", before_flip=search_in_the_window
+    )
     assert during == [["Preference: the user likes long detailed reports."]] * 3
 
     patched = client.patch(f"/notes/{note}", json={"text": "Preference: the user now asks for tables in reports."})
@@ -152,7 +154,7 @@ def test_updating_a_note_searches_the_old_text_until_the_flip_and_only_the_new_o
         assert texts == ["Preference: the user now asks for tables in reports."], mode
     chunks = client.get(f"/documents/{note}").json()["chunks"]
     assert [c["text"] for c in chunks] == ["Preference: the user now asks for tables in reports."]
-    assert len(kb.notes.chunks.ids({"document_id": note})) == 1
+    assert len(stores.notes.chunks.ids({"document_id": note})) == 1
 
 
 def test_file_jobs_ingest_a_pdf_markdown_and_text_and_refuse_updates_as_not_a_note(
@@ -183,9 +185,9 @@ def test_file_jobs_ingest_a_pdf_markdown_and_text_and_refuse_updates_as_not_a_no
 
 
 def test_a_job_whose_ingestion_fails_ends_failed_with_the_error_and_registers_nothing(
-    engine: tuple[TestClient, KnowledgeBase], tag: str
+    engine: tuple[TestClient, Stores], tag: str
 ) -> None:
-    client, kb = engine
+    client, stores = engine
     before = client.get("/status").json()
     response = client.post("/jobs", files={"file": ("scan.pdf", IMAGE_ONLY_PDF.read_bytes())}, data={"tags": tag})
     job = finished(client, response.json()["job_id"])
@@ -193,7 +195,7 @@ def test_a_job_whose_ingestion_fails_ends_failed_with_the_error_and_registers_no
     after = client.get("/status").json()
     assert (after["documents"], after["chunks"]) == (before["documents"], before["chunks"])
     assert after["queue"]["failed"] == before["queue"]["failed"] + 1
-    assert kb.notes.registry.tagged([tag]) == set()
+    assert stores.notes.registry.tagged([tag]) == set()
     assert job["job_id"] in [j["job_id"] for j in client.get("/jobs", params={"status": "failed"}).json()["jobs"]]
 
 

@@ -16,12 +16,12 @@ import pymupdf
 import pytest
 import redis
 
-from lib.kb import open_kb
-from mcp_service.kb import create_kb_app
-from mcp_service.tools.kb import READ_TOOLS, WRITE_TOOLS
+from lib.composition import open_stores
+from mcp_service.kb import create_app
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, INITIALIZE, MCP_HEADERS, bearer, mcp_session, running
 from tests.mcp_service.kb_stack import KB_KEY, KbStack, add_note, both, call, completed_job, kb_stack, ok, upload
+from tests.mcp_service.tool_names import KB_READS, KB_WRITES
 
 KB_DB = 11
 
@@ -51,11 +51,11 @@ async def test_the_kb_server_lists_its_tools_with_read_only_hints_on_the_reads(s
     async with stack.a.session() as session:
         assert session.server_info is None or session.server_info.name == "kb-mcp"
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == READ_TOOLS | WRITE_TOOLS
+    assert set(tools) == KB_READS | KB_WRITES
     assert {"kb_search", "kb_addnote", "kb_update_note", "kb_get", "kb_status", "kb_jobs", "kb_upload_start",
             "kb_upload_chunk", "kb_upload_finish"} <= set(tools)  # fmt: skip
     for name, tool in tools.items():
-        assert tool.annotations is not None and tool.annotations.read_only_hint is (name in READ_TOOLS), name
+        assert tool.annotations is not None and tool.annotations.read_only_hint is (name in KB_READS), name
         assert tool.description and tool.output_schema is not None, name
     assert tools["kb_search"].input_schema["properties"]["top"]["default"] == 10
 
@@ -81,8 +81,8 @@ def test_the_mcp_key_and_the_engine_key_are_independent_and_unset_means_open(sta
 async def test_with_the_engine_unreachable_the_server_starts_and_every_engine_tool_says_so(
     stack: KbStack, tmp_path: Path
 ) -> None:
-    settings = stack.settings.model_copy(update={"kb_engine_url": f"http://127.0.0.1:{free_port()}"})
-    with running(create_kb_app(settings, kb=open_kb(settings), warm=False)) as url:
+    settings = stack.settings.replace(kb_engine_url=f"http://127.0.0.1:{free_port()}")
+    with running(create_app(settings, stores=open_stores(settings), warm=False)) as url:
         async with mcp_session(url, key=None) as session:
             calls: dict[str, dict[str, Any]] = {
                 "kb_search": {"query": "anything"},

@@ -156,15 +156,17 @@ async def test_list_policy_revisions_newest_first_with_dates_and_counts(nppf_ser
     assert (draft["revision_id"], draft["status"], draft["effective_to"]) == (DRAFT, "active", None)
     assert (dec["revision_id"], dec["status"]) == (DEC_2024, "superseded")
     assert (dec["effective_from"], dec["effective_to"]) == ("2024-12-12", "2098-12-31")
-    assert dec["chunk_count"] == nppf_service.kb.vectors.count_revision("NPPF", DEC_2024) > 100
+    assert dec["chunk_count"] == nppf_service.stores.policies.vectors.count_revision("NPPF", DEC_2024) > 100
 
 
 async def test_list_policy_revisions_edges(fresh_service: Service) -> None:
     out = await call(fresh_service.url, "list_policy_revisions", {"source": "NPPF"})
     assert out["error_type"] == "policy_not_found"
-    fresh_service.kb.registry.create_policy(PolicyCreate(source="LTN_1_20", title="LTN", category="national_guidance"))
+    fresh_service.stores.policies.registry.create_policy(
+        PolicyCreate(source="LTN_1_20", title="LTN", category="national_guidance")
+    )
     july = RevisionCreate(version_label="July 2020", effective_from="2020-07-27")
-    register_revision(fresh_service.kb, "LTN_1_20", july, policy_pdf_bytes())
+    register_revision(fresh_service.stores.policies, "LTN_1_20", july, policy_pdf_bytes())
     out = await call(fresh_service.url, "list_policy_revisions", {"source": "LTN_1_20"})
     assert out["revision_count"] == 1 and out["revisions"][0]["status"] == "processing"
 
@@ -175,12 +177,12 @@ async def test_list_policy_revisions_edges(fresh_service: Service) -> None:
 @pytest.fixture
 def registered(fresh_service: Service) -> tuple[Service, Path]:
     """LTN_1_20 with one registered revision and its PDF in the allowed inbox."""
-    kb = fresh_service.kb
-    kb.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
+    stores = fresh_service.stores.policies
+    stores.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
                                            category="national_guidance"))  # fmt: skip
-    pdf = fresh_service.settings.allowed_file_roots[0] / "ltn.pdf"
+    pdf = fresh_service.settings.files.allowed_roots[0] / "ltn.pdf"
     pdf.write_bytes(policy_pdf_bytes(edition="July 2020"))
-    register_revision(kb, "LTN_1_20", RevisionCreate(revision_id="rev_LTN_1_20_2020_07", version_label="July 2020",
+    register_revision(stores, "LTN_1_20", RevisionCreate(revision_id="rev_LTN_1_20_2020_07", version_label="July 2020",
                                                      effective_from="2020-07-27"), pdf.read_bytes())  # fmt: skip
     return fresh_service, pdf
 
@@ -193,7 +195,9 @@ async def test_ingest_then_search_then_reingest_is_idempotent_and_reindex_rebuil
     out = await call(service.url, "ingest_policy_revision", args)
     assert (out["status"], out["action"], out["page_count"], out["extraction_method"]) == (
         "success", "ingested", 2, "text_layer")  # fmt: skip
-    assert out["chunks_created"] == service.kb.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") > 0
+    assert (
+        out["chunks_created"] == service.stores.policies.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") > 0
+    )
     found = await call(service.url, "search_policy", {"query": "cycle lane width", "effective_date": "2021-01-01"})
     assert found["results"][0]["revision_id"] == "rev_LTN_1_20_2020_07"
     again = await call(service.url, "ingest_policy_revision", args)
@@ -225,36 +229,36 @@ async def test_ingest_errors(registered: tuple[Service, Path], change: dict, err
 
 
 async def test_ingest_of_a_pdf_without_text_fails_with_no_content(fresh_service: Service) -> None:
-    kb = fresh_service.kb
-    kb.registry.create_policy(PolicyCreate(source="SCAN", title="Scanned", category="local_guidance"))
-    scan = fresh_service.settings.allowed_file_roots[0] / "scan.pdf"
+    stores = fresh_service.stores.policies
+    stores.registry.create_policy(PolicyCreate(source="SCAN", title="Scanned", category="local_guidance"))
+    scan = fresh_service.settings.files.allowed_roots[0] / "scan.pdf"
     shutil.copy(IMAGE_ONLY_PDF, scan)
-    register_revision(kb, "SCAN", RevisionCreate(revision_id="rev_scan", version_label="v1",
+    register_revision(stores, "SCAN", RevisionCreate(revision_id="rev_scan", version_label="v1",
                                                  effective_from="2020-01-01"), scan.read_bytes())  # fmt: skip
     out = await call(fresh_service.url, "ingest_policy_revision",
                      {"source": "SCAN", "revision_id": "rev_scan", "file_path": str(scan)})  # fmt: skip
     assert (out["status"], out["error_type"]) == ("error", "no_content")
-    assert kb.registry.get_revision("SCAN", "rev_scan").status.value == "failed"
+    assert stores.registry.get_revision("SCAN", "rev_scan").status.value == "failed"
 
 
 async def test_remove_takes_only_the_chunks_and_ingesting_the_same_file_again_rebuilds_them(
     registered: tuple[Service, Path],
 ) -> None:
     service, pdf = registered
-    kb = service.kb
+    stores = service.stores.policies
     args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
     ingested = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
-    before = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+    before = stores.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
 
     out = await call(service.url, "remove_policy_revision", args)
 
     assert out == {"status": "success", **args, "chunks_removed": ingested["chunks_created"]}
-    assert kb.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == 0
-    assert kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == before
-    assert kb.objects.exists(before.file_path)
+    assert stores.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == 0
+    assert stores.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07") == before
+    assert stores.objects.exists(before.file_path)
     found = await call(service.url, "search_policy", {"query": "cycle lane width", "effective_date": "2021-01-01"})
     assert found["results_count"] == 0
-    assert [(f.kind.value, f.repair) for f in audit_store(kb).findings] == [
+    assert [(f.kind.value, f.repair) for f in audit_store(stores).findings] == [
         ("chunk_count_mismatch", "re-ingest from the stored file")
     ]
     again = await call(service.url, "remove_policy_revision", args)
@@ -264,7 +268,7 @@ async def test_remove_takes_only_the_chunks_and_ingesting_the_same_file_again_re
     assert (rebuilt["action"], rebuilt["chunks_created"]) == ("ingested", ingested["chunks_created"])
     found = await call(service.url, "search_policy", {"query": "cycle lane width", "effective_date": "2021-01-01"})
     assert found["results"][0]["revision_id"] == "rev_LTN_1_20_2020_07"
-    assert audit_store(kb).ok
+    assert audit_store(stores).ok
 
 
 async def test_remove_of_a_revision_without_chunks_reports_zero(fresh_service: Service) -> None:
@@ -276,10 +280,10 @@ async def test_reindex_with_another_file_replaces_the_stored_original_and_its_ch
     registered: tuple[Service, Path],
 ) -> None:
     service, pdf = registered
-    kb = service.kb
+    stores = service.stores.policies
     args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
     await call(service.url, "ingest_policy_revision", {**args, "file_path": str(pdf)})
-    old = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+    old = stores.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
     corrected = pdf.parent / "ltn-corrected.pdf"
     corrected.write_bytes(policy_pdf_bytes(edition="corrected July 2020"))
 
@@ -288,12 +292,14 @@ async def test_reindex_with_another_file_replaces_the_stored_original_and_its_ch
     out = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(corrected), "reindex": True})
 
     assert (out["status"], out["action"], out["extraction_method"]) == ("success", "reindexed", "text_layer")
-    new = kb.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
+    new = stores.registry.get_revision("LTN_1_20", "rev_LTN_1_20_2020_07")
     assert new.file_sha256 == sha256_bytes(corrected.read_bytes()) != old.file_sha256
-    assert kb.objects.get_bytes(new.file_path) == corrected.read_bytes() and not kb.objects.exists(old.file_path)
+    assert stores.objects.get_bytes(new.file_path) == corrected.read_bytes() and not stores.objects.exists(
+        old.file_path
+    )
     assert (new.status, new.chunk_count) == (old.status, out["chunks_created"])
-    chunks = kb.vectors.section_chunks("LTN_1_20", "rev_LTN_1_20_2020_07", "Para 1")
+    chunks = stores.vectors.section_chunks("LTN_1_20", "rev_LTN_1_20_2020_07", "Para 1")
     assert chunks and all("corrected July 2020" in c.text for c in chunks)
-    assert audit_store(kb).ok
+    assert audit_store(stores).ok
     same = await call(service.url, "ingest_policy_revision", {**args, "file_path": str(corrected)})
     assert same["action"] == "unchanged"

@@ -6,7 +6,6 @@ embedded default); tests that start one wait for it to finish, so no work outliv
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -18,6 +17,7 @@ from lib.policies.models import PolicyCreate, RevisionCreate
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 from tests.mcp_service.tools import call
+from tests.polling import eventually
 
 JOB_TIMEOUT_S = 180
 NPPF = {"source": "NPPF", "title": "National Planning Policy Framework", "category": "national_policy"}
@@ -36,24 +36,26 @@ def error_of(response: httpx.Response) -> tuple[int, str]:
 
 
 def with_policy(service: Service, source: str = "NPPF") -> None:
-    service.kb.registry.create_policy(PolicyCreate(source=source, title=f"{source} title", category="national_policy"))
+    service.stores.policies.registry.create_policy(
+        PolicyCreate(source=source, title=f"{source} title", category="national_policy")
+    )
 
 
 def ingested(service: Service, source: str, revision_id: str, start: str, end: str | None = None) -> None:
     """A revision through the real pipeline, from a small generated PDF."""
     data = RevisionCreate(revision_id=revision_id, version_label=revision_id, effective_from=start, effective_to=end)
-    register_revision(service.kb, source, data, policy_pdf_bytes(edition=revision_id))
-    ingest_revision(service.kb, source, revision_id)
+    register_revision(service.stores.policies, source, data, policy_pdf_bytes(edition=revision_id))
+    ingest_revision(service.stores.policies, source, revision_id)
 
 
 def wait_until_settled(api: httpx.Client, source: str, revision_id: str, phase: str = "done") -> dict:
-    deadline = time.monotonic() + JOB_TIMEOUT_S
-    while time.monotonic() < deadline:
-        status = api.get(f"/policies/{source}/revisions/{revision_id}/status").json()
+    def settled() -> dict | None:
+        status: dict = api.get(f"/policies/{source}/revisions/{revision_id}/status").json()
         if status["status"] == "failed" or (status["status"] != "processing" and status["progress"]["phase"] == phase):
             return status
-        time.sleep(0.25)
-    pytest.fail(f"{source}/{revision_id} did not settle within {JOB_TIMEOUT_S} s", pytrace=False)
+        return None
+
+    return eventually(settled, within=JOB_TIMEOUT_S, every=0.25, what=f"{source}/{revision_id} settling")
 
 
 def upload(api: httpx.Client, source: str, content: bytes, name: str = "policy.pdf", **fields: str) -> httpx.Response:
@@ -105,10 +107,10 @@ def test_ts07_list_policies_with_filters(fresh_service: Service, api: httpx.Clie
 
 def test_ts08_policy_detail_lists_every_revision_newest_first(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
-    kb = fresh_service.kb
+    stores = fresh_service.stores.policies
     for rid, start in [("rev_NPPF_2021_07", "2021-07-20"), ("rev_NPPF_2023_09", "2023-09-05"),
                        ("rev_NPPF_2024_12", "2024-12-12")]:  # fmt: skip
-        create_revision(kb.registry, kb.vectors, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
+        create_revision(stores.registry, stores.vectors, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
                                                                         effective_from=start))  # fmt: skip
     body = api.get("/policies/NPPF").json()
     assert [r["revision_id"] for r in body["revisions"]] == ["rev_NPPF_2024_12", "rev_NPPF_2023_09", "rev_NPPF_2021_07"]
@@ -175,7 +177,7 @@ def test_ts04_ts16_upload_starts_ingestion_reports_progress_and_becomes_searchab
     assert first["status"] in ("processing", "active") and 0 <= first["progress"]["percent_complete"] <= 100
     settled = wait_until_settled(api, "NPPF", "rev_NPPF_2024_12")
     assert settled["status"] == "active", settled
-    stored = fresh_service.kb.vectors.count_revision("NPPF", "rev_NPPF_2024_12")
+    stored = fresh_service.stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2024_12")
     assert settled["progress"] == {"phase": "done", "percent_complete": 100.0, "chunks_processed": stored,
                                    "chunks_total": stored}  # fmt: skip
     detail = api.get("/policies/NPPF/revisions/rev_NPPF_2024_12").json()
@@ -203,18 +205,18 @@ def test_ts05_non_pdf_content_is_refused_whatever_its_name(
 ) -> None:
     with_policy(fresh_service, "LTN_1_20")
     assert error_of(upload(api, "LTN_1_20", content, name=name)) == (422, "unsupported_file_type")
-    assert fresh_service.kb.registry.list_revisions("LTN_1_20") == []
+    assert fresh_service.stores.policies.registry.list_revisions("LTN_1_20") == []
 
 
 def test_ts06_overlapping_dates_are_refused(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
     year = RevisionCreate(revision_id="rev_2024", version_label="2024", effective_from="2024-01-01",
                           effective_to="2024-12-31")  # fmt: skip
-    create_revision(fresh_service.kb.registry, fresh_service.kb.vectors, "NPPF", year)
+    create_revision(fresh_service.stores.policies.registry, fresh_service.stores.policies.vectors, "NPPF", year)
     response = upload(api, "NPPF", b"%PDF-1.7 overlap", effective_from="2024-06-01", effective_to="2024-08-01")
     assert error_of(response) == (409, "revision_overlap")
     assert response.json()["error"]["details"]["conflicting_revision_id"] == "rev_2024"
-    assert list(fresh_service.kb.objects.list("policies/")) == []
+    assert list(fresh_service.stores.policies.objects.list("policies/")) == []
 
 
 def test_upload_errors(fresh_service: Service, api: httpx.Client) -> None:
@@ -230,7 +232,7 @@ def test_upload_errors(fresh_service: Service, api: httpx.Client) -> None:
 
 def test_uploads_over_the_limit_get_413_whether_declared_or_streamed(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
-    too_big = b"%PDF-1.7\n" + b"0" * fresh_service.settings.max_upload_bytes
+    too_big = b"%PDF-1.7\n" + b"0" * fresh_service.settings.files.max_upload_bytes
     assert error_of(upload(api, "NPPF", too_big)) == (413, "file_too_large")
 
     def chunked() -> Iterator[bytes]:  # no Content-Length: the limit is enforced as the body streams in
@@ -238,14 +240,14 @@ def test_uploads_over_the_limit_get_413_whether_declared_or_streamed(fresh_servi
         yield boundary + b'\r\nContent-Disposition: form-data; name="version_label"\r\n\r\nv\r\n'
         yield boundary + b'\r\nContent-Disposition: form-data; name="effective_from"\r\n\r\n2024-12-12\r\n'
         yield boundary + b'\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\n%PDF-1.7\n'
-        for _ in range(fresh_service.settings.max_upload_bytes // 65536 + 2):
+        for _ in range(fresh_service.settings.files.max_upload_bytes // 65536 + 2):
             yield b"0" * 65536
         yield b"\r\n" + boundary + b"--\r\n"
 
     streamed = api.post("/policies/NPPF/revisions", content=chunked(),
                         headers={"Content-Type": "multipart/form-data; boundary=b0undary"})  # fmt: skip
     assert error_of(streamed) == (413, "file_too_large")
-    assert fresh_service.kb.registry.list_revisions("NPPF") == []
+    assert fresh_service.stores.policies.registry.list_revisions("NPPF") == []
 
 
 def test_revision_detail_and_404s(fresh_service: Service, api: httpx.Client) -> None:
@@ -266,7 +268,9 @@ def test_ts12_update_revision_metadata_and_overlap(fresh_service: Service, api: 
     response = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"version_label": "Dec 2024", "notes": "x"})
     assert response.status_code == 200
     assert (response.json()["version_label"], response.json()["notes"]) == ("Dec 2024", "x")
-    stored = fresh_service.kb.vectors.collection.get(where={"revision_id": "rev_NPPF_2024_12"}, include=["metadatas"])
+    stored = fresh_service.stores.policies.vectors.collection.get(
+        where={"revision_id": "rev_NPPF_2024_12"}, include=["metadatas"]
+    )
     assert {m["version_label"] for m in stored["metadatas"]} == {"Dec 2024"}
     clash = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"effective_from": "2024-01-01"})
     assert error_of(clash) == (409, "revision_overlap")
@@ -279,7 +283,7 @@ def test_ts13_ts14_delete_a_revision_but_never_the_sole_active_one(fresh_service
     with_policy(fresh_service)
     ingested(fresh_service, "NPPF", "rev_NPPF_2021_07", "2021-07-20")
     ingested(fresh_service, "NPPF", "rev_NPPF_2024_12", "2024-12-12")
-    chunks = fresh_service.kb.vectors.count_revision("NPPF", "rev_NPPF_2021_07")
+    chunks = fresh_service.stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2021_07")
     response = api.delete("/policies/NPPF/revisions/rev_NPPF_2021_07")
     assert response.status_code == 200
     assert response.json() == {"source": "NPPF", "revision_id": "rev_NPPF_2021_07", "status": "deleted",
@@ -291,20 +295,25 @@ def test_ts13_ts14_delete_a_revision_but_never_the_sole_active_one(fresh_service
 def test_ts15_reindex_an_active_revision_and_not_a_processing_one(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service, "LTN_1_20")
     ingested(fresh_service, "LTN_1_20", "rev_LTN120_2020_07", "2020-07-27")
-    before = fresh_service.kb.registry.get_revision("LTN_1_20", "rev_LTN120_2020_07")
+    before = fresh_service.stores.policies.registry.get_revision("LTN_1_20", "rev_LTN120_2020_07")
     response = api.post("/policies/LTN_1_20/revisions/rev_LTN120_2020_07/reindex")
     assert response.status_code == 202
     body = response.json()
     assert (body["revision_id"], body["status"]) == ("rev_LTN120_2020_07", "reindexing") and body["ingestion_job_id"]
-    deadline = time.monotonic() + JOB_TIMEOUT_S
-    while fresh_service.kb.registry.get_revision("LTN_1_20", "rev_LTN120_2020_07").ingested_at == before.ingested_at:
-        assert time.monotonic() < deadline, "the reindex did not finish"
-        time.sleep(0.25)
+    eventually(
+        lambda: (
+            fresh_service.stores.policies.registry.get_revision("LTN_1_20", "rev_LTN120_2020_07").ingested_at
+            != before.ingested_at
+        ),
+        within=JOB_TIMEOUT_S,
+        every=0.25,
+        what="the reindex finishing",
+    )
     after = wait_until_settled(api, "LTN_1_20", "rev_LTN120_2020_07")
     assert (after["status"], after["progress"]["chunks_total"]) == ("active", before.chunk_count)
 
     newer = RevisionCreate(revision_id="rev_new", version_label="new", effective_from="2025-01-01")
-    register_revision(fresh_service.kb, "LTN_1_20", newer, b"%PDF-1.7 x")
+    register_revision(fresh_service.stores.policies, "LTN_1_20", newer, b"%PDF-1.7 x")
     refused = api.post("/policies/LTN_1_20/revisions/rev_new/reindex")
     assert error_of(refused) == (409, "cannot_reindex")
     assert error_of(api.post("/policies/LTN_1_20/revisions/rev_none/reindex")) == (404, "revision_not_found")
@@ -312,9 +321,9 @@ def test_ts15_reindex_an_active_revision_and_not_a_processing_one(fresh_service:
 
 def test_ts16_status_of_a_processing_revision(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
-    register_revision(fresh_service.kb, "NPPF", RevisionCreate(revision_id="rev_NPPF_2026_02", version_label="Feb 2026",
-                                                               effective_from="2026-02-01"), b"%PDF-1.7 x")  # fmt: skip
-    fresh_service.kb.registry.set_progress("NPPF", "rev_NPPF_2026_02", "embed", 42.5)
+    revision = RevisionCreate(revision_id="rev_NPPF_2026_02", version_label="Feb 2026", effective_from="2026-02-01")
+    register_revision(fresh_service.stores.policies, "NPPF", revision, b"%PDF-1.7 x")
+    fresh_service.stores.policies.registry.set_progress("NPPF", "rev_NPPF_2026_02", "embed", 42.5)
     body = api.get("/policies/NPPF/revisions/rev_NPPF_2026_02/status").json()
     assert body == {"source": "NPPF", "revision_id": "rev_NPPF_2026_02", "status": "processing", "error": "",
                     "progress": {"phase": "embed", "percent_complete": 42.5, "chunks_processed": None,
@@ -330,7 +339,7 @@ def test_deep_health_reports_each_store_with_counts(fresh_service: Service, api:
     body = api.get("/health").json()
     assert body["status"] == "ok"
     assert body["checks"]["redis"]["counts"] == {"policies": 1, "revisions": 1, "revisions_active": 1}
-    assert body["checks"]["chroma"]["counts"]["policy_chunks"] == fresh_service.kb.vectors.count() > 0
+    assert body["checks"]["chroma"]["counts"]["policy_chunks"] == fresh_service.stores.policies.vectors.count() > 0
     assert body["checks"]["object_store"]["counts"] == {"policy_files": 1}
     assert all(check["ok"] for check in body["checks"].values())
 

@@ -4,14 +4,15 @@ replica holds them in its cache; and the ONNX query encoder against torch."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import date
 
 import numpy as np
 import pytest
 
+from lib.composition import Stores
 from lib.config import load_settings
-from lib.kb import KnowledgeBase
 from lib.models import Chunk
 from lib.policies.chunks import PolicyVectorStore, revision_filter
 from lib.policies.ingest import ingest_revision, store_chunks
@@ -20,7 +21,8 @@ from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
 from lib.policies.registry import PolicyRegistry
 from lib.policies.resolver import EffectiveDateResolver
 from lib.policies.search import SearchResult, search_policy, searchable_revisions
-from lib.stores.block_cache import ROW_BYTES
+from lib.policies.stores import PolicyStores
+from lib.retrieval.corpus_index import ROW_BYTES
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name
@@ -72,7 +74,7 @@ def ranked(chunks: list) -> list[tuple[str, float]]:
 
 @pytest.fixture(scope="module")
 def query_vectors(nppf_service: Service) -> np.ndarray:
-    return nppf_service.kb.embedder.embed_queries(QUERIES)
+    return nppf_service.stores.policies.embedder.embed_queries(QUERIES)
 
 
 @pytest.mark.parametrize("day", DAYS, ids=str)
@@ -80,47 +82,48 @@ def query_vectors(nppf_service: Service) -> np.ndarray:
 def test_fast_search_equals_chromas_filtered_query_on_the_real_nppf(
     nppf_service: Service, query_vectors: np.ndarray, day: date | None, n_results: int
 ) -> None:
-    kb = nppf_service.kb
-    revisions = searchable_revisions(kb.registry, None, day)
-    exact_before = kb.vectors.exact_searches
+    policies = nppf_service.stores.policies
+    revisions = searchable_revisions(policies.registry, None, day)
+    exact_before = policies.vectors.exact_searches
     for vector in query_vectors:
-        fast = kb.vectors.search(vector, n_results, revisions)
-        chroma = kb.vectors.query(vector, n_results, revision_filter(sorted(revisions)))
+        fast = policies.vectors.search(vector, n_results, revisions)
+        chroma = policies.vectors.query(vector, n_results, revision_filter(sorted(revisions)))
         assert_same_ranking(ranked(fast), ranked(chroma))
         by_id = {c.id: c for c in chroma}
         assert all(c.text == by_id[c.id].text and c.metadata == by_id[c.id].metadata for c in fast if c.id in by_id)
-    assert kb.vectors.exact_searches - exact_before == len(QUERIES), "the cache did not answer"
+    assert policies.vectors.exact_searches - exact_before == len(QUERIES), "the cache did not answer"
 
 
 def test_deep_results_are_the_exact_neighbours_where_hnsw_is_approximate(
     nppf_service: Service, query_vectors: np.ndarray
 ) -> None:
     """Beyond the top ten Chroma's HNSW may miss a neighbour; the fast path never does."""
-    kb = nppf_service.kb
-    stored = kb.vectors.collection.get(include=["embeddings", "metadatas"])
+    policies = nppf_service.stores.policies
+    stored = policies.vectors.collection.get(include=["embeddings", "metadatas"])
     matrix = np.asarray(stored["embeddings"], dtype=np.float32)
     keys = np.array([m["revision_ref"] for m in stored["metadatas"] or []])
     for day in DAYS:
-        revisions = searchable_revisions(kb.registry, None, day)
+        revisions = searchable_revisions(policies.registry, None, day)
         allowed = np.isin(keys, list(revisions))
         for vector in query_vectors:
             distances = ((matrix - vector) ** 2).sum(axis=1)
             distances[~allowed] = np.inf
             truth = [(stored["ids"][i], float(distances[i])) for i in np.argsort(distances, kind="stable")[:50]]
-            fast = kb.vectors.search(vector, 50, revisions)
+            fast = policies.vectors.search(vector, 50, revisions)
             assert_same_ranking(ranked(fast), truth)
-            hnsw = kb.vectors.query(vector, 50, revision_filter(sorted(revisions)))
+            hnsw = policies.vectors.query(vector, 50, revision_filter(sorted(revisions)))
             assert all((f.distance or 0.0) <= (h.distance or 0.0) + 1e-6 for f, h in zip(fast, hnsw, strict=True))
 
 
 @pytest.fixture
-def two_revisions(kb: KnowledgeBase) -> KnowledgeBase:
-    kb.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
+def two_revisions(stores: Stores) -> PolicyStores:
+    policies = stores.policies
+    policies.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
     for rid, start, edition in [("rev_a", "2020-01-01", "first"), ("rev_b", "2024-01-01", "second")]:
         data = RevisionCreate(revision_id=rid, version_label=rid, effective_from=start)
-        register_revision(kb, "NPPF", data, policy_pdf_bytes(edition=edition))
-        ingest_revision(kb, "NPPF", rid)
-    return kb
+        register_revision(policies, "NPPF", data, policy_pdf_bytes(edition=edition))
+        ingest_revision(policies, "NPPF", rid)
+    return policies
 
 
 def ids(result: SearchResult) -> list[str]:
@@ -140,35 +143,34 @@ def assert_same_result(a: SearchResult, b: SearchResult) -> None:
         assert np.allclose([s or 0.0 for s in mine], [s or 0.0 for s in theirs], atol=1e-5)
 
 
-def replica_of(kb: KnowledgeBase) -> KnowledgeBase:
+def replica_of(policies: PolicyStores) -> PolicyStores:
     """Another service process over the same stores: its own Chroma client, cache and registry snapshot."""
-    registry = PolicyRegistry(redis_client(kb.settings))
-    vectors = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name)
-    return KnowledgeBase(**{**vars(kb), "registry": registry, "resolver": EffectiveDateResolver(registry),
-                            "vectors": vectors})  # fmt: skip
+    registry = PolicyRegistry(redis_client(policies.settings))
+    vectors = PolicyVectorStore(open_chroma(policies.settings.chroma), policies.vectors.collection.name)
+    return dataclasses.replace(policies, registry=registry, resolver=EffectiveDateResolver(registry), vectors=vectors)
 
 
-def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(two_revisions: KnowledgeBase) -> None:
+def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(two_revisions: PolicyStores) -> None:
     """Replica A holds both revisions in its cache; replica B rewrites rev_b's chunks through the pipeline
     (as a reindex does). A's next search answers from the new chunks, exactly as Chroma's query does."""
-    kb = two_revisions
-    replica = replica_of(kb)
+    policies = two_revisions
+    replica = replica_of(policies)
     question = "cycle lanes on busy roads"
     first = search_policy(replica, question, n_results=20)
-    assert_same_result(first, search_policy(kb, question, n_results=20))
+    assert_same_result(first, search_policy(policies, question, n_results=20))
     assert len(replica.vectors.cache) == 2
     assert search_policy(replica, question, n_results=20) == first and len(replica.vectors.answers) == 2  # both legs
     texts = ["Cycle lanes on busy roads must be segregated from motor traffic.", "Heritage assets are irreplaceable."]
     chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
               for i, t in enumerate(texts)]  # fmt: skip
-    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1,
-                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    store_chunks(policies.registry, policies.vectors, "NPPF", "rev_b", chunks, policies.embedder.embed_batch(texts),
+                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
     again = search_policy(replica, question, n_results=20)  # the very question asked before the rewrite
     assert again != first and {h.text for h in again.results if h.revision_id == "rev_b"} <= set(texts)
-    assert_same_result(again, search_policy(kb, question, n_results=20))
+    assert_same_result(again, search_policy(policies, question, n_results=20))
     after = search_policy(replica, question, effective_date="2025-01-01", n_results=5)
     assert [h.text for h in after.results] == texts
-    assert_same_result(after, search_policy(kb, question, effective_date="2025-01-01", n_results=5))
+    assert_same_result(after, search_policy(policies, question, effective_date="2025-01-01", n_results=5))
     revisions = searchable_revisions(replica.registry, None, None)
     vector = replica.embedder.embed_queries([question])[0]
     chroma = replica.vectors.query(vector, 20, revision_filter(sorted(revisions)))
@@ -176,34 +178,34 @@ def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(
 
 
 def test_a_revision_rewritten_by_another_replica_is_seen_by_the_lexical_leg_on_the_next_query(
-    two_revisions: KnowledgeBase,
+    two_revisions: PolicyStores,
 ) -> None:
     """Replica A has indexed both revisions' words; B rewrites rev_b through the pipeline. A's very next
     lexical search finds the new words (and only rev_b's new chunks), and ranks as B does."""
-    kb = two_revisions
-    replica = replica_of(kb)
+    policies = two_revisions
+    replica = replica_of(policies)
     question = "segregated cycle track TR6"
     before = search_policy(replica, question, n_results=20, mode="lexical")
     assert not any("TR6" in h.text for h in before.results)
     texts = ["Policy TR6: a segregated cycle track is required on busy roads.", "Heritage assets are irreplaceable."]
     chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
               for i, t in enumerate(texts)]  # fmt: skip
-    store_chunks(kb.registry, kb.vectors, "NPPF", "rev_b", chunks, kb.embedder.embed_batch(texts), page_count=1,
-                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    store_chunks(policies.registry, policies.vectors, "NPPF", "rev_b", chunks, policies.embedder.embed_batch(texts),
+                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
     after = search_policy(replica, question, n_results=20, mode="lexical")
     assert (after.results[0].text, after.results[0].revision_id) == (texts[0], "rev_b")
     assert {h.text for h in after.results if h.revision_id == "rev_b"} == {texts[0]}
-    assert_same_result(after, search_policy(kb, question, n_results=20, mode="lexical"))
+    assert_same_result(after, search_policy(policies, question, n_results=20, mode="lexical"))
     hybrid = search_policy(replica, question, effective_date="2025-01-01", n_results=5)
     assert hybrid.results[0].text == texts[0] and hybrid.results[0].lexical_score is not None
 
 
-def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: KnowledgeBase) -> None:
-    kb = two_revisions
-    replica = replica_of(kb)
+def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: PolicyStores) -> None:
+    policies = two_revisions
+    replica = replica_of(policies)
     question = "design vision"
     assert {h.revision_id for h in search_policy(replica, question, n_results=20).results} == {"rev_a", "rev_b"}
-    remove_revision(kb, "NPPF", "rev_a")
+    remove_revision(policies, "NPPF", "rev_a")
     assert {h.revision_id for h in search_policy(replica, question, n_results=20).results} == {"rev_b"}
     assert search_policy(replica, question, effective_date="2021-01-01").results == []
 
@@ -218,11 +220,11 @@ class Clock:
         return self.now
 
 
-def aged_search(kb: KnowledgeBase) -> tuple[Clock, PolicyVectorStore, Callable[[], SearchHit]]:
+def aged_search(policies: PolicyStores) -> tuple[Clock, PolicyVectorStore, Callable[[], SearchHit]]:
     """A block cache on a clock the test moves, and the top hit of one dated search through it."""
     clock = Clock()
-    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, clock=clock)
-    aged = KnowledgeBase(**{**vars(kb), "vectors": store})
+    store = PolicyVectorStore(open_chroma(policies.settings.chroma), policies.vectors.collection.name, clock=clock)
+    aged = dataclasses.replace(policies, vectors=store)
 
     def top() -> SearchHit:
         return search_policy(aged, "design vision", effective_date="2025-01-01", n_results=1).results[0]
@@ -231,15 +233,15 @@ def aged_search(kb: KnowledgeBase) -> tuple[Clock, PolicyVectorStore, Callable[[
 
 
 def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age_old(
-    two_revisions: KnowledgeBase,
+    two_revisions: PolicyStores,
 ) -> None:
     """A chunk's metadata edited directly in Chroma (not through ingest, so the registry stamp stays): the cached
     block serves what it loaded until it is 30 s old, then the reloaded block serves what Chroma holds."""
-    kb = two_revisions
-    clock, store, top = aged_search(kb)
+    policies = two_revisions
+    clock, store, top = aged_search(policies)
 
     before = top()
-    kb.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
+    policies.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
     clock.now += 29.0
     assert top() == before
     clock.now += 1.0
@@ -248,62 +250,64 @@ def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_block_is_max_age
 
 
 def test_a_refresh_keeps_a_block_chroma_still_holds_and_reloads_one_changed_behind_the_pipeline(
-    two_revisions: KnowledgeBase,
+    two_revisions: PolicyStores,
 ) -> None:
     """Refreshing ahead of expiry asks Chroma for the block's ids, texts and metadata (not its vectors): the
     same rows keep the block (its lexical index, its remembered answers); a text rewritten in Chroma gets a
     new block with the new text, indexed before it is served."""
-    kb = two_revisions
-    clock, store, top = aged_search(kb)
+    policies = two_revisions
+    clock, store, top = aged_search(policies)
 
     def refreshed(count: int) -> bool:
         return store.loader.refreshes == count and not any(lock.locked() for lock in store.loader._key_locks.values())
 
     before = top()
-    (held,) = store.cache.blocks()
+    (held,) = store.cache.indexes()
     clock.now += 25.0  # past three quarters of the 30 s age
     assert top() == before
     eventually(lambda: refreshed(1))
-    assert store.cache.blocks() == [held] and store.loader.loads == 1, "checked, kept, not loaded again"
+    assert store.cache.indexes() == [held] and store.loader.loads == 1, "checked, kept, not loaded again"
 
-    vector = kb.vectors.collection.get(ids=[before.chunk_id], include=["embeddings"])["embeddings"]
-    kb.vectors.collection.update(
+    vector = policies.vectors.collection.get(ids=[before.chunk_id], include=["embeddings"])["embeddings"]
+    policies.vectors.collection.update(
         ids=[before.chunk_id], documents=["design vision rewritten behind the pipeline"], embeddings=vector
     )
     clock.now += 25.0  # the kept block's age started again at the check
     assert top() == before, "served from the kept block while it is checked again"
     eventually(lambda: refreshed(2))
-    (reloaded,) = store.cache.blocks()
+    (reloaded,) = store.cache.indexes()
     assert reloaded.serial != held.serial and "lexical" in vars(reloaded)
     assert "rewritten behind the pipeline" in top().text
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
 def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(
-    two_revisions: KnowledgeBase, mode: str
+    two_revisions: PolicyStores, mode: str
 ) -> None:
     """The fallback ranks like the blocks in every mode: the lexical leg indexes the texts Chroma returns
     for the allowed revisions, per revision, with IDF over exactly those."""
-    kb = two_revisions
-    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, cache_bytes=0)
-    uncached = KnowledgeBase(**{**vars(kb), "vectors": store})
+    policies = two_revisions
+    store = PolicyVectorStore(open_chroma(policies.settings.chroma), policies.vectors.collection.name, cache_bytes=0)
+    uncached = dataclasses.replace(policies, vectors=store)
     for day in (None, "2021-01-01", "2025-01-01", "2019-01-01"):
         fallback = search_policy(uncached, "design vision 2", effective_date=day, mode=mode)
-        assert_same_result(fallback, search_policy(kb, "design vision 2", effective_date=day, mode=mode))
+        assert_same_result(fallback, search_policy(policies, "design vision 2", effective_date=day, mode=mode))
         assert day != "2025-01-01" or fallback.results
     assert uncached.vectors.exact_searches == 0 and len(uncached.vectors.cache) == 0
 
 
-def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_revisions: KnowledgeBase) -> None:
-    kb = two_revisions
-    largest = max(r.chunk_count for r in kb.registry.list_revisions("NPPF"))
-    store = PolicyVectorStore(open_chroma(kb.settings), kb.vectors.collection.name, cache_bytes=largest * ROW_BYTES)
-    small = KnowledgeBase(**{**vars(kb), "vectors": store})
+def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_revisions: PolicyStores) -> None:
+    policies = two_revisions
+    largest = max(r.chunk_count for r in policies.registry.list_revisions("NPPF"))
+    store = PolicyVectorStore(
+        open_chroma(policies.settings.chroma), policies.vectors.collection.name, cache_bytes=largest * ROW_BYTES
+    )
+    small = dataclasses.replace(policies, vectors=store)
     dated = search_policy(small, "design vision", effective_date="2025-01-01")
     undated = search_policy(small, "design vision")
     assert (store.exact_searches, store.fallback_searches, len(store.cache)) == (2, 2, 1)  # two legs each
-    assert_same_result(dated, search_policy(kb, "design vision", effective_date="2025-01-01"))
-    assert_same_result(undated, search_policy(kb, "design vision"))
+    assert_same_result(dated, search_policy(policies, "design vision", effective_date="2025-01-01"))
+    assert_same_result(undated, search_policy(policies, "design vision"))
 
 
 def test_query_vectors_are_remembered_by_text_and_equal_freshly_computed_ones(embedder: Embedder) -> None:
@@ -316,7 +320,7 @@ def test_query_vectors_are_remembered_by_text_and_equal_freshly_computed_ones(em
 
 
 def test_onnx_query_vectors_match_torch_within_tolerance() -> None:
-    models = load_settings().model_cache_dir
+    models = load_settings().embeddings.model_cache_dir
     assert models is not None
     encoder = load_onnx_encoder(models, export=True)  # made once per machine (MODEL_CACHE_DIR)
     assert encoder is not None and (models / onnx_file_name()).is_file()

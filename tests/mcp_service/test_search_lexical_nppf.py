@@ -32,7 +32,9 @@ CASES: dict[str, Callable[[SearchHit], bool]] = {
 
 
 def top5(service: Service, query: str, mode: str) -> list[SearchHit]:
-    result = search_policy(service.kb, query, sources=["NPPF"], effective_date=IN_FORCE, n_results=5, mode=mode)
+    result = search_policy(
+        service.stores.policies, query, sources=["NPPF"], effective_date=IN_FORCE, n_results=5, mode=mode
+    )
     assert {h.revision_id for h in result.results} <= {"rev_NPPF_2024_12"}
     return result.results
 

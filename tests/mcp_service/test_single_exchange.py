@@ -20,9 +20,9 @@ import httpx
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.app import create_mcp_app
-from mcp_service.policy_kb import build_policy_server
-from mcp_service.tools.policies import WRITE_TOOLS
+from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.policy_kb import register_tools
+from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME
 from mcp_service.transports import single_exchange
 from mcp_service.transports.single_exchange import SingleExchangeLane
 from mcp_service.transports.streamable_http import LANE_NEEDS
@@ -64,8 +64,10 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair(nppf_service: Service) -> Iterator[Pair]:
     def app(single_exchange: bool) -> Any:
-        settings = nppf_service.settings.model_copy(update={"mcp_single_exchange": single_exchange})
-        return create_mcp_app(settings, build_policy_server(nppf_service.kb), port=0, write_tools=WRITE_TOOLS)
+        settings = nppf_service.settings.replace(mcp_single_exchange=single_exchange)
+        server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
+        register_tools(server, nppf_service.stores.policies)
+        return create_mcp_app(settings, server, port=0)
 
     with_lane = app(True)
     route = next(r for r in with_lane.routes if getattr(r, "path", "") == "/mcp")
@@ -182,7 +184,7 @@ async def test_the_sdk_client_works_through_the_lane(pair: Pair) -> None:
     async with mcp_session(base) as session:
         tools = await session.list_tools()
         result = await session.call_tool("search_policy", {"query": "highways", "effective_date": "2025-06-01"})
-    assert len(tools.tools) == 9 and not result.is_error
+    assert len(tools.tools) == 11 and not result.is_error
     assert result.structured_content and result.structured_content["results"][0]["revision_id"] == "rev_NPPF_2024_12"
     assert pair.fallback.calls[before:] == ["POST", "POST"], "initialize and its notification go to the SDK"
 

@@ -11,7 +11,6 @@ import json
 import logging
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from mcp_service.policy_kb import create_app
 from mcp_service.transports.sse_relay import replica_channel, session_key
 from tests.conftest import free_port
 from tests.mcp_service.conftest import INITIALIZE, MCP_HEADERS, Service, bearer, running, sse_events
+from tests.polling import eventually
 
 DEADLINE_S = 30
 """Bound on every wait below: the relay retries with a backoff capped at 5 s."""
@@ -85,13 +85,8 @@ def _answers(store: redis.Redis) -> bool:
 
 
 def wait_until(condition: Callable[[], Any], what: str) -> Any:
-    """Poll ``condition`` until it is truthy; fail after ``DEADLINE_S``."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}", pytrace=False)
-        time.sleep(0.05)
-    return value
+    """``eventually`` with this module's deadline (``DEADLINE_S``), in a form ``anyio.to_thread.run_sync`` takes."""
+    return eventually(condition, within=DEADLINE_S, every=0.05, what=what)
 
 
 @pytest.fixture
@@ -105,7 +100,7 @@ def relay_redis(tmp_path: Path) -> Iterator[RelayRedis]:
 
 @pytest.fixture
 def relay_settings(fresh_service: Service, relay_redis: RelayRedis) -> Any:
-    return fresh_service.settings.model_copy(update={"redis_url": relay_redis.url})
+    return fresh_service.settings.replace(redis_url=relay_redis.url)
 
 
 def tool_call(request_id: int, name: str = "list_policy_documents") -> dict[str, Any]:
@@ -141,8 +136,8 @@ async def test_an_sdk_sse_session_lives_through_a_redis_restart_and_completes_a_
     """The SDK's SSE client holds its stream on replica A and POSTs to A, or to B as a load balancer may."""
     caplog.set_level(logging.INFO, logger="mcp_service.transports.sse_relay")
     with (
-        running(create_app(relay_settings, kb=fresh_service.kb, warm=False)) as url_a,
-        running(create_app(relay_settings, kb=fresh_service.kb, warm=False)) as url_b,
+        running(create_app(relay_settings, stores=fresh_service.stores, warm=False)) as url_a,
+        running(create_app(relay_settings, stores=fresh_service.stores, warm=False)) as url_b,
     ):
         port = int((url_a if posts_to == "the holder" else url_b).rsplit(":", 1)[1])
 
@@ -180,8 +175,8 @@ def test_a_message_relayed_while_redis_is_down_gets_503_and_the_session_complete
     """Replica A holds the stream; the client's POSTs land on replica B (a load balancer's choice)."""
     caplog.set_level(logging.INFO, logger="mcp_service.transports.sse_relay")
     with (
-        running(create_app(relay_settings, kb=fresh_service.kb, warm=False)) as url_a,
-        running(create_app(relay_settings, kb=fresh_service.kb, warm=False)) as url_b,
+        running(create_app(relay_settings, stores=fresh_service.stores, warm=False)) as url_a,
+        running(create_app(relay_settings, stores=fresh_service.stores, warm=False)) as url_b,
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=DEADLINE_S)) as client,
         client.stream("GET", f"{url_a}/sse") as stream,
     ):
@@ -212,8 +207,8 @@ def test_a_message_relayed_while_redis_is_down_gets_503_and_the_session_complete
 def test_a_relayed_post_answers_what_the_holders_sdk_answered_or_503_when_no_replica_listens(
     fresh_service: Service,
 ) -> None:
-    replica_b = create_app(fresh_service.settings, kb=fresh_service.kb, warm=False)
-    store = redis.Redis.from_url(fresh_service.settings.redis_url or "", decode_responses=True)
+    replica_b = create_app(fresh_service.settings, stores=fresh_service.stores, warm=False)
+    store = redis.Redis.from_url(fresh_service.settings.redis.url or "", decode_responses=True)
     with (
         running(replica_b) as url_b,
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=DEADLINE_S)) as client,

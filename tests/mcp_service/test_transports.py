@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from mcp_service.policy_kb import create_app
-from mcp_service.tools.policies import READ_TOOLS, WRITE_TOOLS
 from tests.conftest import free_port
 from tests.mcp_service.conftest import (
     INITIALIZE,
@@ -26,6 +25,7 @@ from tests.mcp_service.conftest import (
     sse_events,
     wait_healthy,
 )
+from tests.mcp_service.tool_names import POLICY_READS, POLICY_WRITES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ async def test_each_transport_lists_every_tool_with_described_arguments_and_call
     async with mcp_session(nppf_service.url, transport=transport) as session:
         assert session.server_info is None or session.server_info.name == "policy-kb-mcp"
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == READ_TOOLS | WRITE_TOOLS
+        assert set(tools) == POLICY_READS | POLICY_WRITES
         for tool in tools.values():
             assert tool.description and len(tool.description) > 60, tool.name
             assert tool.output_schema is not None, tool.name
@@ -73,7 +73,7 @@ def test_mcp_route_takes_post_get_and_delete_without_a_redirect(nppf_service: Se
 
 def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_service: Service) -> None:
     """Replica A holds the stream; the client's POSTs land on replica B (a load balancer's choice)."""
-    replica_b = create_app(fresh_service.settings, kb=fresh_service.kb, warm=False)
+    replica_b = create_app(fresh_service.settings, stores=fresh_service.stores, warm=False)
     with (
         running(replica_b) as url_b,
         httpx.Client(headers=bearer(), timeout=httpx.Timeout(10, read=15)) as client,

@@ -10,11 +10,11 @@ import pytest
 from prefect.client.schemas.objects import FlowRun
 
 from deployments.stack import StackLayout
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.policies.search import search_policy
 from lib.policies.seeding import seed_policies
 from lib.stores.embeddings import Embedder
-from tests.conftest import isolated_kb
+from tests.conftest import isolated_stores
 from tests.mcp_service.tools import call
 from tests.stack.conftest import nppf_seed_file
 
@@ -37,15 +37,15 @@ def embedded_nppf(
     redis_url: str,
     chroma_dir: Path,
     embedder: Embedder,
-) -> KnowledgeBase:
+) -> Stores:
     """NPPF December 2024 through the same pipeline, embedded: Chroma on disk, local object store (while
     the stack's worker ingests it too)."""
     folder = tmp_path_factory.mktemp("embedded_nppf")
-    kb = isolated_kb(f"{redis_url.rsplit('/', 1)[0]}/{EMBEDDED_DB}", folder, chroma_dir, embedder)
-    kb.registry.client.flushdb()
-    steps = seed_policies(kb, nppf_seed_file(folder / "seed"))
+    stores = isolated_stores(f"{redis_url.rsplit('/', 1)[0]}/{EMBEDDED_DB}", folder, chroma_dir, embedder)
+    stores.policies.registry.client.flushdb()
+    steps = seed_policies(stores.policies, nppf_seed_file(folder / "seed"))
     assert [s.action.value for s in steps] == ["created_policy", "ingested"], steps
-    return kb
+    return stores
 
 
 def hits(results: list[Any]) -> list[tuple[str, str, int]]:
@@ -61,12 +61,12 @@ async def search(url: str, question: str, day: str | None) -> dict[str, Any]:
 
 @pytest.mark.slow
 async def test_the_worker_ingests_the_nppf_into_the_chroma_server_as_the_embedded_pipeline_does(
-    stack: StackLayout, embedded_nppf: KnowledgeBase, stack_nppf: FlowRun
+    stack: StackLayout, embedded_nppf: Stores, stack_nppf: FlowRun
 ) -> None:
     assert stack_nppf.state is not None and stack_nppf.state.is_completed(), stack_nppf.state
     revision = await call(stack.url("replica-a"), "list_policy_revisions", {"source": "NPPF"})
     stacked = {r["revision_id"]: r for r in revision["revisions"]}["rev_NPPF_2024_12"]
-    embedded = embedded_nppf.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    embedded = embedded_nppf.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     assert stacked["chunk_count"] == embedded.chunk_count > 0
     assert stacked["status"] == embedded.status.value == "active"
 
@@ -74,10 +74,10 @@ async def test_the_worker_ingests_the_nppf_into_the_chroma_server_as_the_embedde
 @pytest.mark.slow
 @pytest.mark.parametrize(("question", "day"), QUESTIONS)
 async def test_dated_searches_through_a_replica_find_what_the_embedded_default_finds(
-    stack: StackLayout, embedded_nppf: KnowledgeBase, stack_nppf: FlowRun, question: str, day: str
+    stack: StackLayout, embedded_nppf: Stores, stack_nppf: FlowRun, question: str, day: str
 ) -> None:
     served = await search(stack.url("replica-a"), question, day)
-    local = search_policy(embedded_nppf, question, sources=["NPPF"], effective_date=day, n_results=TOP)
+    local = search_policy(embedded_nppf.policies, question, sources=["NPPF"], effective_date=day, n_results=TOP)
     expected = [(h.revision_id, h.section_ref, h.page_number) for h in local.results]
     assert served["status"] == "success"
     assert hits(served["results"]) == expected and expected
@@ -86,10 +86,12 @@ async def test_dated_searches_through_a_replica_find_what_the_embedded_default_f
 
 
 async def test_a_day_before_the_first_revision_finds_nothing_in_both(
-    stack: StackLayout, embedded_nppf: KnowledgeBase, stack_nppf: FlowRun
+    stack: StackLayout, embedded_nppf: Stores, stack_nppf: FlowRun
 ) -> None:
     served = await search(stack.url("replica-b"), "green belt", "2020-01-01")
-    local = search_policy(embedded_nppf, "green belt", sources=["NPPF"], effective_date="2020-01-01", n_results=TOP)
+    local = search_policy(
+        embedded_nppf.policies, "green belt", sources=["NPPF"], effective_date="2020-01-01", n_results=TOP
+    )
     assert served["results"] == [] and local.results == []
 
 

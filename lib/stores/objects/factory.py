@@ -13,18 +13,18 @@ from lib.stores.objects.local import LocalObjectStore
 from lib.stores.objects.s3 import S3ObjectStore, make_s3_client
 
 if TYPE_CHECKING:
-    from lib.config import Settings
+    from lib.config import ObjectStoreSettings
 
 logger = logging.getLogger(__name__)
 
 
-def open_object_store(settings: Settings, *, create_bucket: bool = False) -> ObjectStore:
-    """The store ``settings.object_store_url`` names: ``file:///abs/dir`` or ``s3://bucket/prefix``.
+def open_object_store(objects: ObjectStoreSettings, *, create_bucket: bool = False) -> ObjectStore:
+    """The store ``objects.url`` (``OBJECT_STORE_URL``) names: ``file:///abs/dir`` or ``s3://bucket/prefix``.
 
     ``create_bucket`` makes sure an S3 bucket exists (docker-compose MinIO, tests); it is a no-op for a
     folder, which is always created. The URL is never echoed in errors in case it carries credentials.
     """
-    url = settings.object_store_url
+    url = objects.url
     if not url:
         raise InvalidArgumentError("OBJECT_STORE_URL is empty; use file:///abs/dir or s3://bucket/prefix")
     parts = urlsplit(url)
@@ -40,7 +40,7 @@ def open_object_store(settings: Settings, *, create_bucket: bool = False) -> Obj
         bucket = parts.hostname or ""
         if not bucket or parts.username or parts.password:
             raise InvalidArgumentError("OBJECT_STORE_URL must be s3://bucket/prefix (credentials go in AWS_* settings)")
-        s3_store = S3ObjectStore(bucket, unquote(parts.path), make_s3_client(settings))
+        s3_store = S3ObjectStore(bucket, unquote(parts.path), make_s3_client(objects))
         if create_bucket:
             s3_store.ensure_bucket()
         store = s3_store

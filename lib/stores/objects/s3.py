@@ -18,7 +18,7 @@ from lib.stores.objects.keys import sha256_bytes, sha256_file, validate_key, val
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from lib.config import Settings
+    from lib.config import ObjectStoreSettings
 
 logger = logging.getLogger(__name__)
 
@@ -234,15 +234,16 @@ def _redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def make_s3_client(settings: Settings) -> BaseClient:
-    """A boto3 S3 client from settings: path-style (MinIO, moto), standard retries, bounded timeouts.
+def make_s3_client(objects: ObjectStoreSettings) -> BaseClient:
+    """A boto3 S3 client from the object-store settings: path-style (MinIO, moto), standard retries, bounded timeouts.
 
     Credentials left unset fall through to boto3's usual chain (env, profile, instance role).
     """
     import boto3
     from botocore.config import Config
 
-    secret = settings.aws_secret_access_key.get_secret_value() if settings.aws_secret_access_key else None
+    key = objects.aws_secret_access_key
+    secret = key.get_secret_value() if key else None
     config = Config(
         s3={"addressing_style": "path"},
         retries={"max_attempts": 4, "mode": "standard"},
@@ -255,9 +256,9 @@ def make_s3_client(settings: Settings) -> BaseClient:
     session = boto3.session.Session()
     return session.client(
         "s3",
-        endpoint_url=settings.s3_endpoint_url or None,
-        aws_access_key_id=settings.aws_access_key_id or None,
+        endpoint_url=objects.s3_endpoint_url or None,
+        aws_access_key_id=objects.aws_access_key_id or None,
         aws_secret_access_key=secret,
-        region_name=settings.aws_region,
+        region_name=objects.aws_region,
         config=config,
     )

@@ -8,24 +8,24 @@ from pathlib import Path
 import pymupdf
 import redis
 
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from tests.fixtures_paths import SCANNED_WITH_TEXT_LAYER_PDF
 
 REF = "25/01178/REM"
 
 
-def inbox(kb: KnowledgeBase) -> Path:
-    return kb.settings.allowed_file_roots[0]
+def inbox(stores: Stores) -> Path:
+    return stores.settings.files.allowed_roots[0]
 
 
-def put_in_inbox(kb: KnowledgeBase, source: Path, name: str | None = None) -> Path:
-    target = inbox(kb) / (name or source.name)
+def put_in_inbox(stores: Stores, source: Path, name: str | None = None) -> Path:
+    target = inbox(stores) / (name or source.name)
     shutil.copyfile(source, target)
     return target
 
 
-def write_in_inbox(kb: KnowledgeBase, name: str, data: bytes) -> Path:
-    target = inbox(kb) / name
+def write_in_inbox(stores: Stores, name: str, data: bytes) -> Path:
+    target = inbox(stores) / name
     target.write_bytes(data)
     return target
 
@@ -36,14 +36,14 @@ def stored_keys(client: redis.Redis) -> list[str]:
     return sorted(key for key in client.scan_iter("appdoc*") if not key.startswith("appdoc_gen"))
 
 
-def stored_files(kb: KnowledgeBase) -> list[str]:
-    return list(kb.objects.list("applications/"))
+def stored_files(stores: Stores) -> list[str]:
+    return list(stores.objects.list("applications/"))
 
 
-def assert_nothing_stored(kb: KnowledgeBase, client: redis.Redis) -> None:
+def assert_nothing_stored(stores: Stores, client: redis.Redis) -> None:
     assert stored_keys(client) == []
-    assert kb.documents.chunks.count() == 0
-    assert stored_files(kb) == []
+    assert stores.documents.chunks.count() == 0
+    assert stored_files(stores) == []
 
 
 def scanned_pages(pages: int, dpi: int = 150) -> pymupdf.Document:

@@ -15,6 +15,7 @@ import pytest
 import redis
 from PIL import Image, ImageDraw, ImageFont
 
+from lib.composition import Stores
 from lib.documents.deletion import delete_document
 from lib.documents.ingest import ingest_document, ingest_document_bytes
 from lib.documents.models import AlreadyIngested, IngestSuccess, SkippedDocument
@@ -40,7 +41,6 @@ from lib.errors import (
     PathNotAllowedError,
     UnsupportedFileTypeError,
 )
-from lib.kb import KnowledgeBase
 from lib.stores.objects import sha256_file
 from tests.fixtures_paths import (
     EMPTY_PDF,
@@ -70,8 +70,8 @@ FR_008_CHUNK_FIELDS = {
 
 
 @pytest.fixture
-def docs(kb: KnowledgeBase, redis_client: redis.Redis) -> KnowledgeBase:
-    return kb
+def docs(stores: Stores, redis_client: redis.Redis) -> Stores:
+    return stores
 
 
 def png_with_text(lines: list[str]) -> bytes:
@@ -95,12 +95,12 @@ def assert_clean(error: KBError, *forbidden: Path) -> None:
 
 
 def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_original(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     path = put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf")
     sha = sha256_file(path)
 
-    result = ingest_document(docs, str(path), REF)
+    result = ingest_document(docs.documents, str(path), REF)
 
     assert isinstance(result, IngestSuccess)
     assert result.document_id == f"25_01178_REM_{sha[:6]}"
@@ -138,14 +138,14 @@ def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_o
     assert not redis_client.exists(claim_key(result.document_id))
 
 
-def test_second_ingestion_of_the_same_file_is_already_ingested_and_adds_no_chunks(docs: KnowledgeBase) -> None:
+def test_second_ingestion_of_the_same_file_is_already_ingested_and_adds_no_chunks(docs: Stores) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
-    first = ingest_document(docs, path, REF)
+    first = ingest_document(docs.documents, path, REF)
     before = docs.documents.chunks.count()
     renamed = put_in_inbox(docs, TABLE_PDF, "same_bytes_other_name.pdf")
 
-    again = ingest_document(docs, path, REF)
-    other_name = ingest_document(docs, renamed, REF)
+    again = ingest_document(docs.documents, path, REF)
+    other_name = ingest_document(docs.documents, renamed, REF)
 
     assert isinstance(first, IngestSuccess)
     assert again == other_name == AlreadyIngested(document_id=first.document_id)
@@ -153,26 +153,26 @@ def test_second_ingestion_of_the_same_file_is_already_ingested_and_adds_no_chunk
     assert docs.documents.chunks.count() == before
 
 
-def test_the_same_file_for_another_application_is_a_document_of_its_own(docs: KnowledgeBase) -> None:
+def test_the_same_file_for_another_application_is_a_document_of_its_own(docs: Stores) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
-    first = ingest_document(docs, path, REF)
-    second = ingest_document(docs, path, "24/00042/FUL")
+    first = ingest_document(docs.documents, path, REF)
+    second = ingest_document(docs.documents, path, "24/00042/FUL")
     assert isinstance(first, IngestSuccess) and isinstance(second, IngestSuccess)
     assert second.document_id.startswith("24_00042_FUL_") and second.document_id != first.document_id
     assert docs.documents.chunks.count() == first.chunks_created + second.chunks_created
 
 
-def test_references_that_sanitise_alike_cannot_share_a_document_id(docs: KnowledgeBase) -> None:
+def test_references_that_sanitise_alike_cannot_share_a_document_id(docs: Stores) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
-    ingest_document(docs, path, REF)
+    ingest_document(docs.documents, path, REF)
     with pytest.raises(DocumentIdConflictError) as raised:
-        ingest_document(docs, path, "25_01178_REM")
+        ingest_document(docs.documents, path, "25_01178_REM")
     assert raised.value.error_type == "document_id_conflict"
-    assert list_ingested_documents(docs, "25_01178_REM").document_count == 0
+    assert list_ingested_documents(docs.documents, "25_01178_REM").document_count == 0
 
 
 def test_concurrent_ingestions_of_one_file_give_one_ingestion_and_one_already_ingested(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
     barrier = threading.Barrier(2)
@@ -181,7 +181,7 @@ def test_concurrent_ingestions_of_one_file_give_one_ingestion_and_one_already_in
     def worker() -> None:
         barrier.wait()
         try:
-            results.append(ingest_document(docs, path, REF))
+            results.append(ingest_document(docs.documents, path, REF))
         except BaseException as exc:  # surfaced by the assertion below
             results.append(exc)
 
@@ -200,21 +200,21 @@ def test_concurrent_ingestions_of_one_file_give_one_ingestion_and_one_already_in
 
 
 def test_claim_of_a_worker_that_died_lapses_and_the_next_ingestion_proceeds(
-    docs: KnowledgeBase, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
+    docs: Stores, redis_client: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
     document_id = make_document_id(REF, sha256_file(path))
     redis_client.set(claim_key(document_id), "a worker that died", px=1_000)  # its lease, never renewed
     caplog.set_level(logging.INFO, logger="lib.documents.registry")
 
-    result = ingest_document(docs, path, REF)
+    result = ingest_document(docs.documents, path, REF)
 
     assert isinstance(result, IngestSuccess)
     assert "documents.claim_wait" in caplog.text
 
 
 def test_claim_is_renewed_while_held_and_a_waiter_gives_up_with_ingestion_in_progress(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     registry = docs.documents.registry
     key = claim_key("X_abcdef")
@@ -228,11 +228,11 @@ def test_claim_is_renewed_while_held_and_a_waiter_gives_up_with_ingestion_in_pro
     assert CLAIM_LEASE_SECONDS >= 10
 
 
-def test_document_type_argument_overrides_classification_and_unknown_types_are_refused(docs: KnowledgeBase) -> None:
+def test_document_type_argument_overrides_classification_and_unknown_types_are_refused(docs: Stores) -> None:
     path = put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf")
     with pytest.raises(InvalidArgumentError):
-        ingest_document(docs, path, REF, document_type="shopping_list")
-    result = ingest_document(docs, path, REF, document_type="planning_statement")
+        ingest_document(docs.documents, path, REF, document_type="shopping_list")
+    result = ingest_document(docs.documents, path, REF, document_type="planning_statement")
     assert isinstance(result, IngestSuccess) and result.document_type == "planning_statement"
     assert {c.metadata["document_type"] for c in docs.documents.chunks.document_chunks(result.document_id)} == {
         "planning_statement"
@@ -240,49 +240,49 @@ def test_document_type_argument_overrides_classification_and_unknown_types_are_r
 
 
 @pytest.mark.parametrize("ref", ["", "   ", "///", "x" * 101, "25/01\n178"])
-def test_malformed_application_refs_are_refused(docs: KnowledgeBase, ref: str) -> None:
+def test_malformed_application_refs_are_refused(docs: Stores, ref: str) -> None:
     path = put_in_inbox(docs, TABLE_PDF)
     with pytest.raises(InvalidArgumentError):
-        ingest_document(docs, path, ref)
+        ingest_document(docs.documents, path, ref)
 
 
 # --- scans, drawings and OCR -------------------------------------------------------------------------------
 
 
 def test_image_only_pdf_is_skipped_as_image_based_and_nothing_is_stored(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
-    result = ingest_document(docs, put_in_inbox(docs, IMAGE_ONLY_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, IMAGE_ONLY_PDF), REF)
     assert result == SkippedDocument(image_ratio=1.0, total_pages=6)
     assert result.model_dump() == {"status": "skipped", "reason": "image_based", "image_ratio": 1.0, "total_pages": 6}
     assert_nothing_stored(docs, redis_client)
 
 
-def test_scan_without_a_text_layer_is_skipped_as_image_based(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+def test_scan_without_a_text_layer_is_skipped_as_image_based(docs: Stores, redis_client: redis.Redis) -> None:
     with scanned_pages(2) as scan:
         path = write_in_inbox(docs, "Scanned_Letter.pdf", scan.tobytes(deflate=True))
-    result = ingest_document(docs, path, REF)
+    result = ingest_document(docs.documents, path, REF)
     assert isinstance(result, SkippedDocument) and result.total_pages == 2 and result.image_ratio > 0.99
     assert_nothing_stored(docs, redis_client)
 
 
 def test_scan_that_carries_a_text_layer_is_ingested_from_it_and_flagged_as_containing_drawings(
-    docs: KnowledgeBase,
+    docs: Stores,
 ) -> None:
-    result = ingest_document(docs, put_in_inbox(docs, SCANNED_WITH_TEXT_LAYER_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, SCANNED_WITH_TEXT_LAYER_PDF), REF)
     assert isinstance(result, IngestSuccess)
     assert (result.extraction_method, result.contains_drawings) == ("text_layer", True)
-    text = get_document_text(docs, result.document_id).text
+    text = get_document_text(docs.documents, result.document_id).text
     assert "Johnston is coming with fifty" in text
 
 
-def test_text_document_with_a_scanned_appendix_page_is_ocrd_and_mixed(docs: KnowledgeBase) -> None:
+def test_text_document_with_a_scanned_appendix_page_is_ocrd_and_mixed(docs: Stores) -> None:
     with pymupdf.open(TABLE_PDF) as table, scanned_pages(1) as scan, pymupdf.open() as combined:
         combined.insert_pdf(table)
         combined.insert_pdf(scan)
         path = write_in_inbox(docs, "Report_with_appendix.pdf", combined.tobytes(deflate=True))
 
-    result = ingest_document(docs, path, REF)
+    result = ingest_document(docs.documents, path, REF)
 
     assert isinstance(result, IngestSuccess)
     assert (result.extraction_method, result.contains_drawings) == ("mixed", True)
@@ -293,22 +293,20 @@ def test_text_document_with_a_scanned_appendix_page_is_ocrd_and_mixed(docs: Know
     assert {c.metadata["extraction_method"] for c in chunks} == {"mixed"}
 
 
-def test_png_is_ocrd_whole_and_not_skipped_as_image_based(docs: KnowledgeBase) -> None:
+def test_png_is_ocrd_whole_and_not_skipped_as_image_based(docs: Stores) -> None:
     path = write_in_inbox(docs, "Highways_Response.png", png_with_text(["Transport Assessment", "Trip generation"]))
-    result = ingest_document(docs, path, REF)
+    result = ingest_document(docs.documents, path, REF)
     assert isinstance(result, IngestSuccess)
     assert (result.extraction_method, result.chunks_created, result.document_type) == ("ocr", 1, "transport_assessment")
     record = docs.documents.registry.get(result.document_id)
     assert record is not None and record.object_key.endswith(".png") and record.contains_drawings
-    assert "Trip generation" in get_document_text(docs, result.document_id).text
+    assert "Trip generation" in get_document_text(docs.documents, result.document_id).text
 
 
-def test_png_named_as_a_rendering_is_not_ocrd_so_it_has_no_content(
-    docs: KnowledgeBase, redis_client: redis.Redis
-) -> None:
+def test_png_named_as_a_rendering_is_not_ocrd_so_it_has_no_content(docs: Stores, redis_client: redis.Redis) -> None:
     path = write_in_inbox(docs, "Birds_Eye_View_CGI.png", png_with_text(["Transport Assessment"]))
     with pytest.raises(NoContentError) as raised:
-        ingest_document(docs, path, REF)
+        ingest_document(docs.documents, path, REF)
     assert raised.value.error_type == "no_content"
     assert_nothing_stored(docs, redis_client)
 
@@ -325,21 +323,21 @@ def test_png_named_as_a_rendering_is_not_ocrd_so_it_has_no_content(
     ],
 )
 def test_unreadable_pdfs_are_refused_cleanly_and_nothing_is_stored(
-    docs: KnowledgeBase, redis_client: redis.Redis, source: Path, error: type[KBError], error_type: str
+    docs: Stores, redis_client: redis.Redis, source: Path, error: type[KBError], error_type: str
 ) -> None:
     path = put_in_inbox(docs, source)
     with pytest.raises(error) as raised:
-        ingest_document(docs, path, REF)
+        ingest_document(docs.documents, path, REF)
     assert raised.value.error_type == error_type
     assert_clean(raised.value, path, inbox(docs))
     assert_nothing_stored(docs, redis_client)
 
 
 def test_malformed_pdf_whose_only_page_is_a_scan_is_skipped_and_nothing_is_stored(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     """MuPDF repairs it: one full-page scan whose text layer is a 9-character date, nothing to read."""
-    result = ingest_document(docs, put_in_inbox(docs, MALFORMED_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, MALFORMED_PDF), REF)
     assert isinstance(result, SkippedDocument) and result.total_pages == 1
     assert_nothing_stored(docs, redis_client)
 
@@ -370,38 +368,38 @@ def test_malformed_pdf_whose_only_page_is_a_scan_is_skipped_and_nothing_is_store
     ],
 )
 def test_broken_and_unsupported_files_are_refused_and_nothing_is_stored(
-    docs: KnowledgeBase, redis_client: redis.Redis, name: str, data: bytes, error_type: str
+    docs: Stores, redis_client: redis.Redis, name: str, data: bytes, error_type: str
 ) -> None:
     path = write_in_inbox(docs, name, data)
     with pytest.raises((ExtractionFailedError, UnsupportedFileTypeError)) as raised:
-        ingest_document(docs, path, REF)
+        ingest_document(docs.documents, path, REF)
     assert raised.value.error_type == error_type
     assert_clean(raised.value, path, inbox(docs))
     assert_nothing_stored(docs, redis_client)
 
 
 def test_the_content_decides_the_type_so_a_pdf_without_a_known_extension_is_ingested_as_a_pdf(
-    docs: KnowledgeBase,
+    docs: Stores,
 ) -> None:
-    result = ingest_document(docs, write_in_inbox(docs, "download_1234", TABLE_PDF.read_bytes()), REF)
+    result = ingest_document(docs.documents, write_in_inbox(docs, "download_1234", TABLE_PDF.read_bytes()), REF)
     assert isinstance(result, IngestSuccess) and result.extraction_method == "text_layer"
     record = docs.documents.registry.get(result.document_id)
     assert record is not None and record.object_key.endswith(".pdf") and record.source_file == "download_1234"
 
 
-def test_bytes_ingested_without_a_path_record_their_file_name_as_file_path(docs: KnowledgeBase) -> None:
-    result = ingest_document_bytes(docs, TABLE_PDF.read_bytes(), file_name="Transport_Assessment.pdf",
+def test_bytes_ingested_without_a_path_record_their_file_name_as_file_path(docs: Stores) -> None:
+    result = ingest_document_bytes(docs.documents, TABLE_PDF.read_bytes(), file_name="Transport_Assessment.pdf",
                                    application_ref=REF)  # fmt: skip
     assert isinstance(result, IngestSuccess)
-    listed = list_ingested_documents(docs, REF).documents
+    listed = list_ingested_documents(docs.documents, REF).documents
     assert [(d.file_path, d.source_file) for d in listed] == [("Transport_Assessment.pdf", "Transport_Assessment.pdf")]
     assert listed[0].object_key.startswith("applications/25_01178_REM/")
 
 
 def test_a_record_written_before_object_key_existed_reads_its_key_and_names_the_file(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
-    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf"), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF, "Transport_Assessment.pdf"), REF)
     assert isinstance(result, IngestSuccess)
     record = docs.documents.registry.get(result.document_id)
     assert record is not None
@@ -412,37 +410,37 @@ def test_a_record_written_before_object_key_existed_reads_its_key_and_names_the_
     old = docs.documents.registry.get(result.document_id)
 
     assert old is not None and (old.file_path, old.object_key) == ("Transport_Assessment.pdf", record.object_key)
-    assert delete_document(docs.documents, docs.objects, result.document_id).file_removed
+    assert delete_document(docs.documents, result.document_id).file_removed
 
 
 def test_every_registration_and_removal_moves_the_registry_and_application_generations(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     """What other replicas compare their lexical blocks against; a registration that fails moves nothing."""
     registry = docs.documents.registry
     assert (registry.generation(), registry.application_generations([REF, "24/00042/FUL"])) == (0, [0, 0])
-    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF)
     assert isinstance(result, IngestSuccess)
     assert (registry.generation(), registry.application_generations([REF, "24/00042/FUL"])) == (1, [1, 0])
     assert registry.application_refs() == [REF]
 
-    delete_document(docs.documents, docs.objects, result.document_id)
+    delete_document(docs.documents, result.document_id)
 
     assert (registry.generation(), registry.application_generations([REF]), registry.application_refs()) == (2, [2], [])
     redis_client.set(application_key(REF), "not a set")
     with pytest.raises(redis.ResponseError):
-        ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+        ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF)
     assert (registry.generation(), registry.application_generations([REF])) == (2, [2])
 
 
 def test_failure_after_chunks_were_written_undoes_them_and_the_stored_file(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
     """Registration fails (the application's index key holds a string, so Redis refuses SADD) after the
     original and the chunks were written: both are removed again and no record is left."""
     redis_client.set(application_key(REF), "not a set")
     with pytest.raises(redis.ResponseError):
-        ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+        ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF)
     assert stored_keys(redis_client) == [application_key(REF)]
     assert docs.documents.chunks.count() == 0
     assert stored_files(docs) == []
@@ -451,46 +449,44 @@ def test_failure_after_chunks_were_written_undoes_them_and_the_stored_file(
 # --- the path rule -------------------------------------------------------------------------------------------
 
 
-def test_path_escaping_the_root_with_dot_dot_is_not_allowed(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+def test_path_escaping_the_root_with_dot_dot_is_not_allowed(docs: Stores, redis_client: redis.Redis) -> None:
     outside = inbox(docs).parent / "outside.pdf"
     outside.write_bytes(TABLE_PDF.read_bytes())
     with pytest.raises(PathNotAllowedError) as raised:
-        ingest_document(docs, f"{inbox(docs)}/../outside.pdf", REF)
+        ingest_document(docs.documents, f"{inbox(docs)}/../outside.pdf", REF)
     assert raised.value.error_type == "path_not_allowed"
     assert_clean(raised.value, outside)
     assert_nothing_stored(docs, redis_client)
 
 
-def test_absolute_path_elsewhere_is_not_allowed(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+def test_absolute_path_elsewhere_is_not_allowed(docs: Stores, redis_client: redis.Redis) -> None:
     with pytest.raises(PathNotAllowedError) as raised:
-        ingest_document(docs, str(TABLE_PDF.resolve()), REF)
+        ingest_document(docs.documents, str(TABLE_PDF.resolve()), REF)
     assert_clean(raised.value, TABLE_PDF.resolve())
     assert_nothing_stored(docs, redis_client)
 
 
-def test_symlink_inside_the_root_pointing_out_of_it_is_not_allowed(
-    docs: KnowledgeBase, redis_client: redis.Redis
-) -> None:
+def test_symlink_inside_the_root_pointing_out_of_it_is_not_allowed(docs: Stores, redis_client: redis.Redis) -> None:
     link = inbox(docs) / "Transport_Assessment.pdf"
     os.symlink(TABLE_PDF.resolve(), link)
     with pytest.raises(PathNotAllowedError) as raised:
-        ingest_document(docs, link, REF)
+        ingest_document(docs.documents, link, REF)
     assert_clean(raised.value, TABLE_PDF.resolve())
     assert_nothing_stored(docs, redis_client)
 
 
-def test_symlink_within_the_root_is_followed_and_the_link_name_is_the_source_file(docs: KnowledgeBase) -> None:
+def test_symlink_within_the_root_is_followed_and_the_link_name_is_the_source_file(docs: Stores) -> None:
     (inbox(docs) / "downloads").mkdir()
     target = put_in_inbox(docs, TABLE_PDF, "downloads/1234.pdf")
     link = inbox(docs) / "Flood_Risk_Assessment.pdf"
     os.symlink(target, link)
-    result = ingest_document(docs, link, REF)
+    result = ingest_document(docs.documents, link, REF)
     assert isinstance(result, IngestSuccess) and result.document_type == "flood_risk_assessment"
 
 
-def test_missing_file_inside_the_root_is_file_not_found(docs: KnowledgeBase, redis_client: redis.Redis) -> None:
+def test_missing_file_inside_the_root_is_file_not_found(docs: Stores, redis_client: redis.Redis) -> None:
     with pytest.raises(FileNotFoundInStoreError) as raised:
-        ingest_document(docs, inbox(docs) / "missing.pdf", REF)
+        ingest_document(docs.documents, inbox(docs) / "missing.pdf", REF)
     assert raised.value.error_type == "file_not_found"
     assert_nothing_stored(docs, redis_client)
 
@@ -498,33 +494,33 @@ def test_missing_file_inside_the_root_is_file_not_found(docs: KnowledgeBase, red
 # --- hiding, listing and deleting ----------------------------------------------------------------------------
 
 
-def test_chunks_of_an_unregistered_document_are_never_returned_by_search(docs: KnowledgeBase) -> None:
+def test_chunks_of_an_unregistered_document_are_never_returned_by_search(docs: Stores) -> None:
     """A crash between writing chunks and registering leaves orphans; the registry decides what is seen."""
-    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF)
     assert isinstance(result, IngestSuccess)
     record = docs.documents.registry.get(result.document_id)
     assert isinstance(record, DocumentRecord)
-    assert search_application_docs(docs, "travel card expenses").results_count > 0
+    assert search_application_docs(docs.documents, "travel card expenses").results_count > 0
 
     docs.documents.registry.remove(record)
 
-    assert search_application_docs(docs, "travel card expenses").results == []
+    assert search_application_docs(docs.documents, "travel card expenses").results == []
 
 
 def test_delete_removes_chunks_registry_entry_and_file_and_a_second_delete_is_not_found(
-    docs: KnowledgeBase, redis_client: redis.Redis
+    docs: Stores, redis_client: redis.Redis
 ) -> None:
-    result = ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF)
+    result = ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF)
     assert isinstance(result, IngestSuccess)
 
-    deleted = delete_document(docs.documents, docs.objects, result.document_id)
+    deleted = delete_document(docs.documents, result.document_id)
 
     assert (deleted.chunks_removed, deleted.file_removed, deleted.application_ref) == (
         result.chunks_created, True, REF,
     )  # fmt: skip
     assert_nothing_stored(docs, redis_client)
-    assert list_ingested_documents(docs, REF).document_count == 0
+    assert list_ingested_documents(docs.documents, REF).document_count == 0
     with pytest.raises(DocumentNotFoundError) as raised:
-        delete_document(docs.documents, docs.objects, result.document_id)
+        delete_document(docs.documents, result.document_id)
     assert raised.value.error_type == "document_not_found"
-    assert isinstance(ingest_document(docs, put_in_inbox(docs, TABLE_PDF), REF), IngestSuccess)
+    assert isinstance(ingest_document(docs.documents, put_in_inbox(docs, TABLE_PDF), REF), IngestSuccess)

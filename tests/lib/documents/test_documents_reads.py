@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 import redis
 
+from lib.composition import Stores
 from lib.documents.ingest import ingest_document
 from lib.documents.models import IngestSuccess
 from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.registry import DocumentRegistry
 from lib.documents.search import search_application_docs
 from lib.errors import DocumentNotFoundError, InvalidArgumentError, NoChunksError
-from lib.kb import KnowledgeBase
 from lib.stores.embeddings import Embedder
-from tests.conftest import isolated_kb
+from tests.conftest import isolated_stores
 from tests.fixtures_paths import NPPF_2024, SCANNED_WITH_TEXT_LAYER_PDF, TABLE_PDF
 from tests.lib.documents.document_support import REF, inbox, put_in_inbox
 
@@ -31,7 +31,7 @@ HIGHWAYS = "116. Development should only be prevented or refused on highways gro
 
 @dataclass
 class Ingested:
-    kb: KnowledgeBase
+    stores: Stores
     nppf: IngestSuccess
     table: IngestSuccess
     scan: IngestSuccess
@@ -47,17 +47,19 @@ def ingested(
     client.flushdb()
     folder = tmp_path_factory.mktemp("documents_reads")
     (folder / "inbox").mkdir()
-    kb = isolated_kb(
+    stores = isolated_stores(
         redis_url.rsplit("/", 1)[0] + "/3", folder, chroma_dir, embedder, allowed_file_roots=[folder / "inbox"]
     )
     results = [
-        ingest_document(kb, put_in_inbox(kb, NPPF_2024), REF),
-        ingest_document(kb, put_in_inbox(kb, TABLE_PDF, "Senate_expenditure.pdf"), REF, "planning_statement"),
-        ingest_document(kb, put_in_inbox(kb, SCANNED_WITH_TEXT_LAYER_PDF), REF),
-        ingest_document(kb, put_in_inbox(kb, TABLE_PDF, "Transport_Assessment.pdf"), OTHER_REF),
+        ingest_document(stores.documents, put_in_inbox(stores, NPPF_2024), REF),
+        ingest_document(
+            stores.documents, put_in_inbox(stores, TABLE_PDF, "Senate_expenditure.pdf"), REF, "planning_statement"
+        ),
+        ingest_document(stores.documents, put_in_inbox(stores, SCANNED_WITH_TEXT_LAYER_PDF), REF),
+        ingest_document(stores.documents, put_in_inbox(stores, TABLE_PDF, "Transport_Assessment.pdf"), OTHER_REF),
     ]
     assert all(isinstance(r, IngestSuccess) for r in results), results
-    yield Ingested(kb, *results)  # type: ignore[arg-type]
+    yield Ingested(stores, *results)  # type: ignore[arg-type]
     client.flushdb()
 
 
@@ -67,14 +69,16 @@ def test_the_nppf_is_one_long_text_document_classified_by_its_content(ingested: 
         "text_layer", False, "planning_statement",
     )  # fmt: skip
     assert nppf.chunks_created > 300 and nppf.total_words > 30_000
-    assert ingested.kb.documents.chunks.count_document(nppf.document_id) == nppf.chunks_created
+    assert ingested.stores.documents.chunks.count_document(nppf.document_id) == nppf.chunks_created
 
 
 # --- search --------------------------------------------------------------------------------------------------
 
 
 def test_search_finds_the_highways_paragraph_with_its_page_and_spec_metadata(ingested: Ingested) -> None:
-    found = search_application_docs(ingested.kb, "refusing development on highways grounds", application_ref=REF)
+    found = search_application_docs(
+        ingested.stores.documents, "refusing development on highways grounds", application_ref=REF
+    )
     assert found.status == "success" and found.results_count == len(found.results) == 10
     top = found.results[0]
     assert "highways grounds" in top.text
@@ -87,24 +91,28 @@ def test_search_finds_the_highways_paragraph_with_its_page_and_spec_metadata(ing
 
 
 def test_application_ref_filter_keeps_to_one_application(ingested: Ingested) -> None:
-    mine = search_application_docs(ingested.kb, "travel card expenses", application_ref=OTHER_REF, max_results=50)
+    mine = search_application_docs(
+        ingested.stores.documents, "travel card expenses", application_ref=OTHER_REF, max_results=50
+    )
     assert mine.results and {hit.metadata["application_ref"] for hit in mine.results} == {OTHER_REF}
     assert len(mine.results) == ingested.other.chunks_created
 
 
 def test_document_types_filter_and_both_filters_combined(ingested: Ingested) -> None:
-    kb = ingested.kb
-    statements = search_application_docs(kb, "travel card expenses", document_types=["planning_statement"])
+    stores = ingested.stores
+    statements = search_application_docs(
+        stores.documents, "travel card expenses", document_types=["planning_statement"]
+    )
     assert {hit.metadata["document_type"] for hit in statements.results} == {"planning_statement"}
     assert {hit.metadata["application_ref"] for hit in statements.results} == {REF}
 
     transport_here = search_application_docs(
-        kb, "travel card expenses", application_ref=REF, document_types=["transport_assessment"]
+        stores.documents, "travel card expenses", application_ref=REF, document_types=["transport_assessment"]
     )
     assert transport_here.results == []
 
     either = search_application_docs(
-        kb, "travel card expenses", application_ref=OTHER_REF,
+        stores.documents, "travel card expenses", application_ref=OTHER_REF,
         document_types=["transport_assessment", "planning_statement"], max_results=3,
     )  # fmt: skip
     assert either.results_count == 3
@@ -114,7 +122,7 @@ def test_document_types_filter_and_both_filters_combined(ingested: Ingested) -> 
 
 
 def test_search_of_an_application_with_no_documents_is_empty(ingested: Ingested) -> None:
-    assert search_application_docs(ingested.kb, "anything", application_ref="99/99999/OUT").results == []
+    assert search_application_docs(ingested.stores.documents, "anything", application_ref="99/99999/OUT").results == []
 
 
 @pytest.mark.parametrize(
@@ -132,21 +140,21 @@ def test_search_of_an_application_with_no_documents_is_empty(ingested: Ingested)
 )
 def test_search_refuses_bad_arguments(ingested: Ingested, arguments: dict[str, object]) -> None:
     with pytest.raises(InvalidArgumentError):
-        search_application_docs(ingested.kb, **arguments)  # type: ignore[arg-type]
+        search_application_docs(ingested.stores.documents, **arguments)  # type: ignore[arg-type]
 
 
 # --- full text -----------------------------------------------------------------------------------------------
 
 
 def test_document_text_is_reassembled_in_order_without_repeating_the_overlaps(ingested: Ingested) -> None:
-    text = get_document_text(ingested.kb, ingested.nppf.document_id)
+    text = get_document_text(ingested.stores.documents, ingested.nppf.document_id)
     assert (text.status, text.document_type, text.chunk_count) == (
         "success", "planning_statement", ingested.nppf.chunks_created,
     )  # fmt: skip
     assert text.application_ref == REF and text.source_file == NPPF_2024.name
-    assert text.file_path == str(inbox(ingested.kb) / NPPF_2024.name)
+    assert text.file_path == str(inbox(ingested.stores) / NPPF_2024.name)
     assert text.object_key.startswith("applications/25_01178_REM/") and text.object_key.endswith(".pdf")
-    assert ingested.kb.objects.get_bytes(text.object_key) == NPPF_2024.read_bytes()
+    assert ingested.stores.objects.get_bytes(text.object_key) == NPPF_2024.read_bytes()
     assert text.text.count(HIGHWAYS) == 1
     assert text.text.index("1. Introduction") < text.text.index(HIGHWAYS) < text.text.rindex("Annex 2: Glossary")
     # Overlaps (200 characters a chunk) are dropped: the result is about as long as the extracted text.
@@ -154,32 +162,32 @@ def test_document_text_is_reassembled_in_order_without_repeating_the_overlaps(in
 
 
 def test_document_text_of_a_short_document(ingested: Ingested) -> None:
-    text = get_document_text(ingested.kb, ingested.table.document_id)
+    text = get_document_text(ingested.stores.documents, ingested.table.document_id)
     assert "CITIBANK - TRAVEL CBA CARD" in text.text and text.chunk_count == ingested.table.chunks_created
 
 
 def test_unknown_document_is_document_not_found(ingested: Ingested) -> None:
     with pytest.raises(DocumentNotFoundError) as raised:
-        get_document_text(ingested.kb, "25_01178_REM_000000")
+        get_document_text(ingested.stores.documents, "25_01178_REM_000000")
     assert raised.value.envelope() == {
         "status": "error",
         "error_type": "document_not_found",
         "message": "Document not found: 25_01178_REM_000000",
     }
     with pytest.raises(InvalidArgumentError):
-        get_document_text(ingested.kb, "")
+        get_document_text(ingested.stores.documents, "")
 
 
 def test_registered_document_whose_chunks_are_gone_is_no_chunks(ingested: Ingested) -> None:
     """A record with no chunks behind it (what the audit reports) answers no_chunks rather than empty text."""
-    registry: DocumentRegistry = ingested.kb.documents.registry
+    registry: DocumentRegistry = ingested.stores.documents.registry
     record = registry.get(ingested.table.document_id)
     assert record is not None
     ghost = record.model_copy(update={"document_id": "25_01178_REM_ffffff", "file_hash": "f" * 64})
     assert registry.register(ghost)
     try:
         with pytest.raises(NoChunksError) as raised:
-            get_document_text(ingested.kb, ghost.document_id)
+            get_document_text(ingested.stores.documents, ghost.document_id)
         assert raised.value.error_type == "no_chunks"
     finally:
         registry.remove(ghost)
@@ -189,7 +197,7 @@ def test_registered_document_whose_chunks_are_gone_is_no_chunks(ingested: Ingest
 
 
 def test_list_gives_every_document_of_the_application_with_spec_fields(ingested: Ingested) -> None:
-    listing = list_ingested_documents(ingested.kb, REF)
+    listing = list_ingested_documents(ingested.stores.documents, REF)
     assert (listing.status, listing.application_ref, listing.document_count) == ("success", REF, 3)
     by_id = {doc.document_id: doc for doc in listing.documents}
     assert set(by_id) == {ingested.nppf.document_id, ingested.table.document_id, ingested.scan.document_id}
@@ -199,9 +207,9 @@ def test_list_gives_every_document_of_the_application_with_spec_fields(ingested:
     )  # fmt: skip
     assert scan.source_file == SCANNED_WITH_TEXT_LAYER_PDF.name
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", scan.ingested_at)
-    record = ingested.kb.documents.registry.get(scan.document_id)
+    record = ingested.stores.documents.registry.get(scan.document_id)
     assert record is not None and scan.ingested_at == record.ingested_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert scan.file_path == str(inbox(ingested.kb) / SCANNED_WITH_TEXT_LAYER_PDF.name)
+    assert scan.file_path == str(inbox(ingested.stores) / SCANNED_WITH_TEXT_LAYER_PDF.name)
     assert scan.object_key == record.object_key != scan.file_path
     assert set(scan.model_dump()) >= {
         "document_id", "file_path", "document_type", "chunk_count", "ingested_at", "extraction_method",
@@ -210,7 +218,7 @@ def test_list_gives_every_document_of_the_application_with_spec_fields(ingested:
 
 
 def test_list_of_an_application_with_nothing_ingested_is_empty(ingested: Ingested) -> None:
-    listing = list_ingested_documents(ingested.kb, "99/99999/OUT")
+    listing = list_ingested_documents(ingested.stores.documents, "99/99999/OUT")
     assert listing.model_dump() == {
         "status": "success",
         "application_ref": "99/99999/OUT",

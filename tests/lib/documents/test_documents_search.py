@@ -10,19 +10,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import redis
 
+from lib.composition import Stores
 from lib.documents.deletion import delete_document
+from lib.documents.index import document_lexical_text
 from lib.documents.ingest import ingest_document
-from lib.documents.lexical import document_lexical_text
 from lib.documents.models import IngestSuccess
 from lib.documents.search import search_application_docs
+from lib.documents.stores import open_document_stores
 from lib.errors import InvalidArgumentError
-from lib.kb import KnowledgeBase, open_document_stores
 from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
 from lib.stores.embeddings import Embedder
-from tests.conftest import isolated_kb
+from tests.conftest import isolated_stores
 from tests.fixtures_paths import TABLE_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.lib.documents.document_support import put_in_inbox, write_in_inbox
@@ -50,7 +52,7 @@ HISTORY_REFS[17] = TARGET
 
 @dataclass
 class Corpus:
-    kb: KnowledgeBase
+    stores: Stores
     history: IngestSuccess
     transport: IngestSuccess
     other: IngestSuccess
@@ -67,19 +69,21 @@ def corpus(
     client.flushdb()
     folder = tmp_path_factory.mktemp("documents_search")
     (folder / "inbox").mkdir()
-    kb = isolated_kb(url, folder, chroma_dir, embedder, allowed_file_roots=[folder / "inbox"])
+    stores = isolated_stores(url, folder, chroma_dir, embedder, allowed_file_roots=[folder / "inbox"])
     history = planning_history(HISTORY_REFS, {TARGET: "Banbury Road"})
     other_refs = [TARGET, "22/04410/FUL", "23/00017/OUT"]
     results = [
-        ingest_document(kb, write_in_inbox(kb, "Planning_Statement.pdf", history), REF),
-        ingest_document(kb, put_in_inbox(kb, TABLE_PDF, "Transport_Assessment.pdf"), REF),
+        ingest_document(stores.documents, write_in_inbox(stores, "Planning_Statement.pdf", history), REF),
+        ingest_document(stores.documents, put_in_inbox(stores, TABLE_PDF, "Transport_Assessment.pdf"), REF),
         ingest_document(
-            kb, write_in_inbox(kb, "Supporting_Statement.pdf", planning_history(other_refs, {})), OTHER_REF
+            stores.documents,
+            write_in_inbox(stores, "Supporting_Statement.pdf", planning_history(other_refs, {})),
+            OTHER_REF,
         ),
     ]
     assert all(isinstance(r, IngestSuccess) for r in results), results
     assert [r.document_type for r in results] == ["planning_statement", "transport_assessment", "planning_statement"]  # type: ignore[union-attr]
-    yield Corpus(kb, *results)  # type: ignore[arg-type]
+    yield Corpus(stores, *results)  # type: ignore[arg-type]
     client.flushdb()
 
 
@@ -92,9 +96,9 @@ def holds(hit_text: str, *words: str) -> bool:
 
 def test_an_exact_application_reference_is_found_by_lexical_and_hybrid_where_dense_misses_it(corpus: Corpus) -> None:
     search = {"query": TARGET, "application_ref": REF}
-    dense = search_application_docs(corpus.kb, mode="dense", max_results=3, **search)
-    lexical = search_application_docs(corpus.kb, mode="lexical", max_results=3, **search)
-    hybrid = search_application_docs(corpus.kb, max_results=3, **search)
+    dense = search_application_docs(corpus.stores.documents, mode="dense", max_results=3, **search)
+    lexical = search_application_docs(corpus.stores.documents, mode="lexical", max_results=3, **search)
+    hybrid = search_application_docs(corpus.stores.documents, max_results=3, **search)
 
     assert not any(TARGET in hit.text for hit in dense.results)
     assert lexical.mode == "lexical" and holds(lexical.results[0].text, TARGET, "Banbury Road")
@@ -105,15 +109,19 @@ def test_an_exact_application_reference_is_found_by_lexical_and_hybrid_where_den
 
 
 def test_a_street_name_is_found_by_lexical_and_hybrid(corpus: Corpus) -> None:
-    lexical = search_application_docs(corpus.kb, "Banbury Road", application_ref=REF, mode="lexical", max_results=3)
-    hybrid = search_application_docs(corpus.kb, "Banbury Road", application_ref=REF, max_results=3)
+    lexical = search_application_docs(
+        corpus.stores.documents, "Banbury Road", application_ref=REF, mode="lexical", max_results=3
+    )
+    hybrid = search_application_docs(corpus.stores.documents, "Banbury Road", application_ref=REF, max_results=3)
     assert holds(lexical.results[0].text, "Banbury Road", TARGET)
     assert holds(hybrid.results[0].text, "Banbury Road")
 
 
 def test_scores_are_in_zero_to_one_and_say_which_leg_found_each_hit(corpus: Corpus) -> None:
     for mode in ("hybrid", "dense", "lexical"):
-        found = search_application_docs(corpus.kb, "highway safety refusal Kidlington", mode=mode, max_results=20)
+        found = search_application_docs(
+            corpus.stores.documents, "highway safety refusal Kidlington", mode=mode, max_results=20
+        )
         scores = [hit.relevance_score for hit in found.results]
         assert found.results and scores == sorted(scores, reverse=True)
         assert all(0.0 <= s <= 1.0 for s in scores)
@@ -128,7 +136,7 @@ def test_scores_are_in_zero_to_one_and_say_which_leg_found_each_hit(corpus: Corp
 
 def test_an_unknown_mode_is_invalid_argument(corpus: Corpus) -> None:
     with pytest.raises(InvalidArgumentError):
-        search_application_docs(corpus.kb, "parking", mode="fuzzy")
+        search_application_docs(corpus.stores.documents, "parking", mode="fuzzy")
 
 
 # --- filters, before ranking --------------------------------------------------------------------------------------
@@ -136,19 +144,41 @@ def test_an_unknown_mode_is_invalid_argument(corpus: Corpus) -> None:
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
 def test_both_legs_keep_to_the_application_and_the_document_types(corpus: Corpus, mode: str) -> None:
-    kb = corpus.kb
-    other = search_application_docs(kb, TARGET, application_ref=OTHER_REF, mode=mode, max_results=50)
+    stores = corpus.stores
+    other = search_application_docs(stores.documents, TARGET, application_ref=OTHER_REF, mode=mode, max_results=50)
     assert other.results and {h.metadata["application_ref"] for h in other.results} == {OTHER_REF}
 
-    transport = search_application_docs(kb, TARGET, application_ref=REF, document_types=["transport_assessment"],
-                                        mode=mode, max_results=50)  # fmt: skip
+    transport = search_application_docs(
+        stores.documents,
+        TARGET,
+        application_ref=REF,
+        document_types=["transport_assessment"],
+        mode=mode,
+        max_results=50,
+    )
     assert {h.metadata["document_id"] for h in transport.results} <= {corpus.transport.document_id}
     assert not any(TARGET in h.text for h in transport.results)
 
-    everywhere = search_application_docs(kb, TARGET, document_types=["planning_statement"], mode=mode, max_results=50)
+    everywhere = search_application_docs(
+        stores.documents, TARGET, document_types=["planning_statement"], mode=mode, max_results=50
+    )
     assert {h.metadata["document_type"] for h in everywhere.results} == {"planning_statement"}
     if mode != "dense":
         assert {h.metadata["application_ref"] for h in everywhere.results if TARGET in h.text} == {REF, OTHER_REF}
+
+
+def test_the_dense_leg_is_the_exact_nearest_chunks_of_the_filtered_documents(corpus: Corpus) -> None:
+    """Dense hits are the true nearest neighbours among exactly the chunks that pass the filters (every planning
+    statement of every application), by cosine over the stored vectors, not an approximate query filtered after."""
+    stores = corpus.stores.documents
+    query = "refused on highway safety grounds"
+    found = search_application_docs(stores, query, document_types=["planning_statement"], mode="dense", max_results=20)
+    stored = stores.chunks.collection.get(where={"document_type": "planning_statement"}, include=["embeddings"])
+    vector = stores.embedder.embed_queries([query])[0]
+    cosine = np.asarray(stored["embeddings"], dtype=np.float32) @ vector
+    truth = [stored["ids"][i] for i in np.argsort(-cosine, kind="stable")[:20]]
+    assert [h.chunk_id for h in found.results] == truth
+    assert np.allclose([h.dense_score for h in found.results], np.sort(cosine)[::-1][:20], atol=1e-4)
 
 
 def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(corpus: Corpus) -> None:
@@ -156,10 +186,16 @@ def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(c
     over an index built from just the planning statements of REF, read back from Chroma (each under its
     file's name, as the leg indexes them)."""
     query = f"{TARGET} Banbury Road dwellings refused"
-    found = search_application_docs(corpus.kb, query, application_ref=REF, document_types=["planning_statement"],
-                                    mode="lexical", max_results=50)  # fmt: skip
+    found = search_application_docs(
+        corpus.stores.documents,
+        query,
+        application_ref=REF,
+        document_types=["planning_statement"],
+        mode="lexical",
+        max_results=50,
+    )
 
-    chunks = sorted(corpus.kb.documents.chunks.document_chunks(corpus.history.document_id), key=lambda c: c.id)
+    chunks = sorted(corpus.stores.documents.chunks.document_chunks(corpus.history.document_id), key=lambda c: c.id)
     block = LexicalBlock.build([document_lexical_text(c.metadata, c.text) for c in chunks])
     expected = bm25_search(query, [block], 50)
     ceiling = bm25_ceiling(query, [block])
@@ -175,21 +211,18 @@ def test_a_document_ingested_or_deleted_by_another_replica_is_in_the_next_lexica
 ) -> None:
     """The replica serving searches has its blocks loaded; another replica (stores and block cache of its
     own, the same Redis and Chroma) ingests a document for the same application, then deletes it."""
-    kb = corpus.kb
+    stores = corpus.stores
     reference = f"25/{uuid.uuid4().int % 90000 + 10000:05d}/FUL"
-    assert search_application_docs(kb, reference, application_ref=REF, mode="lexical").results == []
+    assert search_application_docs(stores.documents, reference, application_ref=REF, mode="lexical").results == []
 
-    writer = KnowledgeBase(
-        settings=kb.settings, registry=kb.registry, resolver=kb.resolver, objects=kb.objects, vectors=kb.vectors,
-        embedder=embedder, document_stores=open_document_stores(kb.settings),
-    )  # fmt: skip
+    writer = open_document_stores(stores.settings, objects=stores.objects, embedder=embedder)
     late = planning_history([reference], {reference: "Langford Lane"})
-    added = ingest_document(writer, write_in_inbox(writer, "Addendum.pdf", late), REF)
+    added = ingest_document(writer, write_in_inbox(stores, "Addendum.pdf", late), REF)
     assert isinstance(added, IngestSuccess)
     try:
-        found = search_application_docs(kb, reference, application_ref=REF, mode="lexical")
+        found = search_application_docs(stores.documents, reference, application_ref=REF, mode="lexical")
         assert [h.metadata["document_id"] for h in found.results] == [added.document_id]
         assert holds(found.results[0].text, reference, "Langford Lane")
     finally:
-        delete_document(writer.documents, writer.objects, added.document_id)
-    assert search_application_docs(kb, reference, application_ref=REF, mode="lexical").results == []
+        delete_document(writer, added.document_id)
+    assert search_application_docs(stores.documents, reference, application_ref=REF, mode="lexical").results == []

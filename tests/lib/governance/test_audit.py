@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from lib.composition import Stores
 from lib.errors import IngestionInProgressError
 from lib.governance import audit as governance_audit
 from lib.governance import ingest as governance_ingest
-from lib.governance.api import ingest_governance_corpus_files, query_governance
 from lib.governance.audit import GovernanceFindingKind, audit_governance, repair_governance
+from lib.governance.ingest import ingest_governance_corpus_files
 from lib.governance.keys import governance_chunk_id
-from lib.kb import KnowledgeBase
+from lib.governance.search import query_governance
 from lib.stores.embeddings import Embedder
-from tests.lib.governance.conftest import MADR, PEPS, governance_kb
+from tests.lib.governance.conftest import MADR, PEPS, stores_with_governance
 
 FILES = [MADR / "0003-provide-own-madr-tools.md", PEPS / "pep-0003.rst"]
 TOOLING = "0003-provide-own-madr-tools"
@@ -33,18 +34,18 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def kb(redis_url: str, chroma_dir: Path, embedder: Embedder, tmp_path: Path, corpus: Path) -> KnowledgeBase:
-    kb = governance_kb(redis_url, tmp_path / "data", chroma_dir, embedder)
-    ingest_governance_corpus_files(kb, corpus)
-    return kb
+def stores(redis_url: str, chroma_dir: Path, embedder: Embedder, tmp_path: Path, corpus: Path) -> Stores:
+    stores = stores_with_governance(redis_url, tmp_path / "data", chroma_dir, embedder)
+    ingest_governance_corpus_files(stores.governance, corpus)
+    return stores
 
 
-def crash_before_the_flip(kb: KnowledgeBase, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+def crash_before_the_flip(stores: Stores, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     """Change the ADR and ingest it with the registry write failing: its new chunks are written, never
     registered. Returns the generation they were written in."""
     file = corpus / FILES[0].name
     file.write_text(file.read_text() + "\n## Zanzibar\n\nWe keep the zanzibar toolchain for ADR rendering.\n")
-    registry = kb.governance.registry
+    registry = stores.governance.registry
 
     def lost(*_: object) -> None:
         raise ConnectionError("the worker died here")
@@ -52,78 +53,78 @@ def crash_before_the_flip(kb: KnowledgeBase, corpus: Path, monkeypatch: pytest.M
     with monkeypatch.context() as patch:
         patch.setattr(registry, "put", lost)
         with pytest.raises(ConnectionError):
-            ingest_governance_corpus_files(kb, corpus)
+            ingest_governance_corpus_files(stores.governance, corpus)
     record = registry.get(TOOLING)
     assert record is not None
-    stored = {int(meta["generation"]) for _, meta in kb.governance.chunks.iter_metadata({"doc_id": TOOLING})}
+    stored = {int(meta["generation"]) for _, meta in stores.governance.chunks.iter_metadata({"doc_id": TOOLING})}
     (unregistered,) = stored - {record.generation}
     return unregistered
 
 
-def test_a_fresh_ingestion_is_consistent(kb: KnowledgeBase) -> None:
-    report = audit_governance(kb.governance)
+def test_a_fresh_ingestion_is_consistent(stores: Stores) -> None:
+    report = audit_governance(stores.governance)
 
     assert report.ok and report.documents == 2 and not report.ingestion_running
-    assert report.chunks == sum(r.chunk_count for r in kb.governance.registry.records().values())
+    assert report.chunks == sum(r.chunk_count for r in stores.governance.registry.records().values())
 
 
 def test_chunks_of_an_ingestion_stopped_before_its_flip_are_found_and_deleted_and_searches_never_saw_them(
-    kb: KnowledgeBase, corpus: Path, monkeypatch: pytest.MonkeyPatch
+    stores: Stores, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lost = crash_before_the_flip(kb, corpus, monkeypatch)
-    assert not query_governance(kb, "zanzibar toolchain", mode="lexical").results
+    lost = crash_before_the_flip(stores, corpus, monkeypatch)
+    assert not query_governance(stores.governance, "zanzibar toolchain", mode="lexical").results
 
-    found = audit_governance(kb.governance)
-    actions = repair_governance(kb.governance, found.findings)
+    found = audit_governance(stores.governance)
+    actions = repair_governance(stores.governance, found.findings)
 
     assert [(f.kind, f.doc_id, f.generation) for f in found.findings] == [
         (GovernanceFindingKind.ORPHAN_GENERATION, TOOLING, lost)
     ]
     assert found.findings[0].count > 0 and [a.ok for a in actions] == [True]
-    assert kb.governance.chunks.ids({"doc_gen": f"{TOOLING}@{lost}"}) == []
-    assert audit_governance(kb.governance).ok
-    assert ingest_governance_corpus_files(kb, corpus).changed == [FILES[0].name]
-    assert query_governance(kb, "zanzibar toolchain", mode="lexical").results[0].metadata.id == TOOLING
+    assert stores.governance.chunks.ids({"doc_gen": f"{TOOLING}@{lost}"}) == []
+    assert audit_governance(stores.governance).ok
+    assert ingest_governance_corpus_files(stores.governance, corpus).changed == [FILES[0].name]
+    assert query_governance(stores.governance, "zanzibar toolchain", mode="lexical").results[0].metadata.id == TOOLING
 
 
 def test_a_record_whose_chunks_went_missing_is_re_chunked_by_the_next_ingestion_after_repair(
-    kb: KnowledgeBase, corpus: Path
+    stores: Stores, corpus: Path
 ) -> None:
-    record = kb.governance.registry.get(TOOLING)
+    record = stores.governance.registry.get(TOOLING)
     assert record is not None
-    kb.governance.chunks.delete_ids([governance_chunk_id(TOOLING, record.generation, 0)])
+    stores.governance.chunks.delete_ids([governance_chunk_id(TOOLING, record.generation, 0)])
 
-    found = audit_governance(kb.governance)
-    actions = repair_governance(kb.governance, found.findings)
-    rerun = ingest_governance_corpus_files(kb, corpus)
+    found = audit_governance(stores.governance)
+    actions = repair_governance(stores.governance, found.findings)
+    rerun = ingest_governance_corpus_files(stores.governance, corpus)
 
     assert [(f.kind, f.doc_id, f.count) for f in found.findings] == [
         (GovernanceFindingKind.CHUNK_COUNT_MISMATCH, TOOLING, record.chunk_count - 1)
     ]
     assert [a.ok for a in actions] == [True]
     assert rerun.changed == [FILES[0].name] and rerun.unchanged == [FILES[1].name]
-    assert audit_governance(kb.governance).ok
+    assert audit_governance(stores.governance).ok
 
 
 def test_while_an_ingestion_holds_the_lock_its_unregistered_chunks_are_not_findings_and_nothing_is_repaired(
-    kb: KnowledgeBase, corpus: Path, monkeypatch: pytest.MonkeyPatch
+    stores: Stores, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lost = crash_before_the_flip(kb, corpus, monkeypatch)
-    before = audit_governance(kb.governance)
+    lost = crash_before_the_flip(stores, corpus, monkeypatch)
+    before = audit_governance(stores.governance)
     monkeypatch.setattr(governance_audit, "REPAIR_LOCK_WAIT_S", 0.2)
     monkeypatch.setattr(governance_ingest, "INGEST_LOCK_WAIT_S", 0.2)
-    running = kb.governance.registry.ingest_lock()
+    running = stores.governance.registry.ingest_lock()
     assert running.acquire()
     try:
-        during = audit_governance(kb.governance)
-        refused = repair_governance(kb.governance, before.findings)
+        during = audit_governance(stores.governance)
+        refused = repair_governance(stores.governance, before.findings)
         with pytest.raises(IngestionInProgressError):
-            ingest_governance_corpus_files(kb, corpus)
+            ingest_governance_corpus_files(stores.governance, corpus)
     finally:
         running.release()
 
     assert [(f.kind, f.generation) for f in before.findings] == [(GovernanceFindingKind.ORPHAN_GENERATION, lost)]
     assert during.ingestion_running and during.ok, during.findings
     assert [(a.ok, a.outcome) for a in refused] == [(False, "a corpus ingestion is running: audit again when it ends")]
-    assert kb.governance.chunks.ids({"doc_gen": f"{TOOLING}@{lost}"}) != []
-    assert [f.generation for f in audit_governance(kb.governance).findings] == [lost]
+    assert stores.governance.chunks.ids({"doc_gen": f"{TOOLING}@{lost}"}) != []
+    assert [f.generation for f in audit_governance(stores.governance).findings] == [lost]

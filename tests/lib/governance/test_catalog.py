@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from lib.governance.api import ingest_governance_corpus_files, query_governance
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
+from lib.governance.ingest import ingest_governance_corpus_files
+from lib.governance.search import query_governance
 from lib.stores.embeddings import Embedder
-from tests.conftest import isolated_kb
-from tests.lib.governance.conftest import CORPUS, governance_kb
+from tests.conftest import isolated_stores
+from tests.lib.governance.conftest import CORPUS, stores_with_governance
 
-Corpus = tuple[KnowledgeBase, object]
+Corpus = tuple[Stores, object]
 QUESTIONS = (
     "portable linux wheels platform tag manylinux",
     "declare dependencies of a single-file Python script",
@@ -33,11 +34,11 @@ FILTERS: tuple[dict[str, object], ...] = (
 )
 
 
-def answers(kb: KnowledgeBase) -> list[list[tuple[object, ...]]]:
+def answers(stores: Stores) -> list[list[tuple[object, ...]]]:
     return [
         [
             (h.metadata.id, h.metadata.heading, h.text, h.score, h.dense_score, h.lexical_score)
-            for h in query_governance(kb, question, top_k=20, mode=mode, **options).results  # type: ignore[arg-type]
+            for h in query_governance(stores.governance, question, top_k=20, mode=mode, **options).results  # type: ignore[arg-type]
         ]
         for question in QUESTIONS
         for mode in ("hybrid", "dense", "lexical")
@@ -60,34 +61,38 @@ def test_a_catalog_reached_by_updates_ranks_as_one_built_at_once_and_replicas_ag
     built_at_once, _ = corpus_kb
     files = sorted(p for p in CORPUS.rglob("*") if p.is_file())
     (tmp_path / "data").mkdir()
-    kb = governance_kb(redis_url, tmp_path / "data", chroma_dir, embedder)
+    stores = stores_with_governance(redis_url, tmp_path / "data", chroma_dir, embedder)
     folder = tmp_path / "corpus"
     for subset in (files[1::2], [f for f in files if f != files[1]], files):
         stage(subset, folder)
-        report = ingest_governance_corpus_files(kb, folder)
+        report = ingest_governance_corpus_files(stores.governance, folder)
         assert not report.failed
-        query_governance(kb, QUESTIONS[0])
-    assert answers(kb) == answers(built_at_once)
+        query_governance(stores.governance, QUESTIONS[0])
+    assert answers(stores) == answers(built_at_once)
     (tmp_path / "replica").mkdir()
-    replica = isolated_kb(
-        redis_url, tmp_path / "replica", chroma_dir, embedder, governance_collection=kb.settings.governance_collection
+    replica = isolated_stores(
+        redis_url,
+        tmp_path / "replica",
+        chroma_dir,
+        embedder,
+        governance_collection=stores.settings.chroma.governance_collection,
     )
-    assert answers(replica) == answers(kb)
+    assert answers(replica) == answers(stores)
 
 
 def test_a_filter_asked_again_scans_a_copy_of_its_rows_and_scores_them_bit_for_bit_the_same(
     corpus_kb: Corpus,
 ) -> None:
-    kb, _ = corpus_kb
-    first, again, third = answers(kb), answers(kb), answers(kb)
+    stores, _ = corpus_kb
+    first, again, third = answers(stores), answers(stores), answers(stores)
     assert first == again == third
-    catalog = kb.governance.chunks.catalog.current(kb.governance.registry, kb.governance.chunks)
+    catalog = stores.governance.catalog.current(stores.governance.registry, stores.governance.chunks)
     assert catalog._kept and sum(m.nbytes for m in catalog._kept.values()) <= catalog.matrix.nbytes
 
 
 def test_lexical_score_is_the_raw_bm25_score_and_score_its_share_of_the_ceiling(corpus_kb: Corpus) -> None:
-    kb, _ = corpus_kb
-    hits = query_governance(kb, QUESTIONS[0], top_k=10, mode="lexical").results
+    stores, _ = corpus_kb
+    hits = query_governance(stores.governance, QUESTIONS[0], top_k=10, mode="lexical").results
     ceilings = {h.lexical_score / h.score for h in hits if h.lexical_score and h.score}
     assert len(hits) > 2 and max(h.lexical_score or 0.0 for h in hits) > 1.0
     assert max(ceilings) == pytest.approx(min(ceilings), rel=1e-3)

@@ -5,22 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.notes.index import DocumentIndex, Snapshot
+from lib.notes.index import Snapshot
 from lib.notes.search import rank_snapshot
+from lib.retrieval.document_index import DocumentChunks
 from lib.retrieval.modes import SearchMode
 from lib.stores.chroma import StoredChunk
 
 TOPICS = ["flood risk", "cycle parking", "heritage assets", "para 116", "green belt", "bus frequency"]
 
 
-def document(document_id: int, generation: int = 1, words: str = "") -> DocumentIndex:
+def document(document_id: int, generation: int = 1, words: str = "") -> DocumentChunks[int]:
     texts = [f"Note {document_id} on {TOPICS[document_id % 6]} {words}", f"Follow-up on {TOPICS[document_id % 5]}"]
     chunks = tuple(
         StoredChunk(f"kb_{document_id}_{generation}_{i:05d}", t, {"document_id": document_id, "chunk_index": i})
         for i, t in enumerate(texts)
     )
     vectors = np.random.default_rng(document_id * 10 + generation).standard_normal((2, 8)).astype(np.float32)
-    return DocumentIndex(document_id, generation, chunks, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    return DocumentChunks(document_id, generation, chunks, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
 
 
 def ranked(snapshot: Snapshot, allowed: set[int] | None, mode: SearchMode) -> list[tuple[tuple[int, int], float]]:
@@ -33,11 +34,11 @@ def test_a_snapshot_reached_by_updates_ranks_exactly_as_one_built_at_once() -> N
     first = tuple(document(i) for i in range(1, 601))
     old = Snapshot.after(None, 1, first)
     rewritten = {7: document(7, 2, "heritage heritage"), 450: document(450, 3, "para 116")}
-    documents = (*(rewritten.get(d.document_id, d) for d in first if d.document_id != 300), document(601))
+    documents = (*(rewritten.get(d.key, d) for d in first if d.key != 300), document(601))
     new = Snapshot.after(old, 2, documents)
     fresh = Snapshot.after(None, 2, documents)
 
-    assert new.lexical.keys() == fresh.lexical.keys() == [d.document_id for d in documents]
+    assert new.lexical.keys() == fresh.lexical.keys() == [d.key for d in documents]
     shared = sum(a is b for a, b in zip(old.lexical.segments, new.lexical.segments, strict=False))
     assert shared >= len(old.lexical.segments) - 3
     for allowed in (None, {i for i in range(1, 602) if i % 3 == 0}, {7, 450}, set()):
@@ -52,7 +53,7 @@ def test_both_legs_see_only_the_allowed_notes_and_their_live_text() -> None:
         fused, texts = rank_snapshot(snapshot, "flood risk", np.ones(8, np.float32), allowed, mode, 10)
         assert fused and {hit.key[0] for hit in fused} <= allowed
         assert all(texts[hit.key] == snapshot.chunk(*hit.key).text for hit in fused)
-    rewritten = tuple(document(4, 2, "drainage") if d.document_id == 4 else d for d in snapshot.documents)
+    rewritten = tuple(document(4, 2, "drainage") if d.key == 4 else d for d in snapshot.documents)
     updated = Snapshot.after(snapshot, 2, rewritten)
     fused, texts = rank_snapshot(updated, "drainage", None, None, SearchMode.LEXICAL, 10)
     assert [hit.key for hit in fused] == [(4, 0)] and "drainage" in texts[(4, 0)]

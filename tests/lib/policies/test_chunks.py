@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, date, datetime
 
-from lib.kb import KnowledgeBase
+from lib.composition import Stores
 from lib.models import Chunk
 from lib.policies.chunks import chunk_id, chunk_metadata, revision_filter
 from lib.policies.models import Policy, PolicyCategory, Revision, RevisionStatus
@@ -51,41 +51,41 @@ def test_metadata_carries_the_appendix_fields_with_integer_dates() -> None:
     }  # fmt: skip
 
 
-def test_upserts_beyond_chromas_batch_limit_are_split_and_deletes_count_them(kb: KnowledgeBase) -> None:
-    count = kb.vectors.max_batch + 300
+def test_upserts_beyond_chromas_batch_limit_are_split_and_deletes_count_them(stores: Stores) -> None:
+    count = stores.policies.vectors.max_batch + 300
     rev = revision("rev_big", date(2020, 7, 27))
     chunks = [Chunk(text=f"chunk {i}", section_ref=f"Para {i}", chapter="", page_number=1, page_numbers=[1],
                     chunk_index=i) for i in range(count)]  # fmt: skip
     ids = [chunk_id("LTN_1_20", "rev_big", c.section_ref, c.chunk_index) for c in chunks]
-    kb.vectors.upsert(
+    stores.policies.vectors.upsert(
         ids, [c.text for c in chunks], unit_vectors(count), [chunk_metadata(c, POLICY, rev) for c in chunks]
     )
-    assert kb.vectors.count_revision("LTN_1_20", "rev_big") == count
-    kb.vectors.upsert(ids[:10], ["again"] * 10, unit_vectors(10, seed=1),
+    assert stores.policies.vectors.count_revision("LTN_1_20", "rev_big") == count
+    stores.policies.vectors.upsert(ids[:10], ["again"] * 10, unit_vectors(10, seed=1),
                       [chunk_metadata(c, POLICY, rev) for c in chunks[:10]])  # fmt: skip
-    assert kb.vectors.count() == count, "an upsert under an existing id replaces, never duplicates"
-    assert kb.vectors.delete_revision("LTN_1_20", "rev_big") == count
-    assert kb.vectors.delete_revision("LTN_1_20", "rev_big") == 0
+    assert stores.policies.vectors.count() == count, "an upsert under an existing id replaces, never duplicates"
+    assert stores.policies.vectors.delete_revision("LTN_1_20", "rev_big") == count
+    assert stores.policies.vectors.delete_revision("LTN_1_20", "rev_big") == 0
 
 
-def test_sync_rewrites_dates_and_label_and_keeps_every_other_field(kb: KnowledgeBase) -> None:
+def test_sync_rewrites_dates_and_label_and_keeps_every_other_field(stores: Stores) -> None:
     rev = revision("rev_a", date(2020, 7, 27))
     chunk = Chunk(text="t", section_ref="Chapter 5", chapter="5.", page_number=42, page_numbers=[42], chunk_index=0)
-    kb.vectors.upsert(["x"], ["t"], unit_vectors(1), [chunk_metadata(chunk, POLICY, rev)])
+    stores.policies.vectors.upsert(["x"], ["t"], unit_vectors(1), [chunk_metadata(chunk, POLICY, rev)])
     closed = rev.model_copy(update={"effective_to": date(2024, 12, 11), "version_label": "July 2020 (superseded)"})
-    assert kb.vectors.sync_revision_metadata(POLICY, closed) == 1
-    meta = kb.vectors.collection.get(ids=["x"], include=["metadatas"])["metadatas"][0]
+    assert stores.policies.vectors.sync_revision_metadata(POLICY, closed) == 1
+    meta = stores.policies.vectors.collection.get(ids=["x"], include=["metadatas"])["metadatas"][0]
     assert (meta["effective_to"], meta["version_label"]) == (20241211, "July 2020 (superseded)")
     assert (meta["section_ref"], meta["page_number"], meta["chunk_index"]) == ("Chapter 5", 42, 0)
 
 
-def test_the_revision_filter_keeps_policies_with_equal_revision_ids_apart(kb: KnowledgeBase) -> None:
+def test_the_revision_filter_keeps_policies_with_equal_revision_ids_apart(stores: Stores) -> None:
     other = POLICY.model_copy(update={"source": "NPPF", "title": "NPPF"})
     chunk = Chunk(text="t", section_ref="Para 1", chapter="", page_number=1, page_numbers=[1], chunk_index=0)
     rev = revision("v1", date(2020, 1, 1))
-    kb.vectors.upsert(["a", "b"], ["t", "t"], unit_vectors(2),
+    stores.policies.vectors.upsert(["a", "b"], ["t", "t"], unit_vectors(2),
                       [chunk_metadata(chunk, POLICY, rev), chunk_metadata(chunk, other, rev)])  # fmt: skip
-    found = kb.vectors.collection.get(where=revision_filter(["NPPF:v1"]), include=["metadatas"])
+    found = stores.policies.vectors.collection.get(where=revision_filter(["NPPF:v1"]), include=["metadatas"])
     assert [m["source"] for m in found["metadatas"]] == ["NPPF"]
-    both = kb.vectors.collection.get(where=revision_filter(["NPPF:v1", "LTN_1_20:v1"]))
+    both = stores.policies.vectors.collection.get(where=revision_filter(["NPPF:v1", "LTN_1_20:v1"]))
     assert sorted(both["ids"]) == ["a", "b"]

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from lib.composition import Stores
 from lib.errors import (
     InvalidArgumentError,
     InvalidDateError,
@@ -14,28 +15,39 @@ from lib.errors import (
     RevisionOverlapError,
     SectionNotFoundError,
 )
-from lib.kb import KnowledgeBase
 from lib.models import Section
 from lib.policies.chunks import chunk_id, chunk_metadata
 from lib.policies.ingest import store_chunks
 from lib.policies.lifecycle import create_revision, remove_revision, update_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionUpdate
-from lib.policies.search import get_policy_section, merge_chunk_texts, search_policy, search_policy_batch
+from lib.policies.search import search_policy, search_policy_batch
+from lib.policies.sections import get_policy_section
+from lib.policies.stores import PolicyStores
 from lib.stores.chroma import relevance
-from lib.text.chunking import chunk_sections
+from lib.text.chunking import chunk_sections, merge_chunk_texts
 
 HIGHWAYS = "Development should only be prevented or refused on highways grounds if there would be an unacceptable impact on highway safety."  # noqa: E501
 CYCLING = "Cycle parking should be secure, covered and conveniently located close to building entrances."
 LONG_PARA = " ".join(f"Sentence {i} of a long paragraph about design codes and local character." for i in range(40))
 
 
-def ingest_sections(kb: KnowledgeBase, source: str, rid: str, frm: str, to: str | None, label: str,
+def ingest_sections(stores: Stores, source: str, rid: str, frm: str, to: str | None, label: str,
                     sections: list[Section]) -> None:  # fmt: skip
-    create_revision(kb.registry, kb.vectors, source, RevisionCreate(revision_id=rid, version_label=label,
+    policies = stores.policies
+    create_revision(policies.registry, policies.vectors, source, RevisionCreate(revision_id=rid, version_label=label,
                                                                     effective_from=frm, effective_to=to))  # fmt: skip
     chunks = chunk_sections(sections)
-    store_chunks(kb.registry, kb.vectors, source, rid, chunks, kb.embedder.embed_batch([c.text for c in chunks]),
-                 page_count=2, file_size_bytes=10, extraction_method="text_layer")  # fmt: skip
+    store_chunks(
+        policies.registry,
+        policies.vectors,
+        source,
+        rid,
+        chunks,
+        policies.embedder.embed_batch([c.text for c in chunks]),
+        page_count=2,
+        file_size_bytes=10,
+        extraction_method="text_layer",
+    )
 
 
 def para(ref: str, text: str, page: int) -> Section:
@@ -44,25 +56,25 @@ def para(ref: str, text: str, page: int) -> Section:
 
 
 @pytest.fixture
-def nppf(kb: KnowledgeBase) -> KnowledgeBase:
-    kb.registry.create_policy(PolicyCreate(source="NPPF", title="National Planning Policy Framework",
+def nppf(stores: Stores) -> PolicyStores:
+    stores.policies.registry.create_policy(PolicyCreate(source="NPPF", title="National Planning Policy Framework",
                                            category="national_policy"))  # fmt: skip
-    kb.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
+    stores.policies.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
                                            category="national_guidance"))  # fmt: skip
-    ingest_sections(kb, "NPPF", "rev_NPPF_2023_09", "2023-09-05", None, "September 2023",
+    ingest_sections(stores, "NPPF", "rev_NPPF_2023_09", "2023-09-05", None, "September 2023",
                     [para("Para 115", "2023: " + HIGHWAYS, 31), para("Para 130", LONG_PARA, 40)])  # fmt: skip
-    ingest_sections(kb, "NPPF", "rev_NPPF_2024_12", "2024-12-12", None, "December 2024",
+    ingest_sections(stores, "NPPF", "rev_NPPF_2024_12", "2024-12-12", None, "December 2024",
                     [para("Para 116", "2024: " + HIGHWAYS, 33), para("Para 130", LONG_PARA, 41)])  # fmt: skip
-    ingest_sections(kb, "LTN_1_20", "rev_LTN_1_20_2020_07", "2020-07-27", None, "July 2020",
+    ingest_sections(stores, "LTN_1_20", "rev_LTN_1_20_2020_07", "2020-07-27", None, "July 2020",
                     [para("Chapter 11", CYCLING, 110)])  # fmt: skip
-    return kb
+    return stores.policies
 
 
 def revisions_of(result) -> set[str]:
     return {hit.revision_id for hit in result.results}
 
 
-def test_dated_search_returns_only_the_revision_in_force_with_full_citations(nppf: KnowledgeBase) -> None:
+def test_dated_search_returns_only_the_revision_in_force_with_full_citations(nppf: PolicyStores) -> None:
     result = search_policy(nppf, "refusing development on highways grounds", effective_date="2025-06-01",
                            sources=["NPPF"])  # fmt: skip
     assert revisions_of(result) == {"rev_NPPF_2024_12"}
@@ -74,24 +86,24 @@ def test_dated_search_returns_only_the_revision_in_force_with_full_citations(npp
     assert 0.0 < top.relevance_score <= 1.0
 
 
-def test_boundary_days_switch_revisions_exactly(nppf: KnowledgeBase) -> None:
+def test_boundary_days_switch_revisions_exactly(nppf: PolicyStores) -> None:
     on_last_day = search_policy(nppf, "highways grounds", effective_date="2024-12-11", sources=["NPPF"])
     on_first_day = search_policy(nppf, "highways grounds", effective_date="2024-12-12", sources=["NPPF"])
     assert revisions_of(on_last_day) == {"rev_NPPF_2023_09"}
     assert revisions_of(on_first_day) == {"rev_NPPF_2024_12"}
 
 
-def test_date_before_any_revision_returns_no_results(nppf: KnowledgeBase) -> None:
+def test_date_before_any_revision_returns_no_results(nppf: PolicyStores) -> None:
     result = search_policy(nppf, "cycle parking", effective_date="2019-01-01")
     assert result.results == []
 
 
-def test_search_without_date_sees_every_ingested_revision(nppf: KnowledgeBase) -> None:
+def test_search_without_date_sees_every_ingested_revision(nppf: PolicyStores) -> None:
     result = search_policy(nppf, "highways grounds", sources=["NPPF"], n_results=20)
     assert revisions_of(result) == {"rev_NPPF_2023_09", "rev_NPPF_2024_12"}
 
 
-def test_source_filter_returns_only_that_policy(nppf: KnowledgeBase) -> None:
+def test_source_filter_returns_only_that_policy(nppf: PolicyStores) -> None:
     result = search_policy(nppf, "transport", sources=["LTN_1_20"])
     assert {h.source for h in result.results} == {"LTN_1_20"}
 
@@ -100,7 +112,7 @@ def test_relevance_is_one_minus_half_the_distance_floored_at_zero() -> None:
     assert relevance(0.0) == 1.0 and relevance(0.5) == 0.75 and relevance(2.0) == 0.0 and relevance(3.5) == 0.0
 
 
-def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf: KnowledgeBase) -> None:
+def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf: PolicyStores) -> None:
     """Chunks were written with the 2024 revision starting 2024-12-12. Move its start to 2025-02-01:
     searches on the days in between must now cite the 2023 revision, and never the 2024 one."""
     update_revision(
@@ -118,7 +130,7 @@ def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf:
     assert {m["effective_from"] for m in stored["metadatas"] or []} == {20250201}
 
 
-def test_the_trap_a_processing_revision_is_never_searched_even_with_chunks_stored(nppf: KnowledgeBase) -> None:
+def test_the_trap_a_processing_revision_is_never_searched_even_with_chunks_stored(nppf: PolicyStores) -> None:
     create_revision(nppf.registry, nppf.vectors, "NPPF", RevisionCreate(revision_id="rev_draft", version_label="Draft",
                                                  effective_from="2030-01-01"))  # fmt: skip
     chunk = chunk_sections([para("Policy TR6", "draft: " + HIGHWAYS, 50)])[0]
@@ -134,7 +146,7 @@ def test_the_trap_a_processing_revision_is_never_searched_even_with_chunks_store
     }
 
 
-def test_removing_the_latest_revision_puts_the_previous_one_back_in_force(nppf: KnowledgeBase) -> None:
+def test_removing_the_latest_revision_puts_the_previous_one_back_in_force(nppf: PolicyStores) -> None:
     recorded = nppf.registry.get_revision("NPPF", "rev_NPPF_2024_12").chunk_count
     removed = remove_revision(nppf, "NPPF", "rev_NPPF_2024_12")
     assert removed.chunks_removed == recorded > 2
@@ -144,7 +156,7 @@ def test_removing_the_latest_revision_puts_the_previous_one_back_in_force(nppf: 
     }
 
 
-def test_batch_search_answers_each_query_in_order(nppf: KnowledgeBase) -> None:
+def test_batch_search_answers_each_query_in_order(nppf: PolicyStores) -> None:
     results = search_policy_batch(nppf, ["highways grounds", "cycle parking"], effective_date="2025-01-01")
     assert results[0].results[0].section_ref == "Para 116"
     assert results[1].results[0].source == "LTN_1_20"
@@ -161,30 +173,30 @@ def test_batch_search_answers_each_query_in_order(nppf: KnowledgeBase) -> None:
         ({"sources": ["bad-slug"]}, InvalidArgumentError),
     ],
 )
-def test_bad_search_arguments_get_typed_errors(nppf: KnowledgeBase, kwargs: dict, error: type) -> None:
+def test_bad_search_arguments_get_typed_errors(nppf: PolicyStores, kwargs: dict, error: type) -> None:
     with pytest.raises(error):
         search_policy(nppf, "highways", **kwargs)
 
 
-def test_empty_query_is_refused(nppf: KnowledgeBase) -> None:
+def test_empty_query_is_refused(nppf: PolicyStores) -> None:
     with pytest.raises(InvalidArgumentError):
         search_policy(nppf, "   ")
 
 
-def test_get_policy_section_returns_the_whole_paragraph_without_repeated_overlap(nppf: KnowledgeBase) -> None:
+def test_get_policy_section_returns_the_whole_paragraph_without_repeated_overlap(nppf: PolicyStores) -> None:
     section = get_policy_section(nppf, "NPPF", "Para 130", revision_id="rev_NPPF_2024_12")
     assert section.text == LONG_PARA
     assert section.page_numbers == [41]
     assert section.version_label == "December 2024"
 
 
-def test_get_policy_section_defaults_to_the_revision_in_force_on_the_date(nppf: KnowledgeBase) -> None:
+def test_get_policy_section_defaults_to_the_revision_in_force_on_the_date(nppf: PolicyStores) -> None:
     assert get_policy_section(nppf, "NPPF", "Para 130", effective_date="2024-01-01").revision_id == "rev_NPPF_2023_09"
     assert get_policy_section(nppf, "NPPF", "Para 130").revision_id == "rev_NPPF_2024_12"
     assert get_policy_section(nppf, "NPPF", "Para  116").text == "2024: " + HIGHWAYS
 
 
-def test_get_policy_section_errors(nppf: KnowledgeBase) -> None:
+def test_get_policy_section_errors(nppf: PolicyStores) -> None:
     with pytest.raises(SectionNotFoundError):
         get_policy_section(nppf, "NPPF", "Table 99")
     with pytest.raises(RevisionNotFoundError):
@@ -203,11 +215,11 @@ def test_merge_drops_only_the_repeated_overlap() -> None:
     assert merge_chunk_texts([a, "the overlapping tail of a sentence and more"]) == a + " and more"
 
 
-def test_dates_are_passed_through_as_dates_too(nppf: KnowledgeBase) -> None:
+def test_dates_are_passed_through_as_dates_too(nppf: PolicyStores) -> None:
     assert search_policy(nppf, "highways", effective_date=date(2025, 1, 1)).effective_date == "2025-01-01"
 
 
-def test_lexical_mode_finds_a_paragraph_by_its_number_and_scores_in_0_1(nppf: KnowledgeBase) -> None:
+def test_lexical_mode_finds_a_paragraph_by_its_number_and_scores_in_0_1(nppf: PolicyStores) -> None:
     result = search_policy(nppf, "para 116", effective_date="2025-06-01", mode="lexical")
     top = result.results[0]
     assert (top.section_ref, top.revision_id) == ("Para 116", "rev_NPPF_2024_12")
@@ -217,7 +229,7 @@ def test_lexical_mode_finds_a_paragraph_by_its_number_and_scores_in_0_1(nppf: Kn
     assert search_policy(nppf, "unheard of words", mode="lexical").results == []
 
 
-def test_every_mode_keeps_the_date_filter_and_hybrid_carries_both_legs_scores(nppf: KnowledgeBase) -> None:
+def test_every_mode_keeps_the_date_filter_and_hybrid_carries_both_legs_scores(nppf: PolicyStores) -> None:
     for mode in ("hybrid", "dense", "lexical"):
         result = search_policy(nppf, "highways grounds 2023", effective_date="2024-06-01", sources=["NPPF"], mode=mode)
         assert revisions_of(result) == {"rev_NPPF_2023_09"}, mode
@@ -230,7 +242,7 @@ def test_every_mode_keeps_the_date_filter_and_hybrid_carries_both_legs_scores(np
     assert all(h.dense_score == h.relevance_score and h.lexical_score is None for h in dense.results)
 
 
-def test_an_unknown_mode_is_an_invalid_argument(nppf: KnowledgeBase) -> None:
+def test_an_unknown_mode_is_an_invalid_argument(nppf: PolicyStores) -> None:
     with pytest.raises(InvalidArgumentError, match="mode"):
         search_policy(nppf, "highways", mode="bm25")
     with pytest.raises(InvalidArgumentError, match="mode"):

@@ -18,8 +18,8 @@ import redis
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from lib.composition import Stores
 from lib.errors import CannotDeleteSoleRevisionError, RevisionAlreadyExistsError, RevisionOverlapError
-from lib.kb import KnowledgeBase
 from lib.models import Chunk
 from lib.policies.chunks import chunk_metadata, revision_filter
 from lib.policies.ingest import store_chunks
@@ -28,7 +28,7 @@ from lib.policies.models import PolicyCreate, Revision, RevisionCreate, Revision
 from lib.policies.search import search_policy, searchable_revisions
 from lib.retrieval import SearchMode
 from lib.stores.embeddings import Embedder
-from tests.conftest import isolated_kb
+from tests.conftest import isolated_stores
 
 BASE = date(2024, 1, 1)
 SOURCES = ["NPPF", "LTN_1_20"]
@@ -68,9 +68,9 @@ operations = st.lists(
 @pytest.fixture(scope="module")
 def world(redis_url: str, chroma_dir: Path, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder):
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    kb = isolated_kb(redis_url, tmp_path_factory.mktemp("prop"), chroma_dir, embedder)
+    stores = isolated_stores(redis_url, tmp_path_factory.mktemp("prop"), chroma_dir, embedder)
     vector = embedder.embed("Development should only be refused on highways grounds if the impact is severe.")
-    return client, kb, vector
+    return client, stores, vector
 
 
 def chunks_for(rev: Revision, count: int = 2) -> list[Chunk]:
@@ -81,7 +81,7 @@ def chunks_for(rev: Revision, count: int = 2) -> list[Chunk]:
     ]  # fmt: skip
 
 
-def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
+def apply(stores: Stores, vector: list[float], ops: list[tuple]) -> None:
     created: list[tuple[str, str]] = []
     for op in ops:
         kind = op[0]
@@ -92,8 +92,8 @@ def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
                 to = None if length is None else frm + timedelta(days=length)
                 rid = f"r{len(created)}"
                 create_revision(
-                    kb.registry,
-                    kb.vectors,
+                    stores.policies.registry,
+                    stores.policies.vectors,
                     source,
                     RevisionCreate(revision_id=rid, version_label=rid, effective_from=frm, effective_to=to),
                 )
@@ -103,30 +103,48 @@ def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
                 continue
             source, rid = created[op[1] % len(created)]
             try:
-                rev = kb.registry.get_revision(source, rid)
+                rev = stores.policies.registry.get_revision(source, rid)
             except Exception:
                 continue  # deleted earlier
             if kind == "ingest" and rev.status == RevisionStatus.PROCESSING:
                 chunks = chunks_for(rev)
-                store_chunks(kb.registry, kb.vectors, source, rid, chunks, [vector] * len(chunks), page_count=1,
-                             file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+                policies = stores.policies
+                store_chunks(
+                    policies.registry,
+                    policies.vectors,
+                    source,
+                    rid,
+                    chunks,
+                    [vector] * len(chunks),
+                    page_count=1,
+                    file_size_bytes=1,
+                    extraction_method="text_layer",
+                )
             elif kind == "half_ingest" and rev.status == RevisionStatus.PROCESSING:
                 chunk = chunks_for(rev, 1)[0]
-                policy = kb.registry.get_policy(source)
-                kb.vectors.upsert([f"{source}__{rid}__half"], [chunk.text], [vector],
+                policy = stores.policies.registry.get_policy(source)
+                stores.policies.vectors.upsert([f"{source}__{rid}__half"], [chunk.text], [vector],
                                   [chunk_metadata(chunk, policy, rev)])  # fmt: skip
             elif kind == "fail" and rev.status == RevisionStatus.PROCESSING:
-                fail_revision(kb.registry, kb.vectors, source, rid, "extraction_failed")
+                fail_revision(stores.policies.registry, stores.policies.vectors, source, rid, "extraction_failed")
             elif kind == "edit_to":
                 to = None if op[2] is None else BASE + timedelta(days=op[2])
                 if to is None or to >= rev.effective_from:
-                    update_revision(kb.registry, kb.vectors, source, rid, RevisionUpdate(effective_to=to))
+                    update_revision(
+                        stores.policies.registry, stores.policies.vectors, source, rid, RevisionUpdate(effective_to=to)
+                    )
             elif kind == "edit_from":
                 frm = BASE + timedelta(days=op[2])
                 if rev.effective_to is None or frm <= rev.effective_to:
-                    update_revision(kb.registry, kb.vectors, source, rid, RevisionUpdate(effective_from=frm))
+                    update_revision(
+                        stores.policies.registry,
+                        stores.policies.vectors,
+                        source,
+                        rid,
+                        RevisionUpdate(effective_from=frm),
+                    )
             elif kind == "delete":
-                remove_revision(kb, source, rid)
+                remove_revision(stores.policies, source, rid)
         except EXPECTED:
             pass
 
@@ -137,14 +155,14 @@ def apply(kb: KnowledgeBase, vector: list[float], ops: list[tuple]) -> None:
 @example(ops=[("create", "NPPF", 0, None), ("ingest", 0), ("create", "NPPF", 10, None), ("ingest", 1), ("delete", 1)])
 @example(ops=[("create", "NPPF", 5, None), ("ingest", 0), ("edit_from", 0, 1), ("edit_to", 0, 9), ("edit_to", 0, None)])
 def test_resolver_search_filter_and_oracle_agree_on_every_day(world, ops: list[tuple]) -> None:
-    client, kb, vector = world
+    client, stores, vector = world
     client.flushdb()
-    kb.vectors.collection.delete(where={"source": {"$in": SOURCES}})
+    stores.policies.vectors.collection.delete(where={"source": {"$in": SOURCES}})
     for source in SOURCES:
-        kb.registry.create_policy(PolicyCreate(source=source, title=source, category="national_policy"))
-    apply(kb, vector, ops)
+        stores.policies.registry.create_policy(PolicyCreate(source=source, title=source, category="national_policy"))
+    apply(stores, vector, ops)
 
-    revisions = {s: kb.registry.list_revisions(s) for s in SOURCES}
+    revisions = {s: stores.policies.registry.list_revisions(s) for s in SOURCES}
     days = {BASE - timedelta(days=1), BASE + timedelta(days=200)}
     for revs in revisions.values():
         for rev in revs:
@@ -155,20 +173,22 @@ def test_resolver_search_filter_and_oracle_agree_on_every_day(world, ops: list[t
     for day in sorted(days):
         for source in SOURCES:
             expected = oracle(revisions[source], day)
-            resolved = kb.resolver.resolve_for_policy(source, day).revision
+            resolved = stores.policies.resolver.resolve_for_policy(source, day).revision
             assert ({resolved.revision_id} if resolved else set()) == expected, (source, day)
 
-            allowed = searchable_revisions(kb.registry, [source], day)
+            allowed = searchable_revisions(stores.policies.registry, [source], day)
             found: set[str] = set()
             if allowed:
-                stored = kb.vectors.collection.get(where=revision_filter(sorted(allowed)), include=["metadatas"])
+                stored = stores.policies.vectors.collection.get(
+                    where=revision_filter(sorted(allowed)), include=["metadatas"]
+                )
                 found = {m["revision_id"] for m in stored["metadatas"]}
             assert found == expected, ("search filter", source, day)
 
             # The spec's own date-range filter over chunk metadata agrees too once restricted to
             # resolvable revisions: proof that date edits and supersessions reached the chunks.
             di = day.year * 10000 + day.month * 100 + day.day
-            dated = kb.vectors.collection.get(
+            dated = stores.policies.vectors.collection.get(
                 where={"$and": [{"source": source}, {"effective_from": {"$lte": di}}, {"effective_to": {"$gte": di}}]},
                 include=["metadatas"],
             )
@@ -176,10 +196,12 @@ def test_resolver_search_filter_and_oracle_agree_on_every_day(world, ops: list[t
             assert {m["revision_id"] for m in dated["metadatas"]} & resolvable == expected, ("chunk dates", source, day)
 
             for mode in SearchMode:
-                hits = search_policy(kb, QUERY, sources=[source], effective_date=day, n_results=50, mode=mode).results
+                hits = search_policy(
+                    stores.policies, QUERY, sources=[source], effective_date=day, n_results=50, mode=mode
+                ).results
                 assert {h.revision_id for h in hits} == expected, (mode, source, day)
 
     resolvable = {(s, r.revision_id) for s in SOURCES for r in revisions[s] if r.resolvable}
     for mode in SearchMode:
-        undated = search_policy(kb, QUERY, n_results=50, mode=mode).results
+        undated = search_policy(stores.policies, QUERY, n_results=50, mode=mode).results
         assert {(h.source, h.revision_id) for h in undated} == resolvable, mode

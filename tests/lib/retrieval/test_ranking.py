@@ -54,3 +54,15 @@ def test_hybrid_lets_a_key_both_legs_find_rise_and_carries_both_leg_scores() -> 
     assert (by_key["c"].dense_score, by_key["c"].lexical_score) == (0.40, 6.0)
     assert (by_key["d"].dense_score, by_key["b"].lexical_score) == (None, None)
     assert ranked[0].key == "a"  # 0.5 * 0.92 + 0.5 * 0.15 beats d's 0.5 * 0 + 0.5 * 0.9
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_a_collapsed_ranking_is_the_full_one_with_a_documents_surplus_left_out(mode: SearchMode) -> None:
+    dense = [("a1", 0.95), ("a2", 0.94), ("a3", 0.93), ("b1", 0.90), ("a4", 0.89), ("c1", 0.80), ("b2", 0.70)]
+    lexical = [("a2", 9.0), ("a1", 8.0), ("c1", 7.5), ("a3", 7.0), ("b1", 3.0), ("b2", 2.0), ("a4", 1.0)]
+    full = rank_by_mode(mode, dense, lexical, 7, lexical_ceiling=CEILING)
+    collapsed = rank_by_mode(mode, dense, lexical, 4, lexical_ceiling=CEILING, document=lambda k: k[0], per_document=2)
+    expected = [h for i, h in enumerate(full) if [g.key[0] for g in full[:i]].count(h.key[0]) < 2][:4]
+    assert collapsed == expected and len(collapsed) == 4
+    assert max(sum(h.key[0] == d for h in collapsed) for d in "abc") == 2
+    assert leg_depth(mode, 4, per_document=2) == candidates(4)

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-from lib.documents.lexical import document_lexical_text
+from lib.documents.index import document_lexical_text
+from lib.policies.chunks import policy_lexical_text
+from lib.retrieval.corpus_index import CorpusIndex, lexical_search
 from lib.retrieval.heading import lexical_text
 from lib.retrieval.tokens import tokenize
-from lib.stores.block_cache import RevisionBlock, lexical_search, policy_lexical_text
 
 
-def block(key: str, texts: list[str], refs: list[str]) -> RevisionBlock:
+def block(key: str, texts: list[str], refs: list[str]) -> CorpusIndex:
     ids = [f"{key}__{i:03d}" for i in range(len(texts))]
-    return RevisionBlock.from_texts(key, (len(texts), ""), ids, texts, [{"section_ref": r} for r in refs])
+    metadatas = [{"section_ref": r} for r in refs]
+    return CorpusIndex.from_texts(key, (len(texts), ""), ids, texts, metadatas, policy_lexical_text)
 
 
 def test_the_twin_is_built_once_on_first_use_and_indexes_each_chunks_citation() -> None:
@@ -49,8 +51,8 @@ def test_every_chunk_of_a_chapter_answers_to_the_chapters_heading() -> None:
     texts = [chapter, "116. Development should only be refused on highways grounds.", "continued text"]
     metas = [{"section_ref": r, "chapter": chapter} for r in ("Chapter 9", "Para 116", "Para 116")]
     other = {"section_ref": "Para 1", "chapter": "1. Introduction"}
-    a = RevisionBlock.from_texts("NPPF:a", (4, ""), [f"a{i}" for i in range(4)], [*texts, "Sustainable homes."],
-                                 [*metas, other])  # fmt: skip
+    a = CorpusIndex.from_texts("NPPF:a", (4, ""), [f"a{i}" for i in range(4)], [*texts, "Sustainable homes."],
+                                 [*metas, other], policy_lexical_text)  # fmt: skip
     found = lexical_search("sustainable transport", 10, [a]).hits
     assert {c.id for c, _ in found} == {"a0", "a1", "a2", "a3"}
     assert found[-1][0].id == "a3"  # "sustainable" alone, under another chapter

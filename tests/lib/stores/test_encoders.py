@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from chromadb.api.types import Metadata
 
+from lib.composition import open_stores
 from lib.config import Settings
 from lib.errors import EncoderMismatchError
-from lib.kb import open_kb
+from lib.policies.stores import open_policy_stores
 from lib.stores.chroma import ChunkCollection, open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.encoders import ENCODERS, bind_encoder, recorded_encoder, reencode_collection
@@ -68,7 +69,7 @@ def torch_embedder() -> Embedder:
 
 
 def collection(settings: Settings) -> ChunkCollection:
-    return ChunkCollection(open_chroma(settings), f"enc_{uuid.uuid4().hex[:12]}")
+    return ChunkCollection(open_chroma(settings.chroma), f"enc_{uuid.uuid4().hex[:12]}")
 
 
 def test_processes_starting_at_once_make_the_model_files_once_and_both_use_them(
@@ -130,7 +131,7 @@ def test_a_new_collection_records_the_configured_encoder(settings: Settings) -> 
     chunks = collection(settings)
     assert recorded_encoder(chunks) is None
     assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
-    reopened = ChunkCollection(open_chroma(settings), chunks.collection.name)
+    reopened = ChunkCollection(open_chroma(settings.chroma), chunks.collection.name)
     assert reopened.collection.metadata["encoder"] == "minilm-l6-v2/int8"
     assert bind_encoder(reopened, "int8") == "minilm-l6-v2/int8"
 
@@ -140,7 +141,7 @@ def test_opening_a_collection_with_another_encoder_is_refused(settings: Settings
     bind_encoder(chunks, "torch")
     chunks.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
     with pytest.raises(EncoderMismatchError, match="minilm-l6-v2/torch") as refused:
-        bind_encoder(ChunkCollection(open_chroma(settings), chunks.collection.name), "int8")
+        bind_encoder(ChunkCollection(open_chroma(settings.chroma), chunks.collection.name), "int8")
     assert refused.value.error_type == "encoder_mismatch"
 
 
@@ -197,24 +198,31 @@ def test_an_interrupted_switch_is_refused_by_both_encoders_until_finished(
     assert bind_encoder(chunks, "int8") == "minilm-l6-v2/int8"
 
 
-def test_open_kb_embeds_with_int8_from_the_machine_model_cache_by_default(settings: Settings) -> None:
-    kb = open_kb(settings)
-    assert (kb.embedder.encoder_id, kb.embedder.int8_dir) == ("minilm-l6-v2/int8", settings.model_cache_dir)
-    assert kb.vectors.collection.metadata["encoder"] == "minilm-l6-v2/int8"
-    assert kb.documents.chunks.collection.metadata["encoder"] == "minilm-l6-v2/int8"
-    kb.vectors.upsert(["a"], ["cycle parking"], kb.embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+def test_open_stores_embeds_with_int8_from_the_machine_model_cache_by_default(settings: Settings) -> None:
+    stores = open_stores(settings)
+    assert (stores.embedder.encoder_id, stores.embedder.int8_dir) == (
+        "minilm-l6-v2/int8",
+        settings.embeddings.model_cache_dir,
+    )
+    assert stores.policies.vectors.collection.metadata["encoder"] == "minilm-l6-v2/int8"
+    assert stores.documents.chunks.collection.metadata["encoder"] == "minilm-l6-v2/int8"
+    stores.policies.vectors.upsert(
+        ["a"], ["cycle parking"], stores.embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}]
+    )
     with pytest.raises(EncoderMismatchError):
-        open_kb(settings.model_copy(update={"embedding_encoder": "torch"}))
+        open_policy_stores(settings.replace(embedding_encoder="torch"))
 
 
 def test_a_data_dir_made_under_torch_is_refused_by_the_int8_default_saying_how_to_go_on(
     settings: Settings, torch_embedder: Embedder
 ) -> None:
-    torch_settings = settings.model_copy(update={"embedding_encoder": "torch"})
-    kb = open_kb(torch_settings)
-    assert kb.embedder.encoder_id == "minilm-l6-v2/torch"
-    kb.vectors.upsert(["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}])
+    torch_settings = settings.replace(embedding_encoder="torch")
+    stores = open_stores(torch_settings)
+    assert stores.embedder.encoder_id == "minilm-l6-v2/torch"
+    stores.policies.vectors.upsert(
+        ["a"], ["cycle parking"], torch_embedder.embed_batch(["cycle parking"]), [{"chunk_index": 0}]
+    )
     with pytest.raises(EncoderMismatchError) as refused:
-        open_kb(settings)
+        open_policy_stores(settings)
     assert "EMBEDDING_ENCODER=torch" in refused.value.message and "reencode_collections" in refused.value.message
-    assert open_kb(torch_settings).embedder.encoder == "torch"
+    assert open_stores(torch_settings).embedder.encoder == "torch"

@@ -59,7 +59,7 @@ def _unique_bucket() -> str:
 @pytest.fixture(scope="module")
 def s3_client(moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> BaseClient:
     """One client per module (building one costs ~0.3 s); isolation comes from a bucket per test."""
-    return make_s3_client(_s3_settings(tmp_path_factory.mktemp("s3"), moto_endpoint))
+    return make_s3_client(_s3_settings(tmp_path_factory.mktemp("s3"), moto_endpoint).objects)
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -493,7 +493,7 @@ def test_the_factory_opens_a_local_store_from_a_file_url(tmp_path: Path) -> None
     root = tmp_path / "with space" / "objects"
     settings = load_settings(data_dir=tmp_path, object_store_url=root.as_uri())
 
-    store = open_object_store(settings)
+    store = open_object_store(settings.objects)
 
     assert isinstance(store, LocalObjectStore)
     assert store.root == root.resolve()
@@ -504,7 +504,7 @@ def test_the_factory_opens_a_local_store_from_a_file_url(tmp_path: Path) -> None
 def test_the_default_settings_put_a_local_store_under_the_data_dir(tmp_path: Path) -> None:
     settings = load_settings(data_dir=tmp_path / "data", object_store_url=None)
 
-    store = open_object_store(settings)
+    store = open_object_store(settings.objects)
 
     assert isinstance(store, LocalObjectStore)
     assert store.root == (tmp_path / "data" / "objects").resolve()
@@ -516,7 +516,7 @@ def test_the_factory_opens_an_s3_store_from_an_s3_url_with_bucket_and_prefix(
     bucket = _unique_bucket()
     settings = _s3_settings(tmp_path, moto_endpoint, url=f"s3://{bucket}/policy-kb/objects/")
 
-    store = open_object_store(settings, create_bucket=True)
+    store = open_object_store(settings.objects, create_bucket=True)
 
     assert isinstance(store, S3ObjectStore)
     assert (store.bucket, store.prefix) == (bucket, "policy-kb/objects")
@@ -534,7 +534,7 @@ def test_the_factory_rejects_a_url_it_cannot_open_with_a_clear_message(tmp_path:
     settings = load_settings(data_dir=tmp_path, object_store_url=url)
 
     with pytest.raises(InvalidArgumentError) as caught:
-        open_object_store(settings)
+        open_object_store(settings.objects)
 
     assert "file:///abs/dir" in caught.value.message or "s3://bucket/prefix" in caught.value.message
 
@@ -543,7 +543,7 @@ def test_the_factory_rejects_credentials_in_an_s3_url_without_echoing_them(tmp_p
     settings = load_settings(data_dir=tmp_path, object_store_url=f"s3://{FAKE_KEY_ID}:{FAKE_SECRET}@bucket/prefix")
 
     with pytest.raises(InvalidArgumentError) as caught:
-        open_object_store(settings)
+        open_object_store(settings.objects)
 
     assert FAKE_SECRET not in str(caught.value)
     assert FAKE_SECRET not in repr(caught.value.details)

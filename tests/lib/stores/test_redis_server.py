@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from lib.config import load_settings
 from lib.policies.models import PolicyCreate
 from lib.policies.registry import PolicyRegistry
 from lib.stores.redis_server import embedded_url, ensure_embedded_redis, redis_client, stop_embedded_redis
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def short_dir(tmp_path: Path) -> Path:
@@ -30,9 +34,9 @@ def test_without_redis_url_a_private_server_starts_with_aof_and_is_reused(tmp_pa
         pid = client.info("server")["process_id"]
         again = redis_client(settings)
         assert again.info("server")["process_id"] == pid, "a second process reuses the running server"
-        assert (settings.redis_dir / "redis.sock").exists()
+        assert (settings.paths.redis_dir / "redis.sock").exists()
     finally:
-        stop_embedded_redis(settings.redis_dir)
+        stop_embedded_redis(settings.paths.redis_dir)
 
 
 def test_the_registry_survives_a_restart_of_the_embedded_server(tmp_path: Path) -> None:
@@ -42,10 +46,10 @@ def test_the_registry_survives_a_restart_of_the_embedded_server(tmp_path: Path) 
         PolicyRegistry(redis_client(settings)).create_policy(
             PolicyCreate(source="NPPF", title="NPPF", category="national_policy")
         )
-        assert stop_embedded_redis(settings.redis_dir)
+        assert stop_embedded_redis(settings.paths.redis_dir)
         assert PolicyRegistry(redis_client(settings)).get_policy("NPPF").title == "NPPF"
     finally:
-        stop_embedded_redis(settings.redis_dir)
+        stop_embedded_redis(settings.paths.redis_dir)
 
 
 def test_processes_starting_it_at_once_share_one_server(tmp_path: Path) -> None:
@@ -66,5 +70,19 @@ def test_processes_starting_it_at_once_share_one_server(tmp_path: Path) -> None:
         assert set(urls) == {embedded_url(redis_dir)}
         pids = {redis.Redis.from_url(u).info("server")["process_id"] for u in urls}
         assert len(pids) == 1
+    finally:
+        stop_embedded_redis(redis_dir)
+
+
+def test_the_server_outlives_the_process_that_started_it(tmp_path: Path) -> None:
+    redis_dir = short_dir(tmp_path) / "redis"
+    starter = "import sys; from pathlib import Path; from lib.stores.redis_server import ensure_embedded_redis; "
+    starter += "print(ensure_embedded_redis(Path(sys.argv[1])))"
+    try:
+        done = subprocess.run([sys.executable, "-c", starter, str(redis_dir)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60, check=True)  # fmt: skip
+        url = done.stdout.strip()
+        assert url == embedded_url(redis_dir)
+        assert redis.Redis.from_url(url).ping(), "still running once its starter has exited"
     finally:
         stop_embedded_redis(redis_dir)

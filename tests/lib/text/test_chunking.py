@@ -60,3 +60,14 @@ def test_policy_chunks_never_straddle_sections_and_are_indexed_across_the_revisi
 def test_empty_sections_make_no_chunks() -> None:
     assert chunk_sections([Section(section_ref="Para 1", text="  \n ", page_number=1)]) == []
     assert chunk_pages([]) == []
+
+
+def test_chunks_carry_their_sections_kind_title_printed_page_and_supported_policy() -> None:
+    section = Section(
+        section_ref="Para 3.60", title="Replacement dwellings", text="Some text. " * 100, page_number=40,
+        page_spans=[(0, 40), (600, 41)], printed_page=38, supports="Policy RES9",
+    )  # fmt: skip
+    chunks = chunk_sections([section])
+    assert {(c.kind, c.title, c.printed_page, c.supports, c.last_page) for c in chunks} == {
+        ("paragraph", "Replacement dwellings", 38, "Policy RES9", 41)
+    }

@@ -8,8 +8,8 @@ import io
 import pytest
 from PIL import Image
 
+from lib.composition import Stores
 from lib.errors import UnsupportedFileTypeError
-from lib.kb import KnowledgeBase
 from lib.policies.lifecycle import read_source_file, register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.text.filetypes import JPEG, PDF, PNG, TEXT, TIFF, FileKind, detect_file_type
@@ -76,21 +76,21 @@ def test_text_is_valid_utf8_without_nul_and_only_where_the_intake_accepts_it() -
 @pytest.mark.parametrize(
     "data", [image_bytes("PNG"), b"", b"Policy notes, not a PDF\n"], ids=["png", "zero-bytes", "text"]
 )
-def test_policy_intakes_refuse_what_is_not_a_pdf_and_store_nothing(kb: KnowledgeBase, data: bytes) -> None:
-    kb.registry.create_policy(
+def test_policy_intakes_refuse_what_is_not_a_pdf_and_store_nothing(stores: Stores, data: bytes) -> None:
+    stores.policies.registry.create_policy(
         PolicyCreate(source="LTN_1_20", title="Cycle infrastructure", category="national_guidance")
     )
-    path = kb.settings.allowed_file_roots[0] / "LTN_1_20.pdf"
+    path = stores.settings.files.allowed_roots[0] / "LTN_1_20.pdf"
     path.write_bytes(data)
 
     with pytest.raises(UnsupportedFileTypeError):
-        read_source_file(kb.objects, kb.settings, str(path))
+        read_source_file(stores.objects, stores.settings, str(path))
     revision = RevisionCreate(
         revision_id="rev_LTN_1_20_2020_07", version_label="July 2020", effective_from="2020-07-27"
     )
     with pytest.raises(UnsupportedFileTypeError):
-        register_revision(kb, "LTN_1_20", revision, data)
+        register_revision(stores.policies, "LTN_1_20", revision, data)
 
-    assert kb.registry.list_revisions("LTN_1_20") == []
-    assert list(kb.objects.list("policies/")) == []
-    assert kb.vectors.count() == 0
+    assert stores.policies.registry.list_revisions("LTN_1_20") == []
+    assert list(stores.objects.list("policies/")) == []
+    assert stores.policies.vectors.count() == 0

@@ -77,3 +77,47 @@ def test_glossary_terms_open_entries_only_in_a_glossary_annex() -> None:
     term = para("Grey belt: land in the Green Belt.", bold_lead="Grey belt:")
     parser = parse(heading("1. Green Belt"), term, heading("Annex 2: Glossary"), term)
     assert refs(parser) == ["Chapter 1", "Annex 2", "Glossary: Grey belt"]
+
+
+def test_a_decimal_numbered_plan_cites_paragraphs_by_their_printed_numbers_in_order() -> None:
+    parser = SectionParser(BODY, decimal=True)
+    for row in (
+        heading("3. Housing"),
+        para("3.1 Homes are needed."),
+        para("Policy H1: Housing mix", bold_lead="Policy H1: Housing mix"),
+        para("1. Homes of every size."),
+        para("3.9 The mix follows the study."),
+        para("2.5 A value in a table, not a paragraph."),
+        para("3.10 Later paragraph."),
+    ):
+        parser.feed(row)
+    assert refs(parser) == ["Chapter 3", "Para 3.1", "Policy H1", "Para 3.9", "Para 3.10"]
+    assert [unit.kind for unit in parser.units] == ["chapter", "paragraph", "policy", "paragraph", "paragraph"]
+    assert "1. Homes of every size." in parser.units[2].text
+
+
+def test_policy_codes_in_plain_type_are_cross_references_not_headings() -> None:
+    parser = parse(heading("1. Housing"), para("1. Text."), para("LP4 sets out the mix."), para("2. More."))
+    assert refs(parser) == ["Chapter 1", "Para 1", "Para 2"]
+
+
+def test_a_document_without_numbered_chapters_starts_its_paragraphs_in_front_matter() -> None:
+    parser = SectionParser(BODY, unchaptered=True)
+    for row in (para("Cover", page=1), heading("Introduction", page=2), para("1. First.", page=2), para("2. Next.")):
+        parser.feed(row)
+    assert refs(parser) == ["Page 1", "Page 2", "Para 1", "Para 2"]
+    assert parser.units[2].title == "Introduction"
+
+
+def test_policy_headings_in_bold_with_a_qualifier_or_a_bare_number_and_without_a_gap_above() -> None:
+    tight = Row(text="Policy 12: Design", page=1, size=BODY, bold_lead="Policy 12: Design")
+    parser = parse(
+        heading("1. Design"),
+        para("Strategic Policy SP1: Spatial Strategy", bold_lead="Strategic Policy SP1: Spatial Strategy"),
+        para("Growth goes to the towns."),
+        tight,
+        para("Schemes will be well designed."),
+    )
+    assert [(unit.ref, unit.title) for unit in parser.units] == [
+        ("Chapter 1", "Design"), ("Policy SP1", "Spatial Strategy"), ("Policy 12", "Design"),
+    ]  # fmt: skip

@@ -1,0 +1,71 @@
+"""The corpus indexes one process holds of one collection's slices: the cache, the loader and the last
+answers, so a store only says how to load a slice and which slices, under which stamps, a search may see.
+
+Answers are remembered (``answers``, a ``cachetools`` memo) under the query, the row filter's scope and the
+``serial`` of every slice searched, so one is only reused for the very slices that produced it (a reloaded
+slice has a new serial): remembering adds no difference of its own. Why they are kept, with figures:
+``docs/decisions/0014-remembered-answers.md``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from cachetools import LRUCache, cached
+
+from lib.retrieval.corpus_index import (
+    CorpusIndex,
+    LexicalAnswer,
+    Stamp,
+    answer_key,
+    exact_search,
+    lexical_answer_key,
+    lexical_search,
+)
+from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
+from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
+from lib.stores.chroma import StoredChunk
+
+ANSWERS_REMEMBERED = 1024
+
+
+class CorpusIndexes:
+    """The slices of one collection held by this process, loaded by ``load`` under the stamps a search names."""
+
+    def __init__(
+        self,
+        load: IndexLoad,
+        *,
+        verify: IndexCheck | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        max_age_s: float = DEFAULT_MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``load(key, stamp)`` reads one slice (``None``: it must not be held, its rows disagree with the
+        stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices."""
+        self.cache = IndexCache(cache_bytes, max_age_s=max_age_s, clock=clock)
+        self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock)
+        self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
+            ANSWERS_REMEMBERED if cache_bytes else 0
+        )
+        lock = threading.Lock()
+        self.dense = cached(self.answers, key=answer_key, lock=lock)(exact_search)
+        """``exact_search``, remembered."""
+        self.lexical = cached(self.answers, key=lexical_answer_key, lock=lock)(lexical_search)
+        """``lexical_search``, remembered."""
+
+    def held(self, stamps: Mapping[str, Stamp], rows: int | None = None) -> list[CorpusIndex] | None:
+        """The index of every slice of ``stamps`` (key -> stamp read from Redis), in order, loading what is
+        missing; ``None`` when they cannot all be held at once (``rows`` over the budget, or a slice the
+        loader refused)."""
+        if rows is not None and not self.cache.fits(rows):
+            return None
+        indexes = []
+        for key, stamp in stamps.items():
+            index = self.loader.get(key, stamp)
+            if index is None:
+                return None
+            indexes.append(index)
+        return indexes

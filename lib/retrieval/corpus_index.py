@@ -1,0 +1,205 @@
+"""The corpus index: one slice of a collection (a policy revision, an application's documents) held in
+process memory as loaded from the store, with its dense matrix and its lexical twin, and the exact searches
+over several slices at once.
+
+Why in memory: Chroma's where-filtered query costs tens of milliseconds and is approximate; an exact search
+over the allowed slices costs about one. A slice is served only under the generation ``stamp`` the caller
+read from Redis when it was loaded (``lib.retrieval.index_cache``), so it never answers from content older
+than that stamp. How its answers can differ from Chroma's (approximation, ties, rounding, staleness):
+``docs/decisions/0001-revision-block-cache.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from lib.retrieval.lexical import LexicalBlock, bm25_rank
+from lib.stores.chroma import StoredChunk
+
+LEXICAL_BYTES_PER_CHAR = 2
+"""About what the lexical twin costs per character of text (postings and vocabulary)."""
+ROW_BYTES = 384 * 4 + 4 + 64 + 2048 + 800 * LEXICAL_BYTES_PER_CHAR
+"""About what one held chunk costs: vector, squared norm, id, text, metadata, postings (800 characters)."""
+_META_BYTES = 1024
+_RERANK_SLACK = 8
+"""Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
+_SERIALS = itertools.count()
+
+Stamp = Hashable
+"""What the caller's source of truth (Redis) said about a slice when it was loaded: served only while equal."""
+LexicalText = Callable[[Mapping[str, Any], str], str]
+"""What the lexical leg indexes for a chunk, from its metadata and text (each domain names its headings)."""
+Rows = Sequence[np.ndarray | None] | None
+"""Per slice searched, a boolean mask of the rows a search may see (``None``: every row)."""
+
+
+def plain_text(metadata: Mapping[str, Any], text: str) -> str:
+    """The chunk's text alone, for a slice without heading context."""
+    return text
+
+
+@dataclass(frozen=True)
+class CorpusIndex:
+    """One slice's chunks as loaded, the stamp they were loaded under, and a ``serial`` unique to this load
+    (what remembered answers are filed under)."""
+
+    key: str
+    stamp: Stamp
+    ids: list[str]
+    scoring: np.ndarray
+    """``(rows, dims + 1)`` float32: each vector times -2, then its squared norm; its product with ``[q, 1]``
+    ranks rows by squared L2 distance in one matrix-vector product (``-scoring[:, :dims] / 2`` is exact)."""
+    texts: list[str]
+    metadatas: list[dict[str, Any]]
+    lexical_text: LexicalText = field(default=plain_text, compare=False, repr=False)
+    serial: int = field(default_factory=lambda: next(_SERIALS))
+    _columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_embeddings(
+        cls, key: str, stamp: Stamp, ids: list[str], embeddings: np.ndarray, texts: list[str],
+        metadatas: list[dict[str, Any]], lexical_text: LexicalText = plain_text,
+    ) -> CorpusIndex:  # fmt: skip
+        matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
+        scoring = np.empty((len(ids), matrix.shape[1] + 1), dtype=np.float32)
+        scoring[:, :-1] = -2.0 * matrix
+        scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
+        return cls(key, stamp, ids, scoring, texts, metadatas, lexical_text)
+
+    @classmethod
+    def from_texts(
+        cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: list[dict[str, Any]],
+        lexical_text: LexicalText = plain_text,
+    ) -> CorpusIndex:  # fmt: skip
+        """A slice for the lexical leg only (no vectors): ``scoring`` is empty and never searched."""
+        return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, metadatas, lexical_text)
+
+    def indexed_texts(self) -> list[str]:
+        """Each chunk as the lexical twin indexes it (heading context, then text)."""
+        return [self.lexical_text(m, t) for t, m in zip(self.texts, self.metadatas, strict=True)]
+
+    @cached_property
+    def digest(self) -> str:
+        """``index_digest`` of the chunks as indexed: what the consistency audit compares with the store."""
+        return index_digest(self.ids, self.indexed_texts())
+
+    @cached_property
+    def lexical(self) -> LexicalBlock:
+        """The BM25 twin. Built by the loader before any search sees the slice (tokenising a revision takes
+        ~100 ms); two threads may both build it, with equal results."""
+        return LexicalBlock.build(self.indexed_texts())
+
+    def embedding(self, row: int) -> np.ndarray:
+        return self.scoring[row, :-1] * np.float32(-0.5)
+
+    def holds(self, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether these rows (any order) are exactly the slice's: same ids, texts and metadata."""
+        if len(ids) != len(self.ids):
+            return False
+        held = dict(zip(self.ids, zip(self.texts, self.metadatas, strict=True), strict=True))
+        return all(held.get(i) == (t, m) for i, t, m in zip(ids, texts, metadatas, strict=True))
+
+    def rows_where(self, field_name: str, allowed: frozenset[str] | None) -> np.ndarray | None:
+        """The mask of rows whose metadata ``field_name`` is one of ``allowed`` (``None``: every row), from a
+        column of that field's values made once per slice, so a filter costs one ``np.isin``."""
+        if allowed is None:
+            return None
+        column = self._columns.get(field_name)
+        if column is None:
+            column = self._columns[field_name] = np.asarray([str(m.get(field_name, "")) for m in self.metadatas])
+        return np.isin(column, list(allowed)) if len(column) else np.zeros(0, dtype=bool)
+
+    @property
+    def nbytes(self) -> int:
+        chars = sum(len(t) for t in self.texts)
+        return self.scoring.nbytes + chars * (1 + LEXICAL_BYTES_PER_CHAR) + (64 + _META_BYTES) * len(self.ids)
+
+    def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
+        return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
+
+
+def index_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
+    """SHA-256 over ``(id, text)`` pairs in id order: equal exactly when the chunks are, in any order."""
+    digest = hashlib.sha256()
+    for chunk_id, text in sorted(zip(ids, texts, strict=True)):
+        digest.update(f"{len(chunk_id)}:{chunk_id}{len(text)}:{text}".encode())
+    return digest.hexdigest()
+
+
+def answer_key(
+    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> tuple[object, ...]:
+    """What a remembered ``exact_search`` answer is filed under: the query vector, ``n_results``, the ``scope``
+    that names the row filter ``rows`` and every slice's ``serial``, so it is only reused for the very slices
+    that made it."""
+    return (query.tobytes(), n_results, scope, *(i.serial for i in indexes))
+
+
+def lexical_answer_key(
+    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> tuple[object, ...]:
+    """Like ``answer_key`` for ``lexical_search`` (tagged apart from the dense answers)."""
+    return ("lexical", query, n_results, scope, *(i.serial for i in indexes))
+
+
+def exact_search(
+    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> list[StoredChunk]:
+    """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2,
+    nearest first, ties by id; each chunk carries its distance. One product per slice, one partition over all,
+    the best ``n_results + slack`` re-ranked by direct L2: Python works per slice and candidate, never per
+    row. ``scope`` names the row filter for the answer memo and is not used here."""
+    masks = list(rows) if rows is not None else [None] * len(indexes)
+    kept = [(i, m) for i, m in zip(indexes, masks, strict=True) if i.ids and (m is None or m.any())]
+    if not kept:
+        return []
+    query = np.asarray(query, dtype=np.float32).reshape(-1)
+    extended = np.append(query, np.float32(1.0))
+    parts = []
+    for index, mask in kept:
+        part = index.scoring @ extended
+        if mask is not None:
+            part[~mask] = np.inf
+        parts.append(part)
+    scores = np.concatenate(parts)
+    allowed = int(np.isfinite(scores).sum())
+    wanted = min(n_results + _RERANK_SLACK, allowed)
+    best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
+    best = best[np.isfinite(scores[best])]
+    starts = np.cumsum([0] + [len(i.ids) for i, _ in kept])
+    owners = np.searchsorted(starts, best, side="right") - 1
+    candidates = [(kept[o][0], int(p - starts[o])) for o, p in zip(owners.tolist(), best.tolist(), strict=True)]
+    if not candidates:
+        return []
+    diff = np.stack([index.embedding(row) for index, row in candidates]) - query
+    exact = np.einsum("ij,ij->i", diff, diff).tolist()
+    ranked = sorted(
+        ((d, index.ids[row], index, row) for d, (index, row) in zip(exact, candidates, strict=True)),
+        key=lambda c: c[:2],
+    )[:n_results]
+    return [index.chunk(row, d) for d, _, index, row in ranked]
+
+
+@dataclass(frozen=True)
+class LexicalAnswer:
+    """The lexical leg's best chunks with their BM25 scores, and ``ceiling``, the least upper bound of any
+    score for that query over the rows searched (``lib.retrieval.lexical.bm25_ceiling``)."""
+
+    hits: list[tuple[StoredChunk, float]]
+    ceiling: float
+
+
+def lexical_search(
+    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> LexicalAnswer:
+    """The ``n_results`` chunks of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
+    exactly those rows; best first, ties in slice then row order; chunks holding no query term never come."""
+    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows)
+    return LexicalAnswer([(indexes[h.block_index].chunk(h.row), h.score) for h in hits], ceiling)

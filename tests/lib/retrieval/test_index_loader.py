@@ -1,0 +1,217 @@
+"""``lib.retrieval.index_loader``: a missing block loaded once however many ask at once, and a block in use
+reloaded in the background before it expires while the old one goes on being served."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from lib.retrieval.corpus_index import CorpusIndex, Stamp
+from lib.retrieval.index_cache import IndexCache
+from lib.retrieval.index_loader import IndexLoader
+from tests.polling import eventually
+
+STAMP: Stamp = (3, "2024-12-12T00:00:00")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Store:
+    """Blocks of three chunks; ``gate`` holds every load until it is set; ``fail`` makes loads raise;
+    ``text`` is every chunk's text (change it to change what the store holds)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.checks = 0
+        self.gate = threading.Event()
+        self.gate.set()
+        self.fail = False
+        self.text = "green belt boundaries"
+
+    def rows(self, key: str, count: int) -> tuple[list[str], list[str], list[dict[str, str]]]:
+        self.gate.wait()
+        if self.fail:
+            raise ConnectionError("chroma is down")
+        ids = [f"{key}-{i}" for i in range(count)]
+        return ids, [self.text] * count, [{"chapter": "13"}] * count
+
+    def load(self, key: str, stamp: Stamp) -> CorpusIndex:
+        self.calls += 1
+        ids, texts, metadatas = self.rows(key, stamp[0])
+        embeddings = np.eye(stamp[0], 384, dtype=np.float32)
+        return CorpusIndex.from_embeddings(key, stamp, ids, embeddings, texts, metadatas)
+
+    def verify(self, block: CorpusIndex) -> bool:
+        self.checks += 1
+        return block.holds(*self.rows(block.key, len(block.ids)))
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store()
+
+
+@pytest.fixture
+def loader(clock: Clock, store: Store) -> IndexLoader:
+    cache = IndexCache(10 * 2**20, max_age_s=30, clock=clock)
+    return IndexLoader(cache, store.load, verify=store.verify, clock=clock)
+
+
+def test_twenty_searches_arriving_together_at_a_cold_cache_load_the_block_once(
+    loader: IndexLoader, store: Store
+) -> None:
+    store.gate.clear()
+    got: list[CorpusIndex | None] = []
+    threads = [threading.Thread(target=lambda: got.append(loader.get("NPPF:rev", STAMP))) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    eventually(lambda: store.calls == 1)
+    store.gate.set()
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert store.calls == 1 and loader.loads == 1
+    assert len(got) == 20 and all(block is got[0] for block in got) and got[0] is not None
+
+
+def test_a_block_in_use_is_reloaded_in_the_background_before_it_expires(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    assert first is not None
+    clock.now = 10.0
+    assert loader.get("NPPF:rev", STAMP) is first and store.calls == 1, "young: served as is"
+
+    clock.now = 25.0  # past 3/4 of the 30 s age
+    store.gate.clear()
+    store.text = "grey belt boundaries"  # changed behind the pipeline's back: the refresh must see it
+    assert loader.get("NPPF:rev", STAMP) is first, "served at once while the refresh runs"
+    eventually(lambda: store.checks == 1)
+    assert loader.get("NPPF:rev", STAMP) is first and store.checks == 1, "one refresh at a time"
+    store.gate.set()
+    eventually(lambda: loader.cache.get("NPPF:rev", STAMP) is not first)
+
+    refreshed = loader.get("NPPF:rev", STAMP)
+    assert refreshed is not None and refreshed.serial != first.serial and refreshed.texts[0] == store.text
+    assert store.calls == 2, "the check found the texts changed, so the block was loaded again in full"
+    assert "lexical" in vars(refreshed), "indexed for the lexical leg before it was served"
+    assert (loader.loads, loader.refreshes) == (1, 1)
+    clock.now = 40.0  # past the first load's 30 s, not the refresh's
+    assert loader.get("NPPF:rev", STAMP) is refreshed
+
+
+def test_a_failed_refresh_leaves_the_block_served_until_it_expires_then_the_next_search_loads_it(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    store.fail = True
+    clock.now = 25.0
+    assert loader.get("NPPF:rev", STAMP) is first
+    eventually(lambda: not loader._lock("NPPF:rev").locked())
+    assert loader.get("NPPF:rev", STAMP) is first and store.checks == 1, "not retried on every search"
+    clock.now = 28.0
+    assert loader.get("NPPF:rev", STAMP) is first
+    eventually(lambda: store.checks == 2)
+
+    clock.now = 31.0
+    with pytest.raises(ConnectionError):
+        loader.get("NPPF:rev", STAMP)
+    store.fail = False
+    assert loader.get("NPPF:rev", STAMP) is not first
+
+
+def test_a_changed_stamp_loads_the_new_rows_in_the_foreground(loader: IndexLoader, store: Store) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    newer = loader.get("NPPF:rev", (4, "2025-01-01T00:00:00"))
+
+    assert newer is not None and newer is not first and len(newer.ids) == 4
+    assert loader.loads == 2
+
+
+def test_a_loaded_block_is_served_with_its_lexical_index_built(loader: IndexLoader) -> None:
+    block = loader.get("NPPF:rev", STAMP)
+
+    assert block is not None and "lexical" in vars(block), "no search pays for tokenising the revision"
+    assert block.lexical.rows == 3
+
+
+def test_a_refresh_that_finds_the_same_rows_keeps_the_block_its_index_and_its_serial_without_loading_it(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    assert first is not None
+    index = first.lexical
+
+    clock.now = 25.0
+    assert loader.get("NPPF:rev", STAMP) is first
+    eventually(lambda: loader.refreshes == 1 and not loader._lock("NPPF:rev").locked())
+
+    assert (store.checks, store.calls) == (1, 1), "checked, not loaded again"
+    clock.now = 45.0  # past the first load's 30 s, not the check's: its age started again
+    kept = loader.get("NPPF:rev", STAMP)
+    assert kept is first and kept.lexical is index and store.calls == 1
+
+
+def test_a_block_holds_rows_in_any_order_but_not_other_texts_metadata_or_ids() -> None:
+    ids, texts, metas = ["a", "b"], ["one", "two"], [{"chapter": "1"}, {"chapter": "2"}]
+    block = CorpusIndex.from_embeddings("k", (2, "t"), ids, np.eye(2, 4, dtype=np.float32), texts, metas)
+
+    assert block.holds(["b", "a"], ["two", "one"], [{"chapter": "2"}, {"chapter": "1"}])
+    assert not block.holds(["a", "b"], ["one", "TWO"], metas)
+    assert not block.holds(["a", "b"], texts, [{"chapter": "1"}, {"chapter": "9"}])
+    assert not block.holds(["a", "c"], texts, metas)
+    assert not block.holds(["a"], ["one"], [{"chapter": "1"}])
+
+
+def test_the_keeper_refreshes_a_block_in_use_while_nobody_searches_so_the_next_search_finds_it(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    first = loader.get("NPPF:rev", STAMP)
+    clock.now = 10.0
+    assert loader.refresh_held() == 0, "young: nothing to do"
+
+    clock.now = 25.0  # no search since t=0
+    assert loader.refresh_held() == 1 and store.checks == 1
+    clock.now = 45.0  # past the load's 30 s: without the keeper this search would load it again
+    assert loader.get("NPPF:rev", STAMP) is first and store.calls == 1
+
+
+def test_the_keeper_lets_a_block_nobody_searched_for_a_long_time_expire(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    loader.get("NPPF:rev", STAMP)
+    clock.now = loader.keep_idle_s + 1.0
+
+    assert loader.refresh_held() == 0 and store.checks == 0
+    assert loader.cache.get("NPPF:rev", STAMP) is None, "expired at its age, as without the keeper"
+
+
+def test_the_keeper_thread_refreshes_and_warms_until_stopped(loader: IndexLoader, store: Store, clock: Clock) -> None:
+    loader.get("NPPF:rev", STAMP)
+    clock.now = 25.0
+
+    def warm() -> None:
+        loader.get("NPPF:new", STAMP)  # a revision that became searchable since
+
+    loader.keep_fresh(interval_s=0.01, warm=warm)
+    try:
+        eventually(lambda: store.checks >= 1 and loader.cache.get("NPPF:new", STAMP) is not None)
+    finally:
+        loader.stop()
+    checks = store.checks
+    clock.now = 50.0
+    threading.Event().wait(0.05)
+    assert store.checks == checks, "stopped"

@@ -1,0 +1,195 @@
+"""Local-plan layouts as small real PDFs written with PyMuPDF, one feature each place it matters:
+
+- a contents page (``Policy LP1 - Housing ........ 3``) listing one policy the plan never prints (``LP9``);
+- a running header and printed page numbers one less than the PDF's (the cover is unnumbered);
+- decimal paragraph numbers (``3.1``), whole-numbered clauses inside policies;
+- policy headings in three notations: ``Policy LP1 - Housing`` (bold), ``CS 1`` with the policy's text
+  on the heading line (only the code bold), ``Policy H2: Affordable Housing``;
+- a policy continued over a page break, and its reasoned justification after it;
+- a landscape page holding two printed pages (a spread) with a boxed policy on its right-hand page,
+  followed by unnumbered text outside the box;
+- an inspector's report: paragraphs 1..N under unnumbered headings, no numbered chapters.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pymupdf
+
+WIDTH, HEIGHT = 595, 842
+LEFT, TOP, BOTTOM = 60, 90, 760
+BODY, LINE, GAP = 10, 13, 12
+HEADER = "Example District Local Plan 2020-2040"
+WRAP = 88
+
+LP1_CLAUSES = [
+    "1. New homes will be permitted within settlement boundaries where they respect the character of the area.",
+    "2. Outside settlement boundaries new homes will be permitted only where a rural need is shown.",
+    "3. Every scheme of ten homes or more will provide a mix of sizes informed by the housing needs study.",
+] + [
+    "Proposals will also be judged against the design code, the parking standards and the open space "
+    "standards, and against any neighbourhood plan in force, so that each scheme adds to the place it joins. " * 2
+] * 14
+
+
+class Writer:
+    """Writes lines down a page, starting a new page (with header and printed number) when one is full."""
+
+    def __init__(self, doc: pymupdf.Document, printed_offset: int = -1) -> None:
+        self.doc = doc
+        self.offset = printed_offset
+        self.page: pymupdf.Page | None = None
+        self.y = 0.0
+
+    def new_page(self) -> None:
+        self.page = self.doc.new_page(width=WIDTH, height=HEIGHT)
+        number = self.doc.page_count + self.offset
+        self.page.insert_text((LEFT, 40), HEADER, fontsize=8, fontname="helv")
+        self.page.insert_text((WIDTH / 2, HEIGHT - 30), str(number), fontsize=9, fontname="helv")
+        self.y = TOP
+
+    def line(self, text: str, *, size: float = BODY, bold: bool = False, indent: float = 0) -> None:
+        if self.page is None or self.y > BOTTOM:
+            self.new_page()
+        assert self.page is not None
+        self.page.insert_text((LEFT + indent, self.y), text, fontsize=size, fontname="hebo" if bold else "helv")
+        self.y += max(LINE, size * 1.3)
+
+    def paragraph(self, text: str, *, bold_lead: str = "") -> None:
+        for index, line in enumerate(textwrap.wrap(text, WRAP)):
+            if index == 0 and bold_lead and line.startswith(bold_lead):
+                self._bold_then_plain(bold_lead, line[len(bold_lead) :])
+            else:
+                self.line(line)
+        self.y += GAP
+
+    def _bold_then_plain(self, bold: str, rest: str) -> None:
+        if self.page is None or self.y > BOTTOM:
+            self.new_page()
+        assert self.page is not None
+        self.page.insert_text((LEFT, self.y), bold, fontsize=BODY, fontname="hebo")
+        width = pymupdf.get_text_length(bold, fontname="hebo", fontsize=BODY)
+        self.page.insert_text((LEFT + width, self.y), rest, fontsize=BODY, fontname="helv")
+        self.y += LINE
+
+    def gap(self, points: float = GAP) -> None:
+        self.y += points
+
+
+def local_plan_pdf() -> bytes:
+    """Cover, contents, then chapter 3 with three policies (see the module docstring)."""
+    doc = pymupdf.open()
+    cover = doc.new_page(width=WIDTH, height=HEIGHT)
+    cover.insert_text((LEFT, 300), "Example District Local Plan", fontsize=28, fontname="hebo")
+    writer = Writer(doc)
+    writer.new_page()
+    writer.line("Contents", size=20, bold=True)
+    writer.gap()
+    for entry, page in [
+        ("3. Housing", 2), ("Policy LP1 - Housing", 2), ("Policy CS 1 - Settlement Strategy", 4),
+        ("Policy H2: Affordable Housing", 4), ("Policy LP9 - Green Belt", 5), ("Appendix A - Glossary", 6),
+    ]:  # fmt: skip
+        writer.line(f"{entry} {'.' * (70 - len(entry))} {page}")
+    writer.new_page()
+    writer.line("3. Housing", size=18, bold=True)
+    writer.gap()
+    writer.paragraph(
+        "3.1 This chapter sets out how the plan meets the need for new homes over the plan period, in the "
+        "towns and in the villages, and how the type and size of those homes is decided."
+    )
+    writer.line("Policy LP1 - Housing", size=12, bold=True)
+    writer.gap(4)
+    for clause in LP1_CLAUSES:
+        writer.paragraph(clause)
+    writer.paragraph(
+        "3.2 Policy LP1 follows the housing needs study. Its clauses apply to every application for new homes, "
+        "and the supporting text explains the evidence behind each threshold."
+    )
+    writer.paragraph(
+        "3.3 The settlement strategy decides where growth goes, so that most new homes are close to services."
+    )
+    writer.paragraph(
+        "CS 1 The Council will direct new development to the market towns first, then to the key service "
+        "centres, and only then to the villages named in the settlement hierarchy.",
+        bold_lead="CS 1",
+    )
+    writer.paragraph("3.4 Policy CS 1 keeps growth where people can reach jobs and services without a car.")
+    writer.line("Policy H2: Affordable Housing", size=12, bold=True)
+    writer.gap(4)
+    writer.paragraph("Sites of ten homes or more will provide thirty per cent of the homes as affordable housing.")
+    writer.paragraph("3.5 Affordable housing is needed in every parish of the district.")
+    return doc.tobytes()
+
+
+SPREAD_WIDTH, SPREAD_HEIGHT = 1190, 842
+HALF = SPREAD_WIDTH / 2
+
+
+def spread_pdf() -> bytes:
+    """A cover, then one landscape page holding printed pages 34 (left) and 35 (right): the left page ends
+    paragraph 5.1's chapter text, the right holds ``HOU2   Housing Density`` in a box."""
+    doc = pymupdf.open()
+    for number in (1, 2):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        page.insert_text((LEFT, 300), f"Example Core Strategy, part {number}", fontsize=24, fontname="hebo")
+    spread = doc.new_page(width=SPREAD_WIDTH, height=SPREAD_HEIGHT)
+    left_lines = [("5. Housing", 18.0, True)]
+    for number in range(1, 5):
+        left_lines += [
+            (f"5.{number} The core strategy plans for the homes the four boroughs need, on land already", 10.0, False),
+            ("used, close to the centres and the transport corridors that link them, so that the", 10.0, False),
+        ]
+    right_lines = [
+        ("HOU2   Housing Density, Type and Accessibility", 11.0, True),
+        ("Developments will achieve at least 35 dwellings per hectare, and more in centres,", 10.0, False),
+        ("unless this would harm the character of the area or the setting of heritage assets.", 10.0, False),
+        ("The type and size of new homes will reflect the needs set out in the housing study,", 10.0, False),
+        ("and every scheme of fifteen homes or more will include homes built to be accessible", 10.0, False),
+        ("and adaptable, so that people can stay in their homes as their needs change over time.", 10.0, False),
+        ("Reasoned justification follows the box, in plain type and without a number, before the next", 10.0, False),
+        ("numbered paragraph: the box, not the paragraph numbering, is where the policy ends.", 10.0, False),
+        ("5.5 Policy HOU2 applies to every scheme of new homes in the four boroughs.", 10.0, False),
+    ]
+    for x0, lines in ((40.0, left_lines), (HALF + 40.0, right_lines)):
+        y = 90.0
+        for index, (text, size, bold) in enumerate(lines):
+            if index and (lines[index - 1][1] != size or text[:1].isdigit() or text.startswith("Reasoned")):
+                y += 10
+            spread.insert_text((x0, y), text, fontsize=size, fontname="hebo" if bold else "helv")
+            y += size * 1.4
+    box = pymupdf.Rect(HALF + 30, 76, SPREAD_WIDTH - 30, 90 + 11 * 1.4 + 10 + 5 * 14 + 2)
+    spread.draw_rect(box, color=(0, 0, 0))
+    spread.insert_text((HALF / 2, SPREAD_HEIGHT - 30), "34", fontsize=9, fontname="helv")
+    spread.insert_text((HALF + HALF / 2, SPREAD_HEIGHT - 30), "35", fontsize=9, fontname="helv")
+    return doc.tobytes()
+
+
+def inspectors_report_pdf() -> bytes:
+    """A cover and two pages of paragraphs numbered 1..4 under unnumbered headings."""
+    doc = pymupdf.open()
+    cover = doc.new_page(width=WIDTH, height=HEIGHT)
+    cover.insert_text((LEFT, 300), "Report on the Examination of the Example Local Plan", fontsize=20, fontname="hebo")
+    writer = Writer(doc)
+    writer.new_page()
+    writer.line("Introduction", size=16, bold=True)
+    writer.gap()
+    for number, text in enumerate(["The plan was submitted for examination in 2020.",
+                                   "Hearings were held over three weeks in the spring."], start=1):  # fmt: skip
+        writer.paragraph(f"{number}. {text} The Council asked for main modifications where needed.")
+    writer.line("Assessment of Soundness", size=16, bold=True)
+    writer.gap()
+    for number, text in enumerate(["The housing requirement is justified.", "The Green Belt review is sound."], 3):
+        writer.paragraph(f"{number}. {text} The evidence supports it.")
+    return doc.tobytes()
+
+
+def unstructured_pdf(pages: int = 4) -> bytes:
+    """Pages of unnumbered prose under the running header, printed page numbers one less than the PDF's."""
+    doc = pymupdf.open()
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text((LEFT, 300), "Design Guide", fontsize=28, fontname="hebo")
+    writer = Writer(doc)
+    for _ in range(pages - 1):
+        writer.new_page()
+        writer.paragraph("Buildings should face the street and keep to the building line of their neighbours. " * 3)
+    return doc.tobytes()
