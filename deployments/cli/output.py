@@ -18,8 +18,9 @@ def print_result(result: SearchResult, *, width: int = 100) -> None:
         typer.echo("  no policy text was in force on that date")
     for rank, hit in enumerate(result.results, start=1):
         typer.echo(
-            f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref} · page {hit.page_number}"
-            f"  (relevance {hit.relevance_score:.2f})"
+            f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref}"
+            + (f" (supporting {hit.supports})" if hit.supports else "")
+            + f" · page {hit.page_number}  (relevance {hit.relevance_score:.2f})"
         )
         print_snippet(hit.text, width)
 

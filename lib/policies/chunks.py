@@ -92,10 +92,12 @@ def section_metadata(chunk: Chunk) -> dict[str, str | int]:
 
 
 def policy_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
-    """What the lexical leg indexes for a policy chunk: its citation (``section_ref``, e.g. ``Para 116``) and
-    its ``chapter`` before its text, so every chunk of a long paragraph answers to the paragraph's number and
-    every chunk of a chapter to its heading, not only the first, which starts with them."""
-    return lexical_text((str(metadata.get("section_ref", "")), str(metadata.get("chapter", ""))), text)
+    """What the lexical leg indexes for a policy chunk: its citation (``section_ref``, e.g. ``Para 116``), a
+    policy's name (``Policy LP28``: ``Services and Facilities Within the Community``) and its ``chapter`` before
+    its text, so every chunk of a long paragraph answers to the paragraph's number, every chunk of a policy to
+    its name and every chunk of a chapter to its heading, not only the first, which starts with them."""
+    name = str(metadata.get("section_title", "")) if metadata.get("section_kind") == "policy" else ""
+    return lexical_text((str(metadata.get("section_ref", "")), name, str(metadata.get("chapter", ""))), text)
 
 
 def revision_stamp(revision: Revision) -> Stamp:

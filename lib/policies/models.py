@@ -190,6 +190,9 @@ class SearchHit(BaseModel):
     """The dense leg's relevance, ``max(0, 1 - L2 distance / 2)``, when the chunk was among its candidates."""
     lexical_score: float | None = None
     """The lexical leg's BM25 score (unbounded, over the revisions searched) when among its candidates."""
+    supports: str | None = None
+    """For a paragraph of a plan's reasoned justification, the policy it explains (``Policy LP4``): the
+    citation an agent gives is then "paragraph 3.4.6, supporting Policy LP4"."""
 
 
 class IngestOutcome(BaseModel):

@@ -97,6 +97,7 @@ def _hit(
         effective_to=iso(revision.effective_to),
         dense_score=None if dense_score is None else round(dense_score, 6),
         lexical_score=None if lexical_score is None else round(lexical_score, 6),
+        supports=str(meta.get("supports") or "") or None,
     )
 
 

@@ -23,6 +23,8 @@ MIN_PROSE_LINES = 5
 """Each half of a spread holds this many lines at least this wide (fraction of the page): text, not a table."""
 PARAGRAPH_GAP = 0.5
 """A vertical gap above a row larger than this share of its height separates paragraphs."""
+HEADING_SCALE = 1.3
+"""A row whose text is this much larger than body text is a heading."""
 MARKER_SCALE = 0.75
 """Digits this much smaller than the text around them are footnote numbers (when not flagged superscript)."""
 
@@ -75,7 +77,7 @@ def read_rows(pages: Iterable[PageText]) -> list[Row]:
                 row.half = half
                 row.boxed = any(_inside(first, box) for box in page.boxes)
                 rows.append(row)
-    return _drop_furniture(rows, spreads, len(pages))
+    return _drop_furniture(rows, spreads, len(pages), body_size(pages))
 
 
 def body_size(pages: Iterable[PageText]) -> float | None:
@@ -221,11 +223,15 @@ def _plain_rows(page: PageText) -> list[Row]:
     return rows
 
 
-def _drop_furniture(rows: list[Row], spreads: set[int], page_count: int) -> list[Row]:
+def _drop_furniture(rows: list[Row], spreads: set[int], page_count: int, size: float | None) -> list[Row]:
     """Running headers, footers and page numbers out (``lib.text.page_furniture``); the numbers they
     carry become each row's ``printed_page``. Without layout a bare number first or last on its page is
-    taken for the page number."""
-    margin_rows = [MarginRow(row.text, row.page, row.half, _margin_top(rows, index)) for index, row in enumerate(rows)]
+    taken for the page number. A row set in heading type is never furniture: chapters that each open a page
+    with ``Chapter 2`` in large type recur in the top margin as a running header would."""
+    margin_rows = [
+        MarginRow(row.text, row.page, row.half, None if _heading_type(row, size) else _margin_top(rows, index))
+        for index, row in enumerate(rows)
+    ]
     running = running_keys(margin_rows, page_count)
     candidates: dict[tuple[int, int], list[int]] = {}
     kept: list[Row] = []
@@ -245,6 +251,10 @@ def _drop_furniture(rows: list[Row], spreads: set[int], page_count: int) -> list
             starts.add((row.page, row.half))
             row.page_start, row.gap_before = True, False
     return kept
+
+
+def _heading_type(row: Row, size: float | None) -> bool:
+    return row.size is not None and size is not None and row.size >= HEADING_SCALE * size
 
 
 def _margin_top(rows: list[Row], index: int) -> float | None:

@@ -27,12 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum, auto
 
-from lib.text.layout_rows import Row, ends_sentence, normalise, starts_list_item
-from lib.text.policy_codes import POLICY_HEADING_RE, policy_ref
+from lib.text.layout_rows import HEADING_SCALE, Row, ends_sentence, normalise, starts_list_item
+from lib.text.policy_codes import POLICY_HEADING_RE, code_key, policy_ref
 from lib.text.section_units import Unit
 
-HEADING_SCALE = 1.3
-"""A row whose text is this much larger than body text is a heading."""
 MIN_STRUCTURED_UNITS = 3
 
 _CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?:[-–—]\s+)?(?P<title>\S.*)$")
@@ -129,6 +127,11 @@ class Chapter:
         return chapter["title"].strip() if chapter else self.heading
 
 
+MAX_SKIPPED_PARAGRAPHS = 1
+"""A paragraph number may skip this many (one lost to a page break or read as something else) and still
+continue the sequence; otherwise one missed number would fold every later paragraph into the one before."""
+
+
 @dataclass
 class Numbering:
     """Paragraph numbers run 1..N through the document; a restart at 1 right after a chapter or annex
@@ -139,15 +142,16 @@ class Numbering:
     restart_allowed: bool = False
 
     def next_ref(self, number: int, chapter_ref: str) -> str | None:
-        """The ref of paragraph ``number`` if it comes next in the sequence, else None."""
-        if number == self.last + 1:
+        """The ref of paragraph ``number`` if it comes next in the sequence (or skips at most
+        ``MAX_SKIPPED_PARAGRAPHS``), else None."""
+        if self.last < number <= self.last + 1 + MAX_SKIPPED_PARAGRAPHS and (number == self.last + 1 or self.last):
             return f"{self.prefix}Para {number}"
         if number == 1 and self.restart_allowed and self.last > 0:
             return f"{chapter_ref} Para 1"
         return None
 
     def take(self, number: int, chapter_ref: str) -> None:
-        if number != self.last + 1:
+        if number == 1 and self.last > 0:
             self.prefix = f"{chapter_ref} "
         self.last, self.restart_allowed = number, False
 
@@ -175,6 +179,8 @@ class SectionParser:
         self.structure_units = 0
         self.chapters = 0
         self.previous: Row | None = None
+        self.policies_read: set[str] = set()
+        """Codes of the policies read so far: a policy is defined once, a later heading only names it."""
         self._recognisers: dict[Kind, Callable[[Row], Line | None]] = {
             Kind.CHAPTER_HEADING: self._chapter_heading,
             Kind.SUBHEADING: self._subheading,
@@ -372,10 +378,34 @@ class SectionParser:
         self.pending.append(row)
 
     def _on_policy(self, row: Row, line: Line) -> None:
+        key = code_key(line.ref)
+        if key in self.policies_read:
+            self._on_policy_named_again(row, key)
+            return
+        self.policies_read.add(key)
         self.block = Block.POLICY
         self.box = False if row.boxed else None
         self.structure_units += 1
         self._on_titled_unit(row, line, "policy")
+
+    def _on_policy_named_again(self, row: Row, key: str) -> None:
+        """The heading of a policy read before: its heading repeated over a page break continues it; anywhere
+        else (a monitoring table, a schedule of policies) it names the policy without being it, and is cited by
+        page, so ``Policy LP4`` always leads to the policy itself."""
+        current = self.current
+        if self.block is Block.POLICY and current is not None and code_key(current.ref) == key:
+            current.add(row, "\n\n")
+            return
+        self.block, self.box = Block.CHAPTER, None
+        if current is not None and current.ref == f"Page {row.page}" and current.kind == "page":
+            self._flush_pending()
+            current.add(row, "\n\n")
+            return
+        headings = self.pending  # (``Monitoring``: they title the mention and lead its text)
+        title = self.subheading if headings else row.text
+        self._open(f"Page {row.page}", title, headings[0] if headings else row, keep_pending=False, kind="page")
+        for heading in [*headings[1:], row] if headings else []:
+            self.current.add(heading, "\n\n")  # type: ignore[union-attr]
 
     def _on_caption(self, row: Row, line: Line) -> None:
         self.block = Block.CHAPTER

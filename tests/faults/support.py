@@ -25,19 +25,24 @@ from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, running
 from tests.polling import eventually
 
 SOURCE = "FAULT_POLICY"
+_PLACES = ("the market town", "a village", "the river valley", "the urban fringe", "the conservation area",
+           "an employment site", "the countryside")  # fmt: skip
+_CONCERNS = ("local character", "movement", "landscape", "drainage", "heritage", "biodiversity", "noise",
+             "daylight", "parking", "flood risk", "open space")  # fmt: skip
 BIG_CHAPTERS = tuple(
     (
         f"Chapter on topic {n}",
         tuple(
-            f"Topic {n} paragraph {p}: development proposals should demonstrate how the scheme responds to "
-            f"local character, movement, landscape, drainage and the amenity of neighbouring occupiers, "
-            f"with evidence proportionate to the scale of the proposal (case {n}.{p})."
+            f"Topic {n} paragraph {p}: development proposals in {_PLACES[(12 * n + p) % 7]} should demonstrate "
+            f"how the scheme responds to {_CONCERNS[(12 * n + p) % 11]}, {_CONCERNS[(5 * n + p) % 11]} and the "
+            f"amenity of neighbouring occupiers, with evidence proportionate to the scale of the proposal."
             for p in range(12)
         ),
     )
     for n in range(14)
 )
-"""About 170 paragraphs: a few seconds of embedding on two cores, the window in which a store is broken."""
+"""About 170 paragraphs: a few seconds of embedding on two cores, the window in which a store is broken. Their
+wording varies, as real paragraphs do (identical lines in the page margins would read as running headers)."""
 
 
 @contextmanager

@@ -8,7 +8,10 @@
 - a policy continued over a page break, and its reasoned justification after it;
 - a landscape page holding two printed pages (a spread) with a boxed policy on its right-hand page,
   followed by unnumbered text outside the box;
-- an inspector's report: paragraphs 1..N under unnumbered headings, no numbered chapters.
+- an inspector's report: paragraphs 1..N under unnumbered headings, no numbered chapters;
+- a plan whose chapters each open a page in large type with headings alike but for their numbers
+  (``2. Sub-area 2``), whose paragraphs skip a number, whose policy heading is repeated over a page break
+  (``(continued)``) and named again in a monitoring table at the end.
 """
 
 from __future__ import annotations
@@ -192,4 +195,49 @@ def unstructured_pdf(pages: int = 4) -> bytes:
     for _ in range(pages - 1):
         writer.new_page()
         writer.paragraph("Buildings should face the street and keep to the building line of their neighbours. " * 3)
+    return doc.tobytes()
+
+
+DM1_CLAUSES = [
+    f"{n}. Development will respond to the character of the street, its building line, its materials and the "
+    f"views along it, as the design code for the area sets out in its part {n}, with proportionate evidence."
+    for n in range(1, 21)
+]
+
+
+def repeated_headings_pdf() -> bytes:
+    """Three chapters, each opening a page with ``N. Sub-area N`` in 18 point type; paragraphs 1, 2, 3, 5, 6,
+    7 (no 4); ``Policy DM1 - Design`` over two pages, its heading repeated at the top of the second; and a
+    ``Monitoring`` table naming ``Policy DM1 - Design`` again on the last page."""
+    doc = pymupdf.open()
+    writer = Writer(doc, printed_offset=0)
+    writer.new_page()
+    writer.line("1. Sub-area 1", size=18, bold=True)
+    writer.gap()
+    writer.paragraph("1. The first sub-area covers the town centre and the streets around the market square.")
+    writer.paragraph("2. Its character comes from narrow plots, brick frontages and the views to the church.")
+    writer.line("Policy DM1 - Design", size=12, bold=True)
+    writer.gap(4)
+    for clause in DM1_CLAUSES:
+        if writer.y > BOTTOM:
+            writer.new_page()
+            writer.line("Policy DM1 - Design (continued)", size=12, bold=True)
+            writer.gap(4)
+        writer.paragraph(clause)
+    writer.line("Design quality", size=14, bold=True)
+    writer.gap(4)
+    writer.paragraph("3. Policy DM1 applies to every scheme, from a shop front to a new neighbourhood.")
+    writer.new_page()
+    writer.line("2. Sub-area 2", size=18, bold=True)
+    writer.gap()
+    writer.paragraph("5. The second sub-area is the river valley, with its mills, meadows and footpaths.")
+    writer.paragraph("6. Development there keeps the meadows open and the footpaths along the river.")
+    writer.new_page()
+    writer.line("3. Sub-area 3", size=18, bold=True)
+    writer.gap()
+    writer.paragraph("7. The third sub-area is the countryside between the villages, farmed and open.")
+    writer.line("Monitoring", size=14, bold=True)
+    writer.gap(4)
+    writer.line("Policy DM1 - Design", size=10, bold=True)
+    writer.paragraph("Indicator: schemes reviewed by the design panel. Target: every major scheme reviewed.")
     return doc.tobytes()

@@ -8,7 +8,14 @@ from lib.models import Section
 from lib.text.extraction import extract_document
 from lib.text.section_report import report_reading
 from lib.text.sections import SectionReading, read_sections
-from tests.lib.text.local_plan_pdfs import HEADER, inspectors_report_pdf, local_plan_pdf, spread_pdf, unstructured_pdf
+from tests.lib.text.local_plan_pdfs import (
+    HEADER,
+    inspectors_report_pdf,
+    local_plan_pdf,
+    repeated_headings_pdf,
+    spread_pdf,
+    unstructured_pdf,
+)
 
 
 @pytest.fixture(scope="module")
@@ -19,6 +26,11 @@ def plan() -> SectionReading:
 @pytest.fixture(scope="module")
 def spread() -> SectionReading:
     return read_sections(extract_document(spread_pdf(), enable_ocr=False))
+
+
+@pytest.fixture(scope="module")
+def repeated() -> SectionReading:
+    return read_sections(extract_document(repeated_headings_pdf(), enable_ocr=False))
 
 
 def by_ref(reading: SectionReading) -> dict[str, Section]:
@@ -119,3 +131,35 @@ def test_a_document_without_structure_is_cited_by_pdf_page_with_the_printed_page
     assert [(s.section_ref, s.kind, s.printed_page) for s in reading.sections] == [
         ("Page 1", "page", None), ("Page 2", "page", 1), ("Page 3", "page", 2), ("Page 4", "page", 3),
     ]  # fmt: skip
+
+
+def test_chapter_headings_alike_but_for_their_numbers_are_chapters_not_running_headers(
+    repeated: SectionReading,
+) -> None:
+    chapters = [(s.section_ref, s.title) for s in repeated.sections if s.kind == "chapter"]
+    assert chapters == [("Chapter 1", "Sub-area 1"), ("Chapter 2", "Sub-area 2"), ("Chapter 3", "Sub-area 3")]
+
+
+def test_a_skipped_paragraph_number_does_not_fold_later_paragraphs_into_the_one_before(
+    repeated: SectionReading,
+) -> None:
+    paragraphs = [s.section_ref for s in repeated.sections if s.kind == "paragraph"]
+    assert paragraphs == ["Para 1", "Para 2", "Para 3", "Para 5", "Para 6", "Para 7"]
+    assert "river valley" not in by_ref(repeated)["Para 3"].text
+
+
+def test_a_policy_heading_repeated_over_a_page_break_continues_the_policy(repeated: SectionReading) -> None:
+    policies = [s for s in repeated.sections if s.kind == "policy"]
+    assert [p.section_ref for p in policies] == ["Policy DM1"]
+    assert (policies[0].page_number, policies[0].last_page) == (1, 2)
+    assert policies[0].text.rstrip().endswith("in its part 20, with proportionate evidence.")
+
+
+def test_a_policy_named_again_in_a_monitoring_table_is_cited_by_page_not_as_the_policy(
+    repeated: SectionReading,
+) -> None:
+    sections = by_ref(repeated)
+    assert "Indicator" not in sections["Policy DM1"].text and "Indicator" not in sections["Para 7"].text
+    monitoring = next(s for s in repeated.sections if "Indicator" in s.text)
+    assert (monitoring.section_ref, monitoring.kind, monitoring.title) == ("Page 4", "page", "Monitoring")
+    assert monitoring.text.startswith("Monitoring\n\nPolicy DM1 - Design")
