@@ -86,7 +86,13 @@ def query_governance(
     dense = _dense(stores, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
     lexical, ceiling = _lexical(catalog, view, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
     ranked = rank_chunks(
-        search_mode, dense, lexical, top_k, lexical_ceiling=ceiling, per_document=per_document, document_field="doc_id"
+        search_mode,
+        dense,
+        lexical,
+        top_k,
+        lexical_ceiling=ceiling,
+        per_document=per_document,
+        document_fields=("doc_id",),
     )
     results = [
         GovernanceHit(

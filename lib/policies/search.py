@@ -18,7 +18,9 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
 - ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.rank_chunks``: a convex
   combination of the dense relevance and the BM25 score over its ceiling); ``relevance_score`` is the fused
   relevance.
-Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it.
+Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it. A section's
+best chunk alone is returned (``PER_SECTION``): a top 5 of five citations, not one paragraph three times
+(``get_policy_section`` gives the whole section).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.corpus_index import LexicalAnswer
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
+
+PER_SECTION = 1
+"""Chunks of one section of one revision in a search's results: its best (docs/decisions/0023)."""
 
 
 class SearchResult(BaseModel):
@@ -155,7 +160,7 @@ def _ranked(
     mode: SearchMode,
 ) -> list[SearchHit]:
     """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
-    depth = leg_depth(mode, n_results)
+    depth = leg_depth(mode, n_results, per_document=PER_SECTION)
     dense: list[tuple[StoredChunk, float]] = []
     if mode != SearchMode.LEXICAL:
         assert vector is not None
@@ -165,6 +170,14 @@ def _ranked(
         lexical = stores.vectors.lexical_search(query, depth, revisions)
     return [
         _hit(r.chunk, revision, r.relevance, dense_score=r.dense_score, lexical_score=r.lexical_score)
-        for r in rank_chunks(mode, dense, lexical.hits, n_results, lexical_ceiling=lexical.ceiling or 1.0)
+        for r in rank_chunks(
+            mode,
+            dense,
+            lexical.hits,
+            n_results,
+            lexical_ceiling=lexical.ceiling or 1.0,
+            per_document=PER_SECTION,
+            document_fields=("revision_ref", "section_ref"),
+        )
         if (revision := revisions.get(str(r.chunk.metadata.get("revision_ref")))) is not None
     ]

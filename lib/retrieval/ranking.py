@@ -84,10 +84,11 @@ def rank_chunks(
     *,
     lexical_ceiling: float = 1.0,
     per_document: int | None = None,
-    document_field: str = "",
+    document_fields: tuple[str, ...] = (),
 ) -> list[RankedChunk]:
     """``rank_by_mode`` over two legs of stored chunks (keyed by chunk id); with ``per_document``, at most that
-    many chunks sharing one ``metadata[document_field]``."""
+    many chunks sharing the values of ``document_fields`` in their metadata (a governance document's
+    ``doc_id``; a policy section: ``revision_ref`` and ``section_ref``)."""
     chunks = {chunk.id: chunk for chunk, _ in dense} | {chunk.id: chunk for chunk, _ in lexical}
     ranked = rank_by_mode(
         mode,
@@ -95,7 +96,11 @@ def rank_chunks(
         [(c.id, s) for c, s in lexical],
         n,
         lexical_ceiling=lexical_ceiling,
-        document=(lambda key: chunks[key].metadata.get(document_field)) if per_document is not None else None,
+        document=(
+            (lambda key: tuple(chunks[key].metadata.get(field) for field in document_fields))
+            if per_document is not None
+            else None
+        ),
         per_document=per_document,
     )
     return [RankedChunk(chunks[h.key], h.relevance, h.dense_score, h.lexical_score) for h in ranked]
