@@ -2,10 +2,10 @@
 
 Per document: the policies its contents pages list, how many of those were found with their text and on
 their heading page (the section's printed page, or PDF page where the plan prints none, equals the page
-the contents page gives), policies and paragraphs found, the share of text cited only by chapter or page
-(fallback), seconds to extract and to cut sections, and paragraph refs whose number the paragraph does not
-print (invented: the goal is zero). The documents are read where they lie (their
-licence is not stated: never copy them into the repository).
+the contents page gives), policies, paragraphs and main modifications found, the share of text cited only by
+chapter or page (fallback), seconds to extract and to cut sections, and paragraph refs whose number the
+paragraph does not print (invented: the goal is zero). The documents are read where they lie (their licence is
+not stated: never copy them into the repository).
 
 A policy is on its heading page when its section starts on the page the contents page gives, or when a heading
 naming the same code does: plans that open a topic with ``LP06 - Supported Housing`` and print the policy box
@@ -163,8 +163,8 @@ def main() -> None:
     folders = args.data or [ROOT.parent / "shared" / "data" / "local_plans", ROOT / "deployments" / "seed"]
     pdfs = sorted(pdf for folder in folders for pdf in folder.glob("*.pdf"))
     header = (
-        f"{'document':<52} {'pages':>5} {'listed':>6} {'exact':>5} {'policies':>8} {'paras':>6} {'fallback':>8} "
-        f"{'extract s':>9} {'sections s':>10} {'invented':>8}"
+        f"{'document':<52} {'pages':>5} {'listed':>6} {'exact':>5} {'policies':>8} {'paras':>6} {'mods':>5} "
+        f"{'fallback':>8} {'extract s':>9} {'sections s':>10} {'invented':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -183,7 +183,8 @@ def main() -> None:
         topic_total += topic
         print(
             f"{pdf.name[:52]:<52} {document.page_count:>5} {len(reading.listed):>6} {exact:>5} {report.policies:>8} "
-            f"{report.paragraphs:>6} {report.fallback_share:>8.0%} {extracted - started:>9.2f} "
+            f"{report.paragraphs:>6} {sum(s.kind == 'modification' for s in reading.sections):>5} "
+            f"{report.fallback_share:>8.0%} {extracted - started:>9.2f} "
             f"{sectioned - extracted:>10.2f} {invented(reading.sections):>8}"
         )
         if report.missing_policies:

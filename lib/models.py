@@ -5,7 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, model_validator
 
 SECTION_KINDS = (
-    "policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary", "page", "front-matter",
+    "policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary", "modification", "page",
+    "front-matter",
 )  # fmt: skip
 """What a section is: ``kind`` of ``Section`` and of its chunks."""
 FALLBACK_KINDS = frozenset({"chapter", "appendix", "page", "front-matter"})

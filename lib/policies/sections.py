@@ -29,8 +29,8 @@ from lib.policies.xrefs import CITES, Citation, DocumentNames
 from lib.stores.chroma import StoredChunk, where_all
 from lib.text.chunking import merge_chunk_texts
 
-SectionKind = Literal["policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary", "page",
-                      "front-matter"]  # fmt: skip
+SectionKind = Literal["policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary",
+                      "modification", "page", "front-matter"]  # fmt: skip
 """``lib.models.SECTION_KINDS`` as a type, for the tools' and routes' input schemas (a test keeps them equal)."""
 
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")

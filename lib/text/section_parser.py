@@ -36,6 +36,8 @@ MIN_STRUCTURED_UNITS = 3
 _CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?:[-–—]\s+)?(?P<title>\S.*)$")
 _ANNEX_RE = re.compile(r"^(?P<kind>Annex|Appendix|Schedule)\s+(?P<num>[A-Z0-9]{1,3})\b\s*[:.\-–]?\s*(?P<title>.*)$")
 _PARA_RE = re.compile(r"^(?P<num>\d{1,3})\.(?:\s+|$)")
+MODIFICATION_RE = re.compile(r"^(?P<code>MM?)\s?(?P<num>\d{1,3})(?![\w.(/])\s*(?P<rest>.*)$")
+"""A row of a schedule of main modifications: ``MM74 Policy HO3.5 ...`` or ``M5 Page 11 paragraph 1.22``."""
 DECIMAL_RE = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,3}){1,3})\.?(?=\s|$)")
 """A paragraph in a plan's decimal numbering: ``3.51``, ``01.03``, ``4.7.2``."""
 SUBHEADING_SCALE = 1.1
@@ -69,6 +71,7 @@ class Kind(Enum):
     POLICY = auto()
     CAPTION = auto()
     GLOSSARY_TERM = auto()
+    MODIFICATION = auto()
     PARAGRAPH = auto()
     DECIMAL_PARAGRAPH = auto()
     TEXT = auto()
@@ -85,9 +88,13 @@ document numbered in decimals (``3.51``) looks for ``DECIMAL_PARAGRAPH`` instead
 block: its whole numbers (``1.``) number the clauses of a policy or a list, not paragraphs."""
 
 
-def recognised(decimal: bool, unchaptered: bool) -> dict[Block, tuple[Kind, ...]]:
+def recognised(decimal: bool, unchaptered: bool, modifications: bool = False) -> dict[Block, tuple[Kind, ...]]:
     """``RECOGNISED`` for a document numbered in decimals, or without numbered chapters (an inspector's
-    report: paragraphs 1..N under unnumbered headings), whose front matter ends at its first paragraph."""
+    report: paragraphs 1..N under unnumbered headings), whose front matter ends at its first paragraph; in a
+    schedule of main modifications only ``MM`` rows and chapter headings open units: the policies and
+    paragraphs a modification quotes are its text."""
+    if modifications:
+        return {block: (Kind.MODIFICATION, Kind.CHAPTER_HEADING) for block in Block}
     table = dict(RECOGNISED)
     if unchaptered:
         table[Block.FRONT_MATTER] = (*table[Block.FRONT_MATTER], Kind.PARAGRAPH)
@@ -159,11 +166,15 @@ class Numbering:
 class SectionParser:
     """Feed body rows in reading order, then read ``units`` (footnotes are placed by the caller)."""
 
-    def __init__(self, body_size: float | None, *, decimal: bool = False, unchaptered: bool = False) -> None:
+    def __init__(
+        self, body_size: float | None, *, decimal: bool = False, unchaptered: bool = False, modifications: bool = False
+    ) -> None:
         """``decimal``: the document numbers its paragraphs in decimals; ``unchaptered``: it has no numbered
-        chapter headings (``lib.text.sections`` decides both from the whole document)."""
+        chapter headings; ``modifications``: it is a schedule of main modifications (``lib.text.sections``
+        decides all three from the whole document)."""
         self.body_size = body_size
-        self.recognised = recognised(decimal, unchaptered)
+        self.recognised = recognised(decimal, unchaptered, modifications)
+        self.modification_last = 0
         self.decimal_last: tuple[int, ...] = ()
         self.detached = False
         self.box: bool | None = None
@@ -187,6 +198,7 @@ class SectionParser:
             Kind.POLICY: self._policy,
             Kind.CAPTION: self._caption,
             Kind.GLOSSARY_TERM: self._glossary_term,
+            Kind.MODIFICATION: self._modification,
             Kind.PARAGRAPH: self._paragraph,
             Kind.DECIMAL_PARAGRAPH: self._decimal_paragraph,
         }
@@ -196,6 +208,7 @@ class SectionParser:
             Kind.POLICY: self._on_policy,
             Kind.CAPTION: self._on_caption,
             Kind.GLOSSARY_TERM: self._on_glossary_term,
+            Kind.MODIFICATION: self._on_modification,
             Kind.PARAGRAPH: self._on_paragraph,
             Kind.DECIMAL_PARAGRAPH: self._on_decimal_paragraph,
             Kind.TEXT: self._on_text,
@@ -314,6 +327,18 @@ class SectionParser:
         term = match["term"].strip()
         return Line(Kind.GLOSSARY_TERM, f"Glossary: {term}", term)
 
+    def _modification(self, row: Row) -> Line | None:
+        """A main modification's row: its code next in the schedule's numbering (one may be skipped), wherever
+        it stands (the schedule's rows follow each other without a gap); the rest of the row (the plan's page
+        or policy it changes) is the title."""
+        match = MODIFICATION_RE.match(row.text)
+        if match is None:
+            return None
+        number = int(match["num"])
+        if not self.modification_last < number <= self.modification_last + 1 + MAX_SKIPPED_PARAGRAPHS:
+            return None
+        return Line(Kind.MODIFICATION, f"{match['code']}{number}", match["rest"].strip(" ,;")[:TITLE_MAX_CHARS], number)
+
     def _paragraph(self, row: Row) -> Line | None:
         match = _PARA_RE.match(row.text)
         if match is None or not self._at_block_start(row):
@@ -421,6 +446,12 @@ class SectionParser:
         self.numbering.take(line.number, self.chapter.ref)
         self.structure_units += 1
         self._on_unit(row, line, "paragraph")
+
+    def _on_modification(self, row: Row, line: Line) -> None:
+        self.modification_last = line.number
+        self.block = Block.CHAPTER
+        self.structure_units += 1
+        self._open(line.ref, line.title, row, keep_pending=True, kind="modification")
 
     def _on_glossary_term(self, row: Row, line: Line) -> None:
         self._on_unit(row, line, "glossary")

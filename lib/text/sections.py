@@ -32,6 +32,7 @@ layout (OCR) shows no chapters and is cited by page.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,8 +42,11 @@ from lib.text.contents import ListedPolicy, listed_policies, mark_contents
 from lib.text.footnotes import footnote_units, separate_footnotes
 from lib.text.justification import with_supports
 from lib.text.layout_rows import Row, body_size, read_rows
-from lib.text.section_parser import DECIMAL_RE, SectionParser
+from lib.text.section_parser import DECIMAL_RE, MODIFICATION_RE, SectionParser
 
+MIN_MODIFICATIONS = 5
+"""A document with at least this many rows led by modification codes numbered one after another is a schedule
+of main modifications (an inspector's report's appendix): each is cited by its code (``MM74``, ``M5``)."""
 MIN_DECIMAL_PARAGRAPHS = 5
 """A document with at least this many decimal-numbered rows, and at least half as many as whole-numbered
 ones, is numbered in decimals (``3.51``); its whole numbers then number clauses and list items."""
@@ -73,7 +77,9 @@ def read_sections(doc: ExtractedDocument) -> SectionReading:
     body, footnotes = separate_footnotes(rows, size)
     probe = SectionParser(size)
     unchaptered = not any(probe.is_chapter_heading(row) for row in body if not row.contents)
-    parser = SectionParser(size, decimal=_numbered_in_decimals(body), unchaptered=unchaptered)
+    parser = SectionParser(
+        size, decimal=_numbered_in_decimals(body), unchaptered=unchaptered, modifications=_modifications(body)
+    )
     for row in body:
         parser.feed(row)
     if not parser.is_structured():
@@ -88,6 +94,20 @@ def _numbered_in_decimals(rows: list[Row]) -> bool:
     decimal = sum(bool(DECIMAL_RE.match(row.text)) for row in rows if not row.contents)
     whole = sum(bool(_WHOLE_RE.match(row.text)) for row in rows if not row.contents)
     return decimal >= MIN_DECIMAL_PARAGRAPHS and 2 * decimal >= whole
+
+
+def _modifications(rows: list[Row]) -> bool:
+    """Rows led by ``MM`` codes, or by ``M`` codes in plain type (a bold ``M1: Planning for minerals`` heads a
+    policy), numbered one after another ``MIN_MODIFICATIONS`` times."""
+    numbers = [
+        int(match["num"])
+        for row in rows
+        if not row.contents
+        and (match := MODIFICATION_RE.match(row.text))
+        and (match["code"] == "MM" or not row.bold_lead.startswith(match["code"]))
+    ]
+    in_sequence = sum(later == earlier + 1 for earlier, later in itertools.pairwise(numbers))
+    return in_sequence >= MIN_MODIFICATIONS
 
 
 def _page_sections(pages: list[PageText], printed: dict[int, int]) -> list[Section]:

@@ -187,9 +187,9 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         kind: KindFilter = None,
     ) -> Annotated[CallToolResult, SectionsOutput]:
         """The table of contents of one policy revision: every section in document order, with section_ref,
-        kind (policy, paragraph, chapter, appendix, table, figure, footnote, glossary, page, front-matter),
-        title, page_numbers, printed_page and, for a paragraph of reasoned justification, the policy it
-        supports. List a plan's policies (kind policy) first, then read the ones that apply with
+        kind (policy, paragraph, chapter, appendix, table, figure, footnote, glossary, modification, page,
+        front-matter), title, page_numbers, printed_page and, for a paragraph of reasoned justification, the
+        policy it supports. List a plan's policies (kind policy) first, then read the ones that apply with
         get_policy_section. Errors: revision_not_found, policy_not_found, invalid_argument."""
         job = partial(work.sections, stores, source=source, revision_id=revision_id, effective_date=effective_date,
                       kind=kind)  # fmt: skip

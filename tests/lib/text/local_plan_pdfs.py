@@ -11,7 +11,9 @@
 - an inspector's report: paragraphs 1..N under unnumbered headings, no numbered chapters;
 - a plan whose chapters each open a page in large type with headings alike but for their numbers
   (``2. Sub-area 2``), whose paragraphs skip a number, whose policy heading is repeated over a page break
-  (``(continued)``) and named again in a monitoring table at the end.
+  (``(continued)``) and named again in a monitoring table at the end;
+- an inspector's schedule of main modifications: ``MM1`` .. ``MM7`` rows, one quoting a policy and another a
+  decimal-numbered paragraph of the plan it changes.
 """
 
 from __future__ import annotations
@@ -240,4 +242,34 @@ def repeated_headings_pdf() -> bytes:
     writer.gap(4)
     writer.line("Policy DM1 - Design", size=10, bold=True)
     writer.paragraph("Indicator: schemes reviewed by the design panel. Target: every major scheme reviewed.")
+    return doc.tobytes()
+
+
+MODIFICATIONS = [
+    ("MM1", "Policy HO1, clause 2", ["Replace 'will be permitted' with 'will be supported'."]),
+    ("MM2", "Page 12, paragraph 3.4", ["Delete the second sentence."]),
+    ("MM3", "Policy HO3", ["Replace the policy with:", "@Policy HO3: Housing Mix",
+                           "Schemes of ten homes or more will provide a mix of sizes."]),
+    ("MM4", "Paragraph 3.5", ["Amend to read:", "3.5 Affordable housing is needed in every parish."]),
+    ("MM5", "Page 20, Table 4", ["Update the housing trajectory to the 2022 figures."]),
+    ("MM6", "Policy EC2", ["Add 'and storage and distribution' after 'industry'."]),
+    ("MM7", "Glossary", ["Add a definition of 'first homes'."]),
+]  # fmt: skip
+
+
+def modifications_pdf() -> bytes:
+    """A cover, then the schedule: a bold header row, then one row per modification, its code and the plan
+    reference it changes on the first line, the change below (``@`` marks a quoted policy heading, set bold)."""
+    doc = pymupdf.open()
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text(
+        (LEFT, 300), "Appendix - Main Modifications", fontsize=24, fontname="hebo"
+    )
+    writer = Writer(doc, printed_offset=0)
+    writer.new_page()
+    writer.line("MM Ref   Local Plan Ref   Modification", bold=True)
+    writer.gap()
+    for code, where, lines in MODIFICATIONS:
+        writer.line(f"{code} {where}")
+        for line in lines:
+            writer.line(line.removeprefix("@"), bold=line.startswith("@"))
     return doc.tobytes()

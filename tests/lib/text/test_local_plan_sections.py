@@ -12,6 +12,7 @@ from tests.lib.text.local_plan_pdfs import (
     HEADER,
     inspectors_report_pdf,
     local_plan_pdf,
+    modifications_pdf,
     repeated_headings_pdf,
     spread_pdf,
     unstructured_pdf,
@@ -163,3 +164,17 @@ def test_a_policy_named_again_in_a_monitoring_table_is_cited_by_page_not_as_the_
     monitoring = next(s for s in repeated.sections if "Indicator" in s.text)
     assert (monitoring.section_ref, monitoring.kind, monitoring.title) == ("Page 4", "page", "Monitoring")
     assert monitoring.text.startswith("Monitoring\n\nPolicy DM1 - Design")
+
+
+def test_a_schedule_of_main_modifications_is_cited_by_its_codes_with_what_each_quotes() -> None:
+    reading = read_sections(extract_document(modifications_pdf(), enable_ocr=False))
+    modifications = [(s.section_ref, s.kind, s.title) for s in reading.sections if s.kind == "modification"]
+    assert modifications == [
+        ("MM1", "modification", "Policy HO1, clause 2"), ("MM2", "modification", "Page 12, paragraph 3.4"),
+        ("MM3", "modification", "Policy HO3"), ("MM4", "modification", "Paragraph 3.5"),
+        ("MM5", "modification", "Page 20, Table 4"), ("MM6", "modification", "Policy EC2"),
+        ("MM7", "modification", "Glossary"),
+    ]  # fmt: skip
+    sections = by_ref(reading)
+    assert "Policy HO3: Housing Mix" in sections["MM3"].text and "3.5 Affordable housing" in sections["MM4"].text
+    assert not [s for s in reading.sections if s.kind in ("policy", "paragraph")]
