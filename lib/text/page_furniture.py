@@ -60,23 +60,25 @@ def running_keys(rows: Sequence[MarginRow], page_count: int) -> set[str]:
 
 
 def printed_pages(candidates: dict[tuple[int, int], list[int]], spreads: set[int]) -> dict[tuple[int, int], int]:
-    """The printed page of each (page, half) from the numbers found in its margins: on single pages the
-    number that keeps the document's most common offset from the PDF page; on a spread's halves a
-    half's one number, when the right half's is the left's plus one."""
-    offsets: Counter[int] = Counter()
-    for (page, _), numbers in candidates.items():
-        if page not in spreads:
-            offsets.update({number - page for number in set(numbers)})
+    """The printed page of each (page, half) from the numbers found in its margins: on a spread, a half's one
+    number, when the right half's is the left's plus one; on any other page (a page set in two columns among
+    them: split in halves like a spread, but with one number) the number that keeps the document's most common
+    offset from the PDF page, for every half."""
     found: dict[tuple[int, int], int] = {}
-    if offsets:
-        offset, votes = offsets.most_common(1)[0]
-        if votes >= 2 or len(candidates) == 1:
-            for (page, half), numbers in candidates.items():
-                if page not in spreads and page + offset in numbers:
-                    found[(page, half)] = page + offset
     for page in spreads:
         left, right = candidates.get((page, 0), []), candidates.get((page, 1), [])
         pairs = [(number, number + 1) for number in left if number + 1 in right]
         if len(pairs) == 1:
             found[(page, 0)], found[(page, 1)] = pairs[0]
+    single: dict[int, set[int]] = {}
+    for (page, _), numbers in candidates.items():
+        if (page, 0) not in found:
+            single.setdefault(page, set()).update(numbers)
+    offsets = Counter(number - page for page, numbers in single.items() for number in numbers)
+    if offsets:
+        offset, votes = offsets.most_common(1)[0]
+        if votes >= 2 or len(single) == 1:
+            for page, numbers in single.items():
+                if page + offset in numbers:
+                    found[(page, 0)] = found[(page, 1)] = page + offset
     return found

@@ -12,6 +12,7 @@
 - a plan whose chapters each open a page in large type with headings alike but for their numbers
   (``2. Sub-area 2``), whose paragraphs skip a number, whose policy heading is repeated over a page break
   (``(continued)``) and named again in a monitoring table at the end;
+- pages set in two columns with one printed page number each, centred below both;
 - an inspector's schedule of main modifications: ``MM1`` .. ``MM7`` rows, one quoting a policy and another a
   decimal-numbered paragraph of the plan it changes.
 """
@@ -272,4 +273,25 @@ def modifications_pdf() -> bytes:
         writer.line(f"{code} {where}")
         for line in lines:
             writer.line(line.removeprefix("@"), bold=line.startswith("@"))
+    return doc.tobytes()
+
+
+def two_column_pdf(pages: int = 3) -> bytes:
+    """Pages set in two columns of decimal-numbered paragraphs (``2.1`` ..), one page number centred at the foot
+    of each, two more than the PDF's (a cover and a contents page came before them in print)."""
+    doc = pymupdf.open()
+    number = 0
+    for index in range(pages):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        page.insert_text((WIDTH / 2 - 4, HEIGHT - 30), str(index + 3), fontsize=9, fontname="helv")
+        for x in (LEFT, WIDTH / 2 + 15):
+            y = float(TOP + 40)
+            for _ in range(4):
+                number += 1
+                place = ("market towns", "villages", "river valley", "station quarter")[number % 4]
+                text = f"2.{number} New homes in the {place} will be built close to services, schools and stations. "
+                for line in textwrap.wrap(text * 2, 42):
+                    page.insert_text((x, y), line, fontsize=BODY, fontname="helv")
+                    y += LINE
+                y += GAP
     return doc.tobytes()

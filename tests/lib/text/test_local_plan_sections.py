@@ -15,6 +15,7 @@ from tests.lib.text.local_plan_pdfs import (
     modifications_pdf,
     repeated_headings_pdf,
     spread_pdf,
+    two_column_pdf,
     unstructured_pdf,
 )
 
@@ -178,3 +179,9 @@ def test_a_schedule_of_main_modifications_is_cited_by_its_codes_with_what_each_q
     sections = by_ref(reading)
     assert "Policy HO3: Housing Mix" in sections["MM3"].text and "3.5 Affordable housing" in sections["MM4"].text
     assert not [s for s in reading.sections if s.kind in ("policy", "paragraph")]
+
+
+def test_pages_in_two_columns_are_read_column_by_column_with_their_printed_page() -> None:
+    reading = read_sections(extract_document(two_column_pdf(), enable_ocr=False))
+    paragraphs = [(s.section_ref, s.page_number, s.printed_page) for s in reading.sections if s.kind == "paragraph"]
+    assert paragraphs == [(f"Para 2.{n}", (n - 1) // 8 + 1, (n - 1) // 8 + 3) for n in range(1, 25)]
