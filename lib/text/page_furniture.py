@@ -78,7 +78,7 @@ def printed_pages(candidates: dict[tuple[int, int], list[int]], spreads: set[int
     if offsets:
         offset, votes = offsets.most_common(1)[0]
         if votes >= 2 or len(single) == 1:
-            for page, numbers in single.items():
-                if page + offset in numbers:
+            for page, printed in single.items():
+                if page + offset in printed:
                     found[(page, 0)] = found[(page, 1)] = page + offset
     return found
