@@ -122,22 +122,37 @@ def ask_questions(pdfs: list[Path], data_dir: Path) -> None:
             }
             for name in {q["file"] for q in asked}
         }
-        hits = loose = 0
-        print(f"\nplain-language questions ({len(asked)}): hybrid search_policy, that plan only, top 5")
-        for q in asked:
-            source = source_of(by_name[q["file"]])
-            results = search_policy(stores, q["question"], sources=[source], n_results=5, mode="hybrid").results
-            refs = [r.section_ref for r in results]
-            hit = q["policy"] in refs
-            near = hit or any(supports[source].get(ref) == q["policy"] for ref in refs)
-            hits += hit
-            loose += near
-            if not hit:
-                print(f"  miss  {q['policy']:<14} {q['question'][:60]:<60} -> {', '.join(refs)}")
-        print(f"cites the policy in the top 5: {hits}/{len(asked)} ({hits / len(asked):.1%}); "
-              f"the policy or a paragraph supporting it: {loose}/{len(asked)} ({loose / len(asked):.1%})")  # fmt: skip
+        for name in ("development", "check"):
+            ask(stores, [q for q in asked if q.get("set", "development") == name], name, by_name, supports)
     finally:
         stop_embedded_redis(settings.paths.redis_dir)
+
+
+def ask(
+    stores: PolicyStores,
+    questions: list[dict[str, str]],
+    name: str,
+    by_name: dict[str, Path],
+    supports: dict[str, dict[str, str | None]],
+) -> None:
+    """Ask one set of questions; print the misses and the two hit rates."""
+    if not questions:
+        return
+    hits = loose = 0
+    print(f"\n{name} questions ({len(questions)}): hybrid search_policy, that plan only, top 5")
+    for q in questions:
+        source = source_of(by_name[q["file"]])
+        results = search_policy(stores, q["question"], sources=[source], n_results=5, mode="hybrid").results
+        refs = [r.section_ref for r in results]
+        hit = q["policy"] in refs
+        near = hit or any(supports[source].get(ref) == q["policy"] for ref in refs)
+        hits += hit
+        loose += near
+        if not hit:
+            print(f"  miss  {q['policy']:<14} {q['question'][:60]:<60} -> {', '.join(refs)}")
+    n = len(questions)
+    print(f"cites the policy in the top 5: {hits}/{n} ({hits / n:.1%}); "
+          f"the policy or a paragraph supporting it: {loose}/{n} ({loose / n:.1%})")  # fmt: skip
 
 
 def ingest_plan(stores: PolicyStores, pdf: Path) -> None:

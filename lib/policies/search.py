@@ -20,7 +20,8 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
   relevance.
 Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it. A section's
 best chunk alone is returned (``PER_SECTION``): a top 5 of five citations, not one paragraph three times
-(``get_policy_section`` gives the whole section).
+(``get_policy_section`` gives the whole section). In ``hybrid``, a policy ranks at least as high as the best
+paragraph of its reasoned justification (``policies_before_their_justification``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_source
 from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
-from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
+from lib.retrieval import RankedChunk, SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.corpus_index import LexicalAnswer
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
@@ -168,16 +169,42 @@ def _ranked(
     lexical = LexicalAnswer([], 0.0)
     if mode != SearchMode.DENSE:
         lexical = stores.vectors.lexical_search(query, depth, revisions)
+    hybrid = mode == SearchMode.HYBRID
+    ranked = rank_chunks(
+        mode,
+        dense,
+        lexical.hits,
+        depth if hybrid else n_results,
+        lexical_ceiling=lexical.ceiling or 1.0,
+        per_document=PER_SECTION,
+        document_fields=("revision_ref", "section_ref"),
+    )
+    if hybrid:
+        ranked = policies_before_their_justification(ranked)[:n_results]
     return [
         _hit(r.chunk, revision, r.relevance, dense_score=r.dense_score, lexical_score=r.lexical_score)
-        for r in rank_chunks(
-            mode,
-            dense,
-            lexical.hits,
-            n_results,
-            lexical_ceiling=lexical.ceiling or 1.0,
-            per_document=PER_SECTION,
-            document_fields=("revision_ref", "section_ref"),
-        )
+        for r in ranked
         if (revision := revisions.get(str(r.chunk.metadata.get("revision_ref")))) is not None
     ]
+
+
+def policies_before_their_justification(ranked: Sequence[RankedChunk]) -> list[RankedChunk]:
+    """``ranked`` (best first) with each policy moved up to just above the best paragraph of its reasoned
+    justification (metadata ``supports``), taking that paragraph's relevance, when the paragraph ranked higher:
+    a question in plain words often matches the paragraphs explaining a policy better than the policy's own
+    regulatory wording, and the policy is what an application is decided against (docs/decisions/0025)."""
+    explained: dict[tuple[str, str], tuple[float, int]] = {}
+    for position, hit in enumerate(ranked):
+        meta = hit.chunk.metadata
+        if meta.get("supports"):
+            explained.setdefault((str(meta.get("revision_ref")), str(meta["supports"])), (hit.relevance, position))
+    placed: list[tuple[float, float, RankedChunk]] = []
+    for position, hit in enumerate(ranked):
+        meta = hit.chunk.metadata
+        best = explained.get((str(meta.get("revision_ref")), str(meta.get("section_ref"))))
+        if best is not None and best[1] < position:
+            hit = RankedChunk(hit.chunk, max(hit.relevance, best[0]), hit.dense_score, hit.lexical_score)
+            placed.append((-hit.relevance, best[1] - 0.5, hit))
+        else:
+            placed.append((-hit.relevance, position, hit))
+    return [hit for _, _, hit in sorted(placed, key=lambda entry: entry[:2])]

@@ -1,9 +1,11 @@
 """Reasoned justification: which policy each paragraph of a plan supports (``Section.supports``).
 
 A plan explains each policy in numbered paragraphs before or after it. Found from the document alone:
-a paragraph in a chapter holding one policy supports that one; else the one policy it names; else the one
-policy in its numbered part (``3.4.8`` beside a policy among the ``3.4`` paragraphs); else its neighbour on
-the side where this document puts justification, decided by the paragraphs that name their policy.
+a paragraph in a chapter holding one policy supports that one; else the one policy its heading names, by code
+(``LP06 - Supported Housing``) or by title (``6.3 Community Safety`` over ``Policy LP17 - Community Safety``);
+else the one policy it names; else the one policy in its numbered part (``3.4.8`` beside a policy among the
+``3.4`` paragraphs); else its neighbour on the side where this document puts justification, decided by the
+paragraphs that name their policy.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from collections import Counter
 from lib.models import Section
 from lib.text.policy_codes import code_key
 
+LONG_TITLE_WORDS = 5
+_WORD_RE = re.compile(r"[a-z]+")
+_MINOR_WORDS = frozenset({"a", "an", "and", "the", "of", "in", "for", "to", "on", "at", "by", "with", "policy"})
 _CODE_IN_TEXT_RE = re.compile(r"(?<![A-Za-z0-9])(?:([A-Z]{1,5}) ?|Policy\s+)(\d{1,3}[A-Za-z]?(?:\.\d{1,2})?)(?![0-9])")
 """A policy code as a text cites it: ``LP5``, ``CS 1``, ``Policy 12``."""
 
@@ -43,6 +48,34 @@ def _named_policy(sections: list[Section], index: int, policies: list[int]) -> i
     named_codes = {code_key("".join(match.groups(""))) for match in _CODE_IN_TEXT_RE.finditer(sections[index].text)}
     named = [policy for policy in policies if code_key(sections[policy].section_ref.split(" (")[0]) in named_codes]
     return named[0] if len(named) == 1 else None
+
+
+def _policy_in_heading(sections: list[Section], index: int, policies: list[int]) -> int | None:
+    """The one policy the paragraph's heading names: by its code leading the heading, else by the words of the
+    policy's title (small words aside) standing in the heading."""
+    heading = sections[index].title
+    if not heading:
+        return None
+    lead = _CODE_IN_TEXT_RE.match(heading)
+    if lead is not None:
+        code = code_key("".join(lead.groups("")))
+        coded = [p for p in policies if code_key(sections[p].section_ref.split(" (")[0]) == code]
+        if len(coded) == 1:
+            return coded[0]
+    words = _content_words(heading)
+    titled = [p for p in policies if _heading_holds_title(words, _content_words(sections[p].title))]
+    return titled[0] if len(titled) == 1 else None
+
+
+def _heading_holds_title(heading: set[str], title: set[str]) -> bool:
+    """Every word of the title is in the heading; of a long title (five words or more), all but one (a heading
+    that wraps onto a second line, or a page, loses its last word)."""
+    missing = len(title - heading)
+    return bool(title) and (missing == 0 or (missing == 1 and len(title) >= LONG_TITLE_WORDS))
+
+
+def _content_words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.lower())) - _MINOR_WORDS
 
 
 def _parts(sections: list[Section], index: int) -> set[str]:
@@ -92,7 +125,9 @@ def _supported_policy(sections: list[Section], index: int, policies: dict[int, s
     """``policies``: the indexes of the chapter's policies, each with its numbered parts."""
     if len(policies) == 1:
         return sections[next(iter(policies))].section_ref
-    named = _named_policy(sections, index, list(policies))
+    named = _policy_in_heading(sections, index, list(policies))
+    if named is None:
+        named = _named_policy(sections, index, list(policies))
     if named is None:
         named = _policy_in_part(sections, index, policies)
     if named is None:

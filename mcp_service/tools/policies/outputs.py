@@ -19,7 +19,8 @@ class SearchOutput(BaseModel):
     results: list[SearchHit] = Field(
         description="Best first. relevance_score in 0..1: in dense mode max(0, 1 - L2 distance / 2); in lexical "
         "mode the BM25 score over its maximum for the query; in hybrid the rank fusion of both, 1 for a chunk "
-        "both rank first. dense_score / lexical_score: each ranking's own score, null where it did not find the "
+        "both rank first (a policy ranks just above the best paragraph explaining it, with that relevance). One "
+        "chunk per section. dense_score / lexical_score: each ranking's own score, null where it did not find the "
         "chunk. supports: for a paragraph of a plan's reasoned justification, the policy it explains."
     )
 

@@ -249,3 +249,38 @@ def test_an_unknown_mode_is_an_invalid_argument(nppf: PolicyStores) -> None:
         search_policy_batch(nppf, ["highways"], mode="")
     batch = search_policy_batch(nppf, ["para 116", "cycle parking"], effective_date="2025-06-01", mode="lexical")
     assert [r.results[0].section_ref for r in batch] == ["Para 116", "Chapter 11"]
+
+
+def test_a_search_returns_one_chunk_per_section_of_a_revision(nppf: PolicyStores) -> None:
+    """Para 130 is several chunks long in each revision; each revision's Para 130 is cited once."""
+    assert len(chunk_sections([para("Para 130", LONG_PARA, 41)])) > 2
+    for mode in ("hybrid", "dense", "lexical"):
+        hits = search_policy(nppf, "design codes and local character", n_results=10, mode=mode).results
+        cited = [(hit.revision_id, hit.section_ref) for hit in hits]
+        assert len(cited) == len(set(cited)), mode
+        assert ("rev_NPPF_2024_12", "Para 130") in cited and ("rev_NPPF_2023_09", "Para 130") in cited, mode
+
+
+POLICY_TEXT = "Proposals for new dwellings will be supported where criteria (a) to (d) of this policy are met in full."
+JUSTIFICATION = "Families moving to the villages need larger homes with gardens, close to the primary school."
+
+
+def test_in_hybrid_a_policy_ranks_just_above_the_paragraph_that_explains_it(stores: Stores) -> None:
+    stores.policies.registry.create_policy(PolicyCreate(source="EXAMPLE_PLAN", title="Example Local Plan",
+                                                        category="local_plan"))  # fmt: skip
+    sections = [
+        Section(section_ref="Para 3.1", text=f"3.1 {JUSTIFICATION}", page_number=4, page_spans=[(0, 4)],
+                kind="paragraph", supports="Policy H1", chapter="3. Housing"),
+        Section(section_ref="Policy H1", text=f"Policy H1 - Housing Mix\n{POLICY_TEXT}", page_number=5,
+                page_spans=[(0, 5)], kind="policy", title="Housing Mix", chapter="3. Housing"),
+        Section(section_ref="Para 3.2", text="3.2 Employment land is set out in chapter four.", page_number=5,
+                page_spans=[(0, 5)], kind="paragraph", supports="Policy H2", chapter="3. Housing"),
+    ]  # fmt: skip
+    ingest_sections(stores, "EXAMPLE_PLAN", "rev_EXAMPLE_PLAN_2020_01", "2020-01-01", None, "2020", sections)
+    question = "larger family homes with gardens near the village primary school"
+    dense = search_policy(stores.policies, question, n_results=3, mode="dense").results
+    assert [hit.section_ref for hit in dense][:2] == ["Para 3.1", "Policy H1"]  # the paragraph matches better
+    hybrid = search_policy(stores.policies, question, n_results=3, mode="hybrid").results
+    assert [hit.section_ref for hit in hybrid][:2] == ["Policy H1", "Para 3.1"]
+    assert hybrid[0].relevance_score == hybrid[1].relevance_score
+    assert hybrid[1].supports == "Policy H1" and hybrid[0].supports is None
