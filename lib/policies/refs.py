@@ -31,7 +31,7 @@ _WORDS = {
     "figure": "figure",
     "page": "page",
 }
-_CODE = r"[A-Za-z]{0,6}\s?\d+(?:[.\-/]\d+)*[A-Za-z]?"
+_CODE = r"[A-Za-z]{0,6}[\s/]?\d+(?:[.\-/]\d+)*[A-Za-z]?"
 _REF = re.compile(
     rf"^(?:(?P<word>{'|'.join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True))})\s*)?"
     rf"(?P<code>{_CODE})(?=$|[\s:,;–—-])[\s:,;–—-]*(?P<rest>.*)$",
@@ -52,8 +52,9 @@ class TypedRef:
 
     @property
     def key(self) -> str:
-        """The code as compared: leading zeros dropped (``SP01`` is ``SP1``, ``01.03`` is ``1.3``)."""
-        return re.sub(r"(?<!\d)0+(?=\d)", "", self.code)
+        """The code as compared: leading zeros and a slash after the letters dropped (``SP01`` is ``SP1``,
+        ``01.03`` is ``1.3``, ``H/9`` is ``H9``)."""
+        return re.sub(r"(?<!\d)0+(?=\d)", "", re.sub(r"(?<=[A-Z])/(?=\d)", "", self.code))
 
 
 def normalise(text: str) -> str:
@@ -77,7 +78,7 @@ def canonical_ref(text: str) -> str:
     typed = split_ref(text)
     if typed is None or (typed.rest and typed.word != "policy"):
         return normalise(text)
-    if typed.word == "policy" or (typed.word is None and re.fullmatch(r"[A-Z]+\d+(?:\.\d+)*[A-Z]?", typed.code)):
+    if typed.word == "policy" or (typed.word is None and re.fullmatch(r"[A-Z]+/?\d+(?:\.\d+)*[A-Z]?", typed.code)):
         return f"Policy {typed.code}"
     if typed.word == "para" or (typed.word is None and re.fullmatch(r"\d+(?:\.\d+)*", typed.code)):
         return f"Para {typed.code}"

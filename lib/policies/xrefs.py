@@ -24,7 +24,7 @@ from lib.text.chunking import merge_chunk_texts
 CITES = "cites"
 """The chunk metadata key: a list of ``{document}|{ref}`` (absent when the section cites nothing)."""
 
-_POLICY_CODE = r"[A-Z]{1,6} ?\d{1,3}(?:\.\d{1,2})*[A-Za-z]?\b"
+_POLICY_CODE = r"[A-Z]{1,6}[ /]?\d{1,3}(?:\.\d{1,2})*[A-Za-z]?\b"
 _PARA_CODE = r"\d{1,3}(?:\.\d{1,3}){0,3}[a-z]?\b"
 """A paragraph number; a sub-point letter (``paragraph 11d``) cites the paragraph."""
 _JOIN = r"\s*(?:,|and|or|&)\s*"

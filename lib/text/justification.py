@@ -19,8 +19,10 @@ from lib.text.policy_codes import code_key
 LONG_TITLE_WORDS = 5
 _WORD_RE = re.compile(r"[a-z]+")
 _MINOR_WORDS = frozenset({"a", "an", "and", "the", "of", "in", "for", "to", "on", "at", "by", "with", "policy"})
-_CODE_IN_TEXT_RE = re.compile(r"(?<![A-Za-z0-9])(?:([A-Z]{1,5}) ?|Policy\s+)(\d{1,3}[A-Za-z]?(?:\.\d{1,2})?)(?![0-9])")
-"""A policy code as a text cites it: ``LP5``, ``CS 1``, ``Policy 12``."""
+_CODE_IN_TEXT_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?:([A-Z]{1,5})[ /]?|Policy\s+)(\d{1,3}[A-Za-z]?(?:\.\d{1,2})?)(?![0-9])"
+)
+"""A policy code as a text cites it: ``LP5``, ``CS 1``, ``H/9``, ``Policy 12``."""
 
 
 def with_supports(sections: list[Section]) -> list[Section]:

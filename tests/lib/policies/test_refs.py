@@ -7,7 +7,7 @@ import pytest
 from lib.policies.refs import canonical_ref, match_ref, nearest_refs
 
 PLAN = ["Chapter 3", "Policy RES8", "Policy RES9", "Policy RES10", "Para 3.59", "Para 3.60", "Para 3.61",
-        "Policy CS1", "Policy GEN01", "MM74", "Glossary: Affordable housing"]  # fmt: skip
+        "Policy CS1", "Policy GEN01", "MM74", "Glossary: Affordable housing", "Policy H/9"]  # fmt: skip
 NPPF = ["Chapter 9", "Para 115", "Para 116", "Footnote 7", "Para 7", "Policy TR6", "Annex 2"]
 
 
@@ -27,6 +27,9 @@ NPPF = ["Chapter 9", "Para 115", "Para 116", "Footnote 7", "Para 7", "Policy TR6
         ("CS1", "Policy CS1"),
         ("Policy GEN 01:", "Policy GEN01"),
         ("GEN 1", "Policy GEN01"),
+        ("H/9", "Policy H/9"),
+        ("policy h9", "Policy H/9"),
+        ("POLICY H/9 HOUSING MIX", "Policy H/9"),
         ("Para 03.60", "Para 3.60"),
         ("mm74", "MM74"),
         ("glossary: affordable housing", "Glossary: Affordable housing"),

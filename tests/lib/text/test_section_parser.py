@@ -121,3 +121,23 @@ def test_policy_headings_in_bold_with_a_qualifier_or_a_bare_number_and_without_a
     assert [(unit.ref, unit.title) for unit in parser.units] == [
         ("Chapter 1", "Design"), ("Policy SP1", "Spatial Strategy"), ("Policy 12", "Design"),
     ]  # fmt: skip
+
+
+def test_policy_headings_set_in_capitals_or_with_a_slash_in_the_code() -> None:
+    """``STRATEGIC POLICY SP1`` (capitals, as many plans set their headings) and ``Policy H/9`` (South
+    Cambridgeshire's notation); ``H/9`` and ``H9`` are one code, so the heading named again is not a new policy."""
+    parser = parse(
+        heading("1. Housing"),
+        para("STRATEGIC POLICY SP1 - SPATIAL STRATEGY", bold_lead="STRATEGIC POLICY SP1 - SPATIAL STRATEGY"),
+        para("Growth goes to the towns."),
+        para("Policy H/9: Housing Mix", bold_lead="Policy H/9: Housing Mix"),
+        para("Schemes will provide a mix of homes."),
+        para("Policy NE/3 Biodiversity", bold_lead="Policy NE/3 Biodiversity"),
+        para("Schemes will leave biodiversity better than they found it."),
+        para("POLICY H9 Housing Mix", page=2, bold_lead="POLICY H9 Housing Mix"),
+    )
+    assert [(unit.ref, unit.title, unit.kind) for unit in parser.units] == [
+        ("Chapter 1", "Housing", "chapter"), ("Policy SP1", "SPATIAL STRATEGY", "policy"),
+        ("Policy H/9", "Housing Mix", "policy"), ("Policy NE/3", "Biodiversity", "policy"),
+        ("Page 2", "POLICY H9 Housing Mix", "page"),
+    ]  # fmt: skip
