@@ -198,6 +198,8 @@ def policies_before_their_justification(ranked: Sequence[RankedChunk]) -> list[R
         meta = hit.chunk.metadata
         if meta.get("supports"):
             explained.setdefault((str(meta.get("revision_ref")), str(meta["supports"])), (hit.relevance, position))
+    if not explained:
+        return list(ranked)
     placed: list[tuple[float, float, RankedChunk]] = []
     for position, hit in enumerate(ranked):
         meta = hit.chunk.metadata

@@ -97,9 +97,7 @@ def rank_chunks(
         n,
         lexical_ceiling=lexical_ceiling,
         document=(
-            (lambda key: tuple(chunks[key].metadata.get(field) for field in document_fields))
-            if per_document is not None
-            else None
+            (lambda key: tuple(map(chunks[key].metadata.get, document_fields))) if per_document is not None else None
         ),
         per_document=per_document,
     )
