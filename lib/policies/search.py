@@ -169,18 +169,22 @@ def _ranked(
     lexical = LexicalAnswer([], 0.0)
     if mode != SearchMode.DENSE:
         lexical = stores.vectors.lexical_search(query, depth, revisions)
-    hybrid = mode == SearchMode.HYBRID
-    ranked = rank_chunks(
-        mode,
-        dense,
-        lexical.hits,
-        depth if hybrid else n_results,
-        lexical_ceiling=lexical.ceiling or 1.0,
-        per_document=PER_SECTION,
-        document_fields=("revision_ref", "section_ref"),
-    )
-    if hybrid:
-        ranked = policies_before_their_justification(ranked)[:n_results]
+
+    def ranking(n: int) -> list[RankedChunk]:
+        return rank_chunks(
+            mode,
+            dense,
+            lexical.hits,
+            n,
+            lexical_ceiling=lexical.ceiling or 1.0,
+            per_document=PER_SECTION,
+            document_fields=("revision_ref", "section_ref"),
+        )
+
+    ranked = ranking(n_results)
+    if mode == SearchMode.HYBRID and any(hit.chunk.metadata.get("supports") for hit in ranked):
+        # Only a paragraph of justification in the top n can bring its policy into it: rank deeper to find it.
+        ranked = policies_before_their_justification(ranking(depth))[:n_results]
     return [
         _hit(r.chunk, revision, r.relevance, dense_score=r.dense_score, lexical_score=r.lexical_score)
         for r in ranked
@@ -198,8 +202,6 @@ def policies_before_their_justification(ranked: Sequence[RankedChunk]) -> list[R
         meta = hit.chunk.metadata
         if meta.get("supports"):
             explained.setdefault((str(meta.get("revision_ref")), str(meta["supports"])), (hit.relevance, position))
-    if not explained:
-        return list(ranked)
     placed: list[tuple[float, float, RankedChunk]] = []
     for position, hit in enumerate(ranked):
         meta = hit.chunk.metadata

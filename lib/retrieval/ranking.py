@@ -17,6 +17,10 @@ from lib.retrieval.fusion import FUSION, FusedHit, FusionParams, K, candidates, 
 from lib.retrieval.modes import SearchMode
 from lib.stores.chroma import StoredChunk
 
+COLLAPSE_HEADROOM = 3
+"""A collapsed ranking first looks at ``COLLAPSE_HEADROOM * n`` keys for its top ``n``, and at all of them only
+when duplicates leave it short."""
+
 
 def leg_depth(mode: SearchMode, n: int, params: FusionParams = FUSION, *, per_document: int | None = None) -> int:
     """How many candidates each leg should gather for a final top ``n`` in ``mode`` (a collapsed ranking
@@ -40,18 +44,33 @@ def rank_by_mode(
     reports ``score / lexical_ceiling`` as its relevance. Lists are best first; the leg a mode does not use
     may be empty (and need not be computed). With ``document`` and ``per_document``, at most that many keys of
     one document are kept (the ranking of the rest unchanged)."""
-    collapsing = document is not None and per_document is not None
-    keep = len(dense) + len(lexical) if collapsing else n
-    if mode == SearchMode.DENSE:
-        hits = [FusedHit(key, min(1.0, max(0.0, score)), score, None) for key, score in dense[:keep]]
-    elif mode == SearchMode.LEXICAL:
-        ceiling = max(lexical_ceiling, 1e-12)
-        hits = [FusedHit(key, min(1.0, score / ceiling), None, score) for key, score in lexical[:keep]]
-    else:
-        hits = fuse(dense, lexical, n, params, lexical_ceiling=lexical_ceiling, keep=keep)
     if document is None or per_document is None:
-        return hits
-    return collapse(hits, document, per_document, n)
+        return _ranked_keys(mode, dense, lexical, n, n, lexical_ceiling, params)
+    everything = len(dense) + len(lexical)
+    keep = min(everything, COLLAPSE_HEADROOM * n)
+    kept = collapse(_ranked_keys(mode, dense, lexical, n, keep, lexical_ceiling, params), document, per_document, n)
+    if len(kept) < n and keep < everything:  # more duplicates than the headroom: rank them all
+        kept = collapse(_ranked_keys(mode, dense, lexical, n, everything, lexical_ceiling, params),
+                        document, per_document, n)  # fmt: skip
+    return kept
+
+
+def _ranked_keys(
+    mode: SearchMode,
+    dense: Sequence[tuple[K, float]],
+    lexical: Sequence[tuple[K, float]],
+    n: int,
+    keep: int,
+    lexical_ceiling: float,
+    params: FusionParams,
+) -> list[FusedHit[K]]:
+    """The first ``keep`` keys of one mode's ranking (fused for a final top ``n``)."""
+    if mode == SearchMode.DENSE:
+        return [FusedHit(key, min(1.0, max(0.0, score)), score, None) for key, score in dense[:keep]]
+    if mode == SearchMode.LEXICAL:
+        ceiling = max(lexical_ceiling, 1e-12)
+        return [FusedHit(key, min(1.0, score / ceiling), None, score) for key, score in lexical[:keep]]
+    return fuse(dense, lexical, n, params, lexical_ceiling=lexical_ceiling, keep=keep)
 
 
 def collapse(hits: Sequence[FusedHit[K]], document: Callable[[K], Hashable], limit: int, n: int) -> list[FusedHit[K]]:

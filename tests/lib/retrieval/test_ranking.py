@@ -66,3 +66,12 @@ def test_a_collapsed_ranking_is_the_full_one_with_a_documents_surplus_left_out(m
     assert collapsed == expected and len(collapsed) == 4
     assert max(sum(h.key[0] == d for h in collapsed) for d in "abc") == 2
     assert leg_depth(mode, 4, per_document=2) == candidates(4)
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_a_collapsed_ranking_looks_past_its_headroom_when_one_document_fills_it(mode: SearchMode) -> None:
+    """Twelve chunks of document a rank first; a top 3 with one chunk a document still finds b and c."""
+    dense = [(f"a{i:02}", 0.99 - i / 100) for i in range(12)] + [("b1", 0.50), ("c1", 0.40)]
+    lexical = [(key, 20.0 - i) for i, (key, _) in enumerate(dense)]
+    collapsed = rank_by_mode(mode, dense, lexical, 3, lexical_ceiling=20.0, document=lambda k: k[0], per_document=1)
+    assert [hit.key for hit in collapsed] == ["a00", "b1", "c1"]
