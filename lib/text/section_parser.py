@@ -2,7 +2,7 @@
 
 State is where the reader is in the document (``Block``) and whether the heading just read may wrap onto
 the next row (``Wrap``). Each row is first offered to the open heading as a continuation; otherwise it is
-classified as one ``Kind`` among those its block recognises (``RECOGNISED``) and handed to that kind's
+classified as one ``Kind`` among those its block recognises (``RECOGNISED``, ``lib.text.section_grammar``) and handed to that kind's
 handler, which opens a unit or adds to the open one and makes any transition:
 
 - ``FRONT_MATTER`` (before the first chapter) sees chapter headings, bold headings that say ``Policy``,
@@ -22,145 +22,33 @@ by the same rules minus the font ones.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from enum import Enum, auto
+from dataclasses import replace
 
 from lib.text.layout_rows import HEADING_SCALE, Row, ends_sentence, normalise, starts_list_item
 from lib.text.policy_codes import POLICY_HEADING_RE, code_key, policy_ref
-from lib.text.section_units import Unit
-
-MIN_STRUCTURED_UNITS = 3
-
-_CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?:[-–—]\s+)?(?P<title>\S.*)$")
-_ANNEX_RE = re.compile(r"^(?P<kind>Annex|Appendix|Schedule)\s+(?P<num>[A-Z0-9]{1,3})\b\s*[:.\-–]?\s*(?P<title>.*)$")
-_PARA_RE = re.compile(r"^(?P<num>\d{1,3})\.(?:\s+|$)")
-MODIFICATION_RE = re.compile(r"^(?P<code>MM?)\s?(?P<num>\d{1,3})(?![\w.(/])\s*(?P<rest>.*)$")
-"""A row of a schedule of main modifications: ``MM74 Policy HO3.5 ...`` or ``M5 Page 11 paragraph 1.22``."""
-DECIMAL_RE = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,3}){1,3})\.?(?=\s|$)")
-"""A paragraph in a plan's decimal numbering: ``3.51``, ``01.03``, ``4.7.2``."""
-SUBHEADING_SCALE = 1.1
-"""A decimal-numbered row this much larger than body text numbers a heading (``1.2 Contact details``)."""
-TITLE_MAX_CHARS = 120
-TITLE_MAX_WORDS = 12
-"""Longer text after a policy code in body type is the policy's first sentence, not its name."""
-_CAPTION_RE = re.compile(
-    r"^(?P<label>(?:Table|Figure)\s+[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?)\b\s*(?:[:.\-–]\s*(?P<title>.*))?$"
+from lib.text.section_grammar import (
+    ANNEX_RE,
+    CAPTION_RE,
+    CHAPTER_RE,
+    DECIMAL_RE,
+    GLOSSARY_TERM_RE,
+    MAX_SKIPPED_PARAGRAPHS,
+    MIN_STRUCTURED_UNITS,
+    MODIFICATION_RE,
+    PARA_RE,
+    SUBHEADING_SCALE,
+    TITLE_MAX_CHARS,
+    TITLE_MAX_WORDS,
+    Block,
+    Chapter,
+    Kind,
+    Line,
+    Numbering,
+    Wrap,
+    recognised,
 )
-_GLOSSARY_TERM_RE = re.compile(r"^(?P<term>[^:]{2,150}?)(?:\[\^\d+\])*\s*:")
-
-
-class Block(Enum):
-    FRONT_MATTER = auto()
-    CHAPTER = auto()
-    POLICY = auto()
-
-
-class Wrap(Enum):
-    """Which heading, if any, the next row may continue (long titles wrap onto a second line)."""
-
-    NONE = auto()
-    CHAPTER_TITLE = auto()
-    UNIT_TITLE = auto()
-
-
-class Kind(Enum):
-    CHAPTER_HEADING = auto()
-    SUBHEADING = auto()
-    POLICY = auto()
-    CAPTION = auto()
-    GLOSSARY_TERM = auto()
-    MODIFICATION = auto()
-    PARAGRAPH = auto()
-    DECIMAL_PARAGRAPH = auto()
-    TEXT = auto()
-
-
-_IN_CHAPTER = (Kind.CHAPTER_HEADING, Kind.POLICY, Kind.SUBHEADING, Kind.CAPTION, Kind.GLOSSARY_TERM)
-RECOGNISED: dict[Block, tuple[Kind, ...]] = {
-    Block.FRONT_MATTER: (Kind.CHAPTER_HEADING, Kind.POLICY),
-    Block.CHAPTER: (*_IN_CHAPTER, Kind.PARAGRAPH),
-    Block.POLICY: _IN_CHAPTER,
-}
-"""The kinds each block looks for, in order of precedence; a row that is none of them is ``TEXT``. A
-document numbered in decimals (``3.51``) looks for ``DECIMAL_PARAGRAPH`` instead of ``PARAGRAPH``, in every
-block: its whole numbers (``1.``) number the clauses of a policy or a list, not paragraphs."""
-
-
-def recognised(decimal: bool, unchaptered: bool, modifications: bool = False) -> dict[Block, tuple[Kind, ...]]:
-    """``RECOGNISED`` for a document numbered in decimals, or without numbered chapters (an inspector's
-    report: paragraphs 1..N under unnumbered headings), whose front matter ends at its first paragraph; in a
-    schedule of main modifications only ``MM`` rows and chapter headings open units: the policies and
-    paragraphs a modification quotes are its text."""
-    if modifications:
-        return {block: (Kind.MODIFICATION, Kind.CHAPTER_HEADING) for block in Block}
-    table = dict(RECOGNISED)
-    if unchaptered:
-        table[Block.FRONT_MATTER] = (*table[Block.FRONT_MATTER], Kind.PARAGRAPH)
-    if not decimal:
-        return table
-    return {
-        block: (*(kind for kind in kinds if kind is not Kind.PARAGRAPH), Kind.DECIMAL_PARAGRAPH)
-        for block, kinds in table.items()
-    }
-
-
-@dataclass(frozen=True)
-class Line:
-    """A classified row: its kind and, for a unit start, the unit's ref and title."""
-
-    kind: Kind
-    ref: str = ""
-    title: str = ""
-    number: int = 0
-
-
-@dataclass(frozen=True)
-class Chapter:
-    """The chapter or annex being read (the empty one in front matter); ``glossary`` turns on terms."""
-
-    heading: str = ""
-    ref: str = ""
-    size: float | None = None
-    glossary: bool = False
-
-    @property
-    def title(self) -> str:
-        annex = _ANNEX_RE.match(self.heading)
-        if annex:
-            return annex["title"].strip() or self.heading
-        chapter = _CHAPTER_RE.match(self.heading)
-        return chapter["title"].strip() if chapter else self.heading
-
-
-MAX_SKIPPED_PARAGRAPHS = 1
-"""A paragraph number may skip this many (one lost to a page break or read as something else) and still
-continue the sequence; otherwise one missed number would fold every later paragraph into the one before."""
-
-
-@dataclass
-class Numbering:
-    """Paragraph numbers run 1..N through the document; a restart at 1 right after a chapter or annex
-    heading qualifies the refs from there on with that heading's ref (``Annex D Para 3``)."""
-
-    last: int = 0
-    prefix: str = ""
-    restart_allowed: bool = False
-
-    def next_ref(self, number: int, chapter_ref: str) -> str | None:
-        """The ref of paragraph ``number`` if it comes next in the sequence (or skips at most
-        ``MAX_SKIPPED_PARAGRAPHS``), else None."""
-        if self.last < number <= self.last + 1 + MAX_SKIPPED_PARAGRAPHS and (number == self.last + 1 or self.last):
-            return f"{self.prefix}Para {number}"
-        if number == 1 and self.restart_allowed and self.last > 0:
-            return f"{chapter_ref} Para 1"
-        return None
-
-    def take(self, number: int, chapter_ref: str) -> None:
-        if number == 1 and self.last > 0:
-            self.prefix = f"{chapter_ref} "
-        self.last, self.restart_allowed = number, False
+from lib.text.section_units import Unit
 
 
 class SectionParser:
@@ -275,10 +163,10 @@ class SectionParser:
         """Only large type opens a chapter: the contents page lists the same titles in body-size type."""
         if not self._is_heading(row):
             return None
-        annex = _ANNEX_RE.match(row.text)
+        annex = ANNEX_RE.match(row.text)
         if annex:
             return Line(Kind.CHAPTER_HEADING, f"{annex['kind'].capitalize()} {annex['num']}")
-        chapter = _CHAPTER_RE.match(row.text)
+        chapter = CHAPTER_RE.match(row.text)
         return Line(Kind.CHAPTER_HEADING, f"Chapter {int(chapter['num'])}") if chapter else None
 
     def _subheading(self, row: Row) -> Line | None:
@@ -310,7 +198,7 @@ class SectionParser:
         return Line(Kind.POLICY, policy_ref(match["code"]), title)
 
     def _caption(self, row: Row) -> Line | None:
-        match = _CAPTION_RE.match(row.text)
+        match = CAPTION_RE.match(row.text)
         if match is None or not self._at_block_start(row):
             return None
         emphasised = row.bold_lead.startswith(match["label"].split()[0]) or self._is_heading(row)
@@ -321,7 +209,7 @@ class SectionParser:
     def _glossary_term(self, row: Row) -> Line | None:
         if not self.chapter.glossary or not row.bold_lead or starts_list_item(row.text):
             return None
-        match = _GLOSSARY_TERM_RE.match(row.text)
+        match = GLOSSARY_TERM_RE.match(row.text)
         if match is None or row.bold_lead.rstrip(" :") != match["term"].strip():
             return None
         term = match["term"].strip()
@@ -340,7 +228,7 @@ class SectionParser:
         return Line(Kind.MODIFICATION, f"{match['code']}{number}", match["rest"].strip(" ,;")[:TITLE_MAX_CHARS], number)
 
     def _paragraph(self, row: Row) -> Line | None:
-        match = _PARA_RE.match(row.text)
+        match = PARA_RE.match(row.text)
         if match is None or not self._at_block_start(row):
             return None
         number = int(match["num"])
@@ -356,7 +244,7 @@ class SectionParser:
         if row.size is not None and self.body_size is not None and row.size >= SUBHEADING_SCALE * self.body_size:
             return Line(Kind.SUBHEADING)
         number = tuple(int(part) for part in match["num"].split("."))
-        chapter = _CHAPTER_RE.match(self.chapter.heading)
+        chapter = CHAPTER_RE.match(self.chapter.heading)
         in_chapter = chapter is not None and int(chapter["num"]) == number[0]
         if number <= self.decimal_last and not in_chapter:
             return None

@@ -42,7 +42,8 @@ from lib.text.contents import ListedPolicy, listed_policies, mark_contents
 from lib.text.footnotes import footnote_units, separate_footnotes
 from lib.text.justification import with_supports
 from lib.text.layout_rows import Row, body_size, read_rows
-from lib.text.section_parser import DECIMAL_RE, MODIFICATION_RE, SectionParser
+from lib.text.section_grammar import DECIMAL_RE, MODIFICATION_RE
+from lib.text.section_parser import SectionParser
 
 MIN_MODIFICATIONS = 5
 """A document with at least this many rows led by modification codes numbered one after another is a schedule

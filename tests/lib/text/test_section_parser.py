@@ -6,7 +6,8 @@ The real NPPF PDFs pin the parser's output in ``test_sections.py``; these tests 
 from __future__ import annotations
 
 from lib.text.layout_rows import Row
-from lib.text.section_parser import Block, SectionParser
+from lib.text.section_grammar import Block
+from lib.text.section_parser import SectionParser
 
 BODY, HEADING = 10.0, 14.0
 
