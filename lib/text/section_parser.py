@@ -2,8 +2,8 @@
 
 State is where the reader is in the document (``Block``) and whether the heading just read may wrap onto
 the next row (``Wrap``). Each row is first offered to the open heading as a continuation; otherwise it is
-classified as one ``Kind`` among those its block recognises (``RECOGNISED``, ``lib.text.section_grammar``) and handed to that kind's
-handler, which opens a unit or adds to the open one and makes any transition:
+classified as one ``Kind`` among those its block recognises (``RECOGNISED``, ``lib.text.section_grammar``)
+and handed to that kind's handler, which opens a unit or adds to the open one and makes any transition:
 
 - ``FRONT_MATTER`` (before the first chapter) sees chapter headings, bold headings that say ``Policy``,
   and the paragraphs of a decimal-numbered plan or of a document without numbered chapters (an
