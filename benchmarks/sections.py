@@ -45,18 +45,23 @@ from lib.policies.ingest import ingest_revision  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy  # noqa: E402
-from lib.policies.sections import list_policy_sections  # noqa: E402
 from lib.policies.stores import PolicyStores  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 from lib.text.contents import ListedPolicy  # noqa: E402
 from lib.text.extraction import extract_document  # noqa: E402
-from lib.text.policy_codes import code_key  # noqa: E402
+from lib.text.policy_codes import POLICY_HEADING_RE, code_key  # noqa: E402
 from lib.text.section_report import report_reading  # noqa: E402
 from lib.text.sections import read_sections  # noqa: E402
 
 MIN_POLICY_TEXT = 40
 """A policy found "with its text" holds at least this many characters beyond its heading line."""
 QUESTIONS = ROOT / "benchmarks" / "plan_questions.json"
+
+
+def _heading_code(title: str) -> str:
+    """The code a heading starts with (``LP06 - Supported ...`` -> ``LP06``), or ``""``."""
+    match = POLICY_HEADING_RE.match(title)
+    return code_key(match["code"]) if match else ""
 
 
 def _page(section: Section) -> int:
@@ -67,9 +72,7 @@ def found_exactly(listed: ListedPolicy, sections: list[Section], *, topic_headin
     """The listed policy has a section with text, starting on the page the contents page gives (or, with
     ``topic_heading``, a heading that names the same code stands on that page: the title of the units there)."""
     key = code_key(listed.ref)
-    topic_pages = {
-        _page(section) for section in sections if section.title and _leading_code(section.title) == key
-    } if topic_heading else set()  # fmt: skip
+    topic_pages = {_page(section) for section in sections if topic_heading and _heading_code(section.title) == key}
     for section in sections:
         if section.kind != "policy" or code_key(section.section_ref.split(" (")[0]) != key:
             continue
@@ -78,15 +81,6 @@ def found_exactly(listed: ListedPolicy, sections: list[Section], *, topic_headin
         if len(body.strip()) >= MIN_POLICY_TEXT and (on_page or listed.printed_page in topic_pages):
             return True
     return False
-
-
-def _leading_code(title: str) -> str:
-    """The code a heading starts with (``LP06 - Supported ...`` -> ``LP06``), or ``""``."""
-    first = title.replace("–", " ").replace("-", " ").split()
-    if not first:
-        return ""
-    head = first[0] if any(ch.isdigit() for ch in first[0]) else "".join(first[:2])
-    return code_key(head) if any(ch.isdigit() for ch in head) else ""
 
 
 def invented(sections: list[Section]) -> int:
@@ -116,14 +110,8 @@ def ask_questions(pdfs: list[Path], data_dir: Path) -> None:
     try:
         for name in sorted({q["file"] for q in asked}):
             ingest_plan(stores, by_name[name])
-        supports = {
-            source_of(by_name[name]): {
-                e.section_ref: e.supports for e in list_policy_sections(stores, source_of(by_name[name])).sections
-            }
-            for name in {q["file"] for q in asked}
-        }
         for name in ("development", "check"):
-            ask(stores, [q for q in asked if q.get("set", "development") == name], name, by_name, supports)
+            ask(stores, [q for q in asked if q.get("set", "development") == name], name, by_name)
     finally:
         stop_embedded_redis(settings.paths.redis_dir)
 
@@ -133,7 +121,6 @@ def ask(
     questions: list[dict[str, str]],
     name: str,
     by_name: dict[str, Path],
-    supports: dict[str, dict[str, str | None]],
 ) -> None:
     """Ask one set of questions; print the misses and the two hit rates."""
     if not questions:
@@ -145,7 +132,7 @@ def ask(
         results = search_policy(stores, q["question"], sources=[source], n_results=5, mode="hybrid").results
         refs = [r.section_ref for r in results]
         hit = q["policy"] in refs
-        near = hit or any(supports[source].get(ref) == q["policy"] for ref in refs)
+        near = hit or any(r.supports == q["policy"] for r in results)
         hits += hit
         loose += near
         if not hit:
