@@ -151,7 +151,7 @@ def make_stores(settings: Settings, registry: PolicyRegistry, embedder: Embedder
         registry=registry,
         resolver=EffectiveDateResolver(registry),
         objects=objects,
-        vectors=PolicyVectorStore(chroma, settings.chroma.policy_collection),
+        vectors=PolicyVectorStore(chroma, settings.chroma.policy_collection, changed=registry.chunks_changed),
         embedder=embedder,
     )
     return Stores(settings, redis=registry.client, chroma=chroma, objects=objects, embedder=embedder, policies=policies)

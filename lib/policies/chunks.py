@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -101,14 +101,26 @@ def policy_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
 
 
 def revision_stamp(revision: Revision) -> Stamp:
-    """What must be unchanged for a cached block to still be the revision's chunks."""
-    return revision.chunk_count, revision.ingested_at.isoformat() if revision.ingested_at else ""
+    """What must be unchanged for a cached block to still be the revision's chunks: the count its ingestion
+    recorded, when, and how many writes or deletions of its chunks the registry has seen since."""
+    ingested_at = revision.ingested_at.isoformat() if revision.ingested_at else ""
+    return revision.chunk_count, ingested_at, revision.chunks_generation
 
 
 def revision_count(stamp: Stamp) -> int:
     """The ``chunk_count`` a ``revision_stamp`` carries."""
-    count, _ = cast(tuple[int, str], stamp)
+    count, _, _ = cast(tuple[int, str, int], stamp)
     return count
+
+
+def chunk_revisions(metadatas: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """The (source, revision_id) of every revision the chunks of ``metadatas`` belong to."""
+    return {(str(m["source"]), str(m["revision_id"])) for m in metadatas if m and "revision_id" in m}
+
+
+ChunksChanged = Callable[[set[tuple[str, str]]], None]
+"""Told, after a write, every (source, revision_id) whose chunks it wrote or deleted
+(``PolicyRegistry.chunks_changed``)."""
 
 
 class PolicyVectorStore(ChunkCollection):
@@ -122,9 +134,13 @@ class PolicyVectorStore(ChunkCollection):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         cache_max_age_s: float = DEFAULT_MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
+        changed: ChunksChanged | None = None,
     ) -> None:
-        """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own."""
+        """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own. ``changed`` is told of
+        every write (``PolicyStores`` passes the registry's ``chunks_changed``, which moves the revisions'
+        stamps, so no replica serves an index of chunks that are gone or rewritten)."""
         super().__init__(client, collection_name)
+        self._changed = changed
         self.indexes = CorpusIndexes(
             self._load_block, verify=self._block_unchanged, cache_bytes=cache_bytes, max_age_s=cache_max_age_s,
             clock=clock,
@@ -138,7 +154,32 @@ class PolicyVectorStore(ChunkCollection):
         """How many searches the cache answered and how many went to Chroma (approximate under concurrency;
         for health reports and tests). Counted per leg: a hybrid search counts twice."""
 
-    # -- writes -----------------------------------------------------------------------------------
+    # -- writes: each one ends by telling ``changed`` which revisions it touched ---------------------
+
+    def upsert(
+        self,
+        ids: Sequence[str],
+        texts: Sequence[str],
+        embeddings: Sequence[Sequence[float]],
+        metadatas: Sequence[Metadata],
+    ) -> None:
+        super().upsert(ids, texts, embeddings, metadatas)
+        self._tell(chunk_revisions(metadatas))
+
+    def delete_ids(self, ids: Sequence[str]) -> int:
+        """Delete ``ids``, reading first which revisions they belong to (writes are rare; searches are not)."""
+        touched: set[tuple[str, str]] = set()
+        for start in range(0, len(ids), self.max_batch):
+            batch = list(ids[start : start + self.max_batch])
+            stored = self.collection.get(ids=batch, include=["metadatas"])["metadatas"] or []
+            touched |= chunk_revisions(m for m in stored)
+        removed = super().delete_ids(ids)
+        self._tell(touched)
+        return removed
+
+    def _tell(self, revisions: set[tuple[str, str]]) -> None:
+        if revisions and self._changed is not None:
+            self._changed(revisions)
 
     def delete_revision(self, source: str, revision_id: str) -> int:
         """Delete every chunk of a revision; 0 when it has none (spec 000 FR-006)."""
@@ -158,6 +199,8 @@ class PolicyVectorStore(ChunkCollection):
         for start in range(0, len(ids), self.max_batch):
             batch = ids[start : start + self.max_batch]
             self.collection.update(ids=batch, metadatas=[patch] * len(batch))
+        if ids:
+            self._tell({(policy.source, revision.revision_id)})
         return len(ids)
 
     # -- reads ------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ from lib.dates import iso, parse_date
 from lib.policies.models import Policy, Revision, RevisionStatus
 from lib.policies.temporal import RevisionRecord
 
+CHUNKS_GENERATION_FIELD = "chunks_generation"
+"""Bumped in the revision's hash by ``PolicyRegistry.chunks_changed``; never written by ``record_to_hash``, so
+the registry's rewrites of a record (HSET of its fields) keep it."""
+
 Hash = dict[FieldT, EncodableT]
 """A hash to write, typed as redis-py's ``hset(mapping=...)`` takes it; every value written here is a str."""
 
@@ -81,4 +85,4 @@ def revision_from_hash(data: Mapping[str, str]) -> Revision:
         progress_phase=data.get("progress_phase", ""),
         progress_percent=float(data.get("progress_percent") or 0.0),
         reading=data.get("reading", ""),
-    )
+    ).with_chunks_generation(int(data.get(CHUNKS_GENERATION_FIELD) or 0))

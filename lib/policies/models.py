@@ -7,7 +7,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from lib.dates import parse_date
 from lib.errors import InvalidDateError
@@ -146,6 +146,17 @@ class Revision(BaseModel):
     progress_phase: str = Field(default="", description="Last ingestion phase reported: fetch .. done")
     progress_percent: float = 0.0
     reading: str = Field(default="", description="How well the document was read (lib.text.section_report)")
+    _chunks_generation: int = PrivateAttr(default=0)
+    """How many times the revision's chunks were written or deleted (``PolicyRegistry.chunks_changed``):
+    internal, never serialised, part of the stamp a replica's index of the revision is served under."""
+
+    @property
+    def chunks_generation(self) -> int:
+        return self._chunks_generation
+
+    def with_chunks_generation(self, generation: int) -> Revision:
+        self._chunks_generation = generation
+        return self
 
     def covers(self, day: date) -> bool:
         """Inclusive on both ends (spec 000 FR-007)."""

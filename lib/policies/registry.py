@@ -23,7 +23,7 @@ from redis.client import Pipeline
 
 from lib.dates import parse_date
 from lib.errors import PolicyAlreadyExistsError, RevisionNotFoundError
-from lib.policies.codec import policy_to_hash, revision_from_hash
+from lib.policies.codec import CHUNKS_GENERATION_FIELD, policy_to_hash, revision_from_hash
 from lib.policies.keys import (
     GENERATION_KEY,
     POLICIES_ALL,
@@ -306,10 +306,34 @@ class PolicyRegistry:
         )
         return bool(written)
 
+    def chunks_changed(self, revisions: Iterable[tuple[str, str]]) -> None:
+        """Record that the chunks of ``revisions`` (source, revision_id) were written or deleted: each one's
+        ``chunks_generation`` goes up and the generation token is replaced, in one atomic script, so every
+        replica's next search reads the new stamp and never serves an index loaded before the write.
+
+        Called after the write to Chroma: a search that read the old stamp began before the write ended. A
+        revision whose record is gone (deleted, or chunks of no revision) is skipped: no search can name it.
+        """
+        keys = sorted({revision_hash_key(check_source(s), check_revision_id(r)) for s, r in revisions})
+        if keys:
+            token = uuid.uuid4().hex
+            redis_call(self._chunks_changed_script, [GENERATION_KEY, *keys], [CHUNKS_GENERATION_FIELD, token])
+
     @property
     def client(self) -> redis.Redis:
         """The registry's Redis client, for keys outside its schema (the reindex lock, ``lib.stores.locks``)."""
         return self._r
+
+    @property
+    def _chunks_changed_script(self) -> Callable[..., Any]:
+        return self._r.register_script(
+            "local bumped = 0 "
+            "for i = 2, #KEYS do "
+            "if redis.call('EXISTS', KEYS[i]) == 1 then "
+            "redis.call('HINCRBY', KEYS[i], ARGV[1], 1) bumped = bumped + 1 "
+            "end end "
+            "redis.call('SET', KEYS[1], ARGV[2]) return bumped"
+        )
 
     @property
     def _set_progress_script(self) -> Callable[..., Any]:

@@ -45,6 +45,7 @@ def open_policy_stores(
         chroma or open_chroma(settings.chroma),
         collection or settings.chroma.policy_collection,
         cache_bytes=settings.search.cache_mb * 1024 * 1024,
+        changed=registry.chunks_changed,
     )
     bind_encoder(vectors, settings.embeddings.encoder)
     return PolicyStores(

@@ -176,8 +176,8 @@ class IndexLoader:
                 self.refreshes += 1
                 if self._verify is not None and self._verify(index):
                     self._keep(index)
-                else:
-                    self._load_and_keep(key, stamp)
+                elif self._load_and_keep(key, stamp) is None:
+                    self.cache.evict(index)  # the store no longer holds what it holds: never served again
         except Exception as exc:
             logger.warning("corpus_index.refresh_failed key=%s error=%r: served until it expires", key, exc)
             with self._guard:  # try again a little later, not on every search meanwhile

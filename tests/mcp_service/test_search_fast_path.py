@@ -18,18 +18,16 @@ from lib.policies.chunks import PolicyVectorStore, revision_filter
 from lib.policies.ingest import ingest_revision, store_chunks
 from lib.policies.lifecycle import register_revision, remove_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
-from lib.policies.registry import PolicyRegistry
-from lib.policies.resolver import EffectiveDateResolver
-from lib.policies.search import SearchResult, search_policy, searchable_revisions
+from lib.policies.search import search_policy, searchable_revisions
 from lib.policies.stores import PolicyStores
 from lib.retrieval.corpus_index import ROW_BYTES
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name
-from lib.stores.redis_server import redis_client
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 from tests.polling import eventually
+from tests.replicas import assert_same_result, replica_of
 
 QUERIES = [
     "When should development be refused on highways grounds?",
@@ -124,30 +122,6 @@ def two_revisions(stores: Stores) -> PolicyStores:
         register_revision(policies, "NPPF", data, policy_pdf_bytes(edition=edition))
         ingest_revision(policies, "NPPF", rid)
     return policies
-
-
-def ids(result: SearchResult) -> list[str]:
-    return [h.chunk_id for h in result.results]
-
-
-SCORES = {"relevance_score", "dense_score", "lexical_score"}
-
-
-def assert_same_result(a: SearchResult, b: SearchResult) -> None:
-    """Same hits, citations and order; scores equal up to float32 rounding of the distance."""
-    assert ids(a) == ids(b)
-    assert [h.model_dump(exclude=SCORES) for h in a.results] == [h.model_dump(exclude=SCORES) for h in b.results]
-    for score in SCORES:
-        mine, theirs = ([getattr(h, score) for h in r.results] for r in (a, b))
-        assert [s is None for s in mine] == [s is None for s in theirs]
-        assert np.allclose([s or 0.0 for s in mine], [s or 0.0 for s in theirs], atol=1e-5)
-
-
-def replica_of(policies: PolicyStores) -> PolicyStores:
-    """Another service process over the same stores: its own Chroma client, cache and registry snapshot."""
-    registry = PolicyRegistry(redis_client(policies.settings))
-    vectors = PolicyVectorStore(open_chroma(policies.settings.chroma), policies.vectors.collection.name)
-    return dataclasses.replace(policies, registry=registry, resolver=EffectiveDateResolver(registry), vectors=vectors)
 
 
 def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(two_revisions: PolicyStores) -> None:

@@ -80,6 +80,37 @@ def test_a_catalog_reached_by_updates_ranks_as_one_built_at_once_and_replicas_ag
     assert answers(replica) == answers(stores)
 
 
+def test_a_document_reingested_through_one_replica_is_answered_in_its_new_text_by_both_at_once(
+    redis_url: str, chroma_dir: Path, embedder: Embedder, tmp_path: Path
+) -> None:
+    """Issue 23: both replicas hold a decision record's text in their catalog; after a re-ingestion of the
+    edited record through one answers, neither answers with the old text, in any mode."""
+    (tmp_path / "data").mkdir()
+    stores = stores_with_governance(redis_url, tmp_path / "data", chroma_dir, embedder)
+    (tmp_path / "replica").mkdir()
+    replica = isolated_stores(redis_url, tmp_path / "replica", chroma_dir, embedder,
+                              governance_collection=stores.settings.chroma.governance_collection)  # fmt: skip
+    folder = tmp_path / "corpus"
+    record = folder / "adr" / "0001-bin-collection.md"
+    record.parent.mkdir(parents=True)
+
+    def write(day: str, street: str) -> None:
+        record.write_text(f"# 1. Bin collection day\n\nStatus: accepted\n\nBins are collected on {day} from the "
+                          f"{street}, because the depot's rounds changed.\n")  # fmt: skip
+        assert not ingest_governance_corpus_files(stores.governance, folder).failed
+
+    def texts(either: Stores, mode: str) -> list[str]:
+        return [h.text for h in query_governance(either.governance, "when are bins collected", mode=mode).results]
+
+    write("Tuesdays", "kerbside")
+    assert all("Tuesdays" in texts(either, "hybrid")[0] for either in (stores, replica))
+    write("Thursdays", "back lane")
+    for either in (stores, replica):
+        for mode in ("hybrid", "dense", "lexical"):
+            found = texts(either, mode)
+            assert found and "Thursdays" in found[0] and not any("Tuesdays" in t for t in found)
+
+
 def test_a_filter_asked_again_scans_a_copy_of_its_rows_and_scores_them_bit_for_bit_the_same(
     corpus_kb: Corpus,
 ) -> None:

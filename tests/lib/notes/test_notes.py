@@ -4,6 +4,7 @@ database and collection); each test works under a tag of its own."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from lib.composition import Stores
 from lib.errors import ExtractionFailedError, InvalidArgumentError, NotANoteError
 from lib.notes.ingest import file_object_key, file_type, ingest_file, ingest_note, update_note
 from lib.notes.search import search_notes
-from lib.notes.stores import open_note_stores
+from lib.notes.stores import NoteStores, open_note_stores
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_stores
 from tests.fixtures_paths import IMAGE_ONLY_PDF
@@ -100,6 +101,25 @@ def test_tags_filter_needs_every_tag_and_follows_changes_on_another_replica(stor
     late = ingest_note(stores.notes, "Quarterly budget review, second edition.", [tag, "collection:memory"])
     hits = search_notes(replica, "quarterly budget review", 10, [tag, "collection:memory"], mode="lexical").results
     assert [h.document_id for h in hits] == [late.document_id]
+
+
+def test_a_note_rewritten_through_one_replica_is_searched_in_its_new_text_by_both_at_once(
+    stores: Stores, tag: str
+) -> None:
+    """Issue 23: both replicas hold the note's old text in their index; after ``update_note`` answers through
+    one, neither answers with the old text in any mode, nor finds the note by a word only the old text had."""
+    note = ingest_note(stores.notes, "Bins are collected on Tuesdays from the kerbside.", [tag])
+    replica = open_note_stores(stores.settings, objects=stores.objects, embedder=stores.embedder)
+
+    def found(notes: NoteStores, query: str, mode: str = "hybrid") -> list[str]:
+        return [hit.text for hit in search_notes(notes, query, 10, [tag], mode=mode).results]
+
+    for notes in (stores.notes, replica):
+        assert found(notes, "when are bins collected") == ["Bins are collected on Tuesdays from the kerbside."]
+    update_note(stores.notes, note.document_id, "Bins are collected on Thursdays from the back lane.")
+    for notes, mode in itertools.product((stores.notes, replica), ("hybrid", "dense", "lexical")):
+        assert found(notes, "when are bins collected", mode) == ["Bins are collected on Thursdays from the back lane."]
+        assert found(notes, "Tuesdays kerbside", "lexical") == []
 
 
 def test_bad_arguments_are_refused_before_any_work(stores: Stores) -> None:
