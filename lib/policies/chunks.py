@@ -7,12 +7,13 @@ alone: that metadata is kept in step with the registry for readers and audits, b
 can never make a search return a chunk of the wrong revision.
 
 Searching (``PolicyVectorStore.search``, ``lexical_search``) answers from the corpus index
-(``lib.retrieval.corpus``): one slice per revision, served only while the registry shows the ``chunk_count`` and
-``ingested_at`` it was loaded under (``revision_stamp``, read on every search with the registry snapshot) and
-only if its load returned exactly ``chunk_count`` chunks (a revision mid-write is never held). Every write of a
-revision's chunks goes through ``lib.policies.ingest``, which ends by recording a new ``ingested_at``. Where the
-slices cannot serve (over budget, counts that disagree) the dense leg is Chroma's filtered query and the lexical
-leg indexes the texts Chroma returns for that one query.
+(``lib.retrieval.corpus``): one slice per revision, served only while the registry shows the stamp it was loaded
+under (``revision_stamp``: ``chunk_count``, ``ingested_at`` and ``chunks_generation``, read on every search
+with the registry snapshot) and only if its load returned exactly ``chunk_count`` chunks (a revision mid-write
+is never held). Every write here (upsert, delete, metadata sync) ends by telling ``changed``, which moves the
+revisions' ``chunks_generation`` (``docs/decisions/0028-write-stamps.md``). Where the slices cannot serve
+(over budget, counts that disagree) the dense leg is Chroma's filtered query and the lexical leg indexes the
+texts Chroma returns for that one query.
 """
 
 from __future__ import annotations
