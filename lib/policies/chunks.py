@@ -233,7 +233,7 @@ class PolicyVectorStore(ChunkCollection):
         if not revisions:
             return []
         query = np.asarray(embedding, dtype=np.float32).reshape(-1)
-        blocks = self._cached_blocks(revisions)
+        blocks = self.held_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
             return list(self.indexes.dense(query, n_results, blocks))
@@ -245,7 +245,7 @@ class PolicyVectorStore(ChunkCollection):
         chunks (``lib.retrieval.lexical``); from the cached blocks, else from the texts Chroma returns."""
         if not revisions:
             return LexicalAnswer([], 0.0)
-        blocks = self._cached_blocks(revisions)
+        blocks = self.held_blocks(revisions)
         if blocks is not None:
             self.exact_searches += 1
             return self.indexes.lexical(query, n_results, blocks)
@@ -268,9 +268,9 @@ class PolicyVectorStore(ChunkCollection):
 
     def warm(self, revisions: Mapping[str, Revision]) -> int:
         """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""
-        return len(self._cached_blocks(revisions) or [])
+        return len(self.held_blocks(revisions) or [])
 
-    def _cached_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex] | None:
+    def held_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex] | None:
         """Every revision's slice, loading what is missing; ``None`` if they cannot all be held at once
         (over budget, or a revision whose stored chunks do not match its ``chunk_count``)."""
         stamps = {key: revision_stamp(revision) for key, revision in revisions.items()}

@@ -54,7 +54,7 @@ class SearchResult(BaseModel):
     results: list[SearchHit]
 
 
-def _check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> list[str]:
+def check_sources(registered: Sequence[str], sources: Sequence[str] | None) -> list[str]:
     """The policies to search: all when ``sources`` is empty; unknown slugs are an error, not silence."""
     if not sources:
         return list(registered)
@@ -71,7 +71,7 @@ def searchable_revisions(
     """``{revision_ref: Revision}`` of every revision a search may return chunks from, from one registry
     snapshot (one Redis read when the registry has not changed)."""
     snapshot = registry.snapshot()
-    wanted = _check_sources(snapshot.sources, sources)
+    wanted = check_sources(snapshot.sources, sources)
     if effective_date is not None:
         resolved = (resolve_revision(s, snapshot.revisions[s], effective_date) for s in wanted)
         revisions = [r.revision for r in resolved if r.revision is not None]

@@ -16,12 +16,14 @@ import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import StoredChunk
+
+T = TypeVar("T")
 
 LEXICAL_BYTES_PER_CHAR = 2
 """About what the lexical twin costs per character of text (postings and vocabulary)."""
@@ -61,6 +63,7 @@ class CorpusIndex:
     lexical_text: LexicalText = field(default=plain_text, compare=False, repr=False)
     serial: int = field(default_factory=lambda: next(_SERIALS))
     _columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    _derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_embeddings(
@@ -95,6 +98,13 @@ class CorpusIndex:
         """The BM25 twin. Built by the loader before any search sees the slice (tokenising a revision takes
         ~100 ms); two threads may both build it, with equal results."""
         return LexicalBlock.build(self.indexed_texts())
+
+    def derived(self, name: str, build: Callable[[], T]) -> T:
+        """What ``build`` makes of this slice, made once and kept with it (so it follows the slice's stamp and
+        goes when the slice does): e.g. the reading ``verify_quote`` searches. Two threads may both build it."""
+        if name not in self._derived:
+            self._derived[name] = build()
+        return cast(T, self._derived[name])
 
     def embedding(self, row: int) -> np.ndarray:
         return self.scoring[row, :-1] * np.float32(-0.5)

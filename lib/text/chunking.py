@@ -119,13 +119,26 @@ _MIN_OVERLAP = 20
 
 def merge_chunk_texts(texts: Sequence[str]) -> str:
     """Rejoin consecutive chunks of one section or document, dropping the overlap the splitter repeated."""
+    return merge_chunk_spans(texts)[0]
+
+
+def merge_chunk_spans(texts: Sequence[str]) -> tuple[str, list[int]]:
+    """``merge_chunk_texts``, and where each chunk's own text starts in the rejoined one (its first character
+    after the overlap it shares with the chunk before), so an offset in the whole can be traced to a chunk."""
     merged = ""
+    starts: list[int] = []
     for text in texts:
         if not merged:
             merged = text
+            starts.append(0)
             continue
         overlap = next(
             (k for k in range(min(len(merged), len(text)), _MIN_OVERLAP - 1, -1) if merged.endswith(text[:k])), 0
         )
-        merged = merged + text[overlap:] if overlap else f"{merged}\n\n{text}"
-    return merged
+        if overlap:
+            starts.append(len(merged))
+            merged = merged + text[overlap:]
+        else:
+            starts.append(len(merged) + 2)
+            merged = f"{merged}\n\n{text}"
+    return merged, starts

@@ -14,6 +14,7 @@ POLICY_READS = frozenset(
         "get_policy_snapshot",
         "list_policy_documents",
         "list_policy_revisions",
+        "verify_quote",
     }
 )
 POLICY_WRITES = frozenset({"ingest_policy_revision", "remove_policy_revision"})

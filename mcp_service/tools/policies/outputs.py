@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from lib.policies.compare import Comparison
 from lib.policies.models import SearchHit
+from lib.policies.quotes import QuoteVerification
 from lib.policies.sections import CitingSections, PolicySection, SectionList
 from mcp_service.views import PolicyInfo, RevisionInfo, Snapshot
 
@@ -36,6 +37,10 @@ class BatchSearchOutput(BaseModel):
     effective_date: str | None
     query_count: int
     results: list[BatchQueryResult] = Field(description="One entry per query, in the order given")
+
+
+class QuoteOutput(QuoteVerification):
+    status: str = "success"
 
 
 class SectionOutput(PolicySection):

@@ -25,6 +25,7 @@ from mcp_service.tools.policies.outputs import (
     CompareOutput,
     DocumentsOutput,
     IngestOutput,
+    QuoteOutput,
     RemoveOutput,
     RevisionsOutput,
     SearchOutput,
@@ -207,6 +208,30 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         invalid_argument, invalid_date."""
         job = partial(work.citing, stores, source=source, section_ref=section_ref, effective_date=effective_date)
         return await run_tool("find_citing_sections", job)
+
+    QuoteText = Annotated[
+        str,
+        Field(description="The passage as quoted, e.g. a sentence an agent cites; 12 to 4,000 characters"),
+    ]
+    QuoteDate = Annotated[
+        str | None,
+        Field(description="YYYY-MM-DD, e.g. an application's validation date: check the revisions in force that "
+                          "day. Default: today."),
+    ]  # fmt: skip
+
+    @tool(server, READ_ONLY)
+    async def verify_quote(
+        quote: QuoteText, sources: Sources = None, effective_date: QuoteDate = None
+    ) -> Annotated[CallToolResult, QuoteOutput]:
+        """Check that a quoted passage is really in the policy revision in force on a date, before citing it.
+        verdict: exact (character for character), normalised (differs only in whitespace, line-end
+        hyphenation, ligatures, curly quotes, dashes or bullet marks), close (a few words differ: similarity and
+        the differing words are given), not_found. match gives source, revision, section_ref, page_number and
+        the sentence around it. When the revision in force does not hold the quote, elsewhere lists the other
+        revisions that do (superseded, or not yet in force) with their dates. Errors: policy_not_found,
+        invalid_argument, invalid_date."""
+        job = partial(work.quote, stores, quote, sources=sources, effective_date=effective_date)
+        return await run_tool("verify_quote", job)
 
     @tool(server, READ_ONLY)
     async def get_policy_snapshot(effective_date: SnapshotDate) -> Annotated[CallToolResult, SnapshotOutput]:

@@ -14,6 +14,7 @@ from lib.policies.compare import compare_section
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import RegistrationAction, ensure_registered, remove_revision_chunks
 from lib.policies.models import IngestOutcome, RevisionCreate
+from lib.policies.quotes import verify_quote
 from lib.policies.registry import check_revision_id, check_source
 from lib.policies.reindex import reindex_revision
 from lib.policies.sections import find_citing_sections, get_policy_section, list_policy_sections
@@ -27,6 +28,7 @@ from mcp_service.tools.policies.outputs import (
     CompareOutput,
     DocumentsOutput,
     IngestOutput,
+    QuoteOutput,
     RemoveOutput,
     RevisionsOutput,
     SearchOutput,
@@ -120,6 +122,10 @@ def search_batch(stores: PolicyStores, queries: list[str], **kwargs: Any) -> Bat
         query_count=len(results),
         results=[BatchQueryResult(query=r.query, results_count=len(r.results), results=r.results) for r in results],
     )
+
+
+def quote(stores: PolicyStores, text: str, **kwargs: Any) -> QuoteOutput:
+    return QuoteOutput(**verify_quote(stores, text, **kwargs).model_dump())
 
 
 def section(stores: PolicyStores, **kwargs: Any) -> SectionOutput:

@@ -1,0 +1,271 @@
+"""``verify_quote`` (issue 26): is a quoted passage in the revision of a policy in force on a day, and if not
+there, in which other revision is it?
+
+A revision is read as its sections (the chunks sharing a ``section_ref``, rejoined without the splitter's
+overlap, ``lib.text.chunking.merge_chunk_spans``), each with its words and, once a quote needs it, its
+normalised text (``lib.text.quotes``). That reading is kept with the revision's slice of the corpus index
+(``CorpusIndex.derived``), so it lives exactly as long as the slice and follows its stamp. A quote is looked
+for in the sections sharing most of its words: exact, then normalised, then close. The revisions in force
+on the day come first; only when none holds the quote exactly or normalised are the policy's other revisions
+(superseded, or not yet in force) read, and the answer says which of them holds it and when it was in force.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from itertools import groupby
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lib.dates import iso, parse_date
+from lib.errors import InvalidArgumentError
+from lib.policies.chunks import revision_ref
+from lib.policies.models import Revision
+from lib.policies.search import check_sources
+from lib.policies.stores import PolicyStores
+from lib.policies.temporal import resolve_revision
+from lib.retrieval.corpus_index import CorpusIndex
+from lib.text.chunking import merge_chunk_spans
+from lib.text.quotes import Normalised, QuoteMatch, Verdict, candidates, find_close, find_exact, normalise, words
+
+MIN_QUOTE_CHARS = 12
+MAX_QUOTE_CHARS = 4000
+CONTEXT_CHARS = 240
+"""At most this much of the text on each side of a match is given as its context (cut at a sentence end)."""
+
+_SENTENCE_END = re.compile(r"[.!?;:](?=\s)|\n\s*\n")
+_RANK = {Verdict.EXACT: 3, Verdict.NORMALISED: 2, Verdict.CLOSE: 1, Verdict.NOT_FOUND: 0}
+
+
+@dataclass
+class SectionText:
+    """One section of a revision as a quote is looked for in it."""
+
+    section_ref: str
+    text: str
+    words: frozenset[str]
+    chunk_starts: list[int]
+    chunk_pages: list[int]
+    _normalised: Normalised | None = field(default=None, repr=False)
+
+    @property
+    def normalised(self) -> Normalised:
+        if self._normalised is None:
+            self._normalised = normalise(self.text)
+        return self._normalised
+
+    def page_at(self, offset: int) -> int:
+        """The page of the chunk holding ``offset``."""
+        return self.chunk_pages[max(0, bisect.bisect_right(self.chunk_starts, offset) - 1)]
+
+
+@dataclass
+class RevisionText:
+    sections: list[SectionText]
+    words: list[frozenset[str]]
+
+
+def read_revision(texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> RevisionText:
+    """A revision's sections, in document order, from its chunks (any order)."""
+    rows = sorted(zip(texts, metadatas, strict=True), key=lambda row: int(row[1].get("chunk_index", 0)))
+    sections = []
+    for ref, group in groupby(rows, key=lambda row: str(row[1].get("section_ref", ""))):
+        chunks = list(group)
+        text, starts = merge_chunk_spans([t for t, _ in chunks])
+        pages = [int(m.get("page_number", 0) or 0) for _, m in chunks]
+        sections.append(SectionText(ref, text, frozenset(words(text)), starts, pages))
+    return RevisionText(sections, [s.words for s in sections])
+
+
+def _revision_text(stores: PolicyStores, source: str, revision: Revision) -> RevisionText:
+    """The revision's reading, kept with its slice of the corpus index when the slice can be held."""
+    key = revision_ref(source, revision.revision_id)
+    held = stores.vectors.held_blocks({key: revision})
+    if held:
+        index: CorpusIndex = held[0]
+        return index.derived("quotes", lambda: read_revision(index.texts, index.metadatas))
+    chunks = stores.vectors.chunks({"revision_ref": key})
+    return read_revision([c.text for c in chunks], [c.metadata for c in chunks])
+
+
+class QuoteLocation(BaseModel):
+    """Where a quote was found: the revision (and whether it was in force on the day asked), the section and
+    page, the sentence around it, and for a ``close`` match how alike it is and what differs."""
+
+    verdict: str = Field(description="exact | normalised | close")
+    source: str
+    revision_id: str
+    version_label: str
+    effective_from: str
+    effective_to: str | None
+    in_force: bool = Field(description="Whether this revision was in force on the effective_date asked")
+    section_ref: str
+    page_number: int
+    context: str = Field(description="The passage around the match, cut at sentence ends")
+    matched_text: str = Field(description="The revision's own text where the quote matched")
+    similarity: float = Field(description="1.0 for exact and normalised; for close, how alike (0.85..1)")
+    differences: list[str] = Field(default_factory=list, description="For close: 'quoted' -> 'text' per change")
+
+
+class QuoteVerification(BaseModel):
+    verdict: str = Field(description="exact | normalised | close | not_found, in the revision(s) in force")
+    quote: str
+    effective_date: str
+    sources: list[str]
+    match: QuoteLocation | None = Field(description="The best match in a revision in force on the day")
+    elsewhere: list[QuoteLocation] = Field(
+        default_factory=list,
+        description="When the revision in force does not hold the quote (exactly or normalised): the other "
+        "revisions that do, superseded or not yet in force",
+    )
+    message: str
+
+
+def _context(text: str, start: int, end: int) -> str:
+    """The match with the rest of its sentence(s), at most ``CONTEXT_CHARS`` more on each side."""
+    before = text[max(0, start - CONTEXT_CHARS) : start]
+    cuts = list(_SENTENCE_END.finditer(before))
+    left = start - len(before) + (cuts[-1].end() if cuts else 0)
+    after = text[end : end + CONTEXT_CHARS]
+    cut = _SENTENCE_END.search(after)
+    right = end + (cut.end() if cut else len(after))
+    return " ".join(text[left:right].split())
+
+
+def _best_in(revision_text: RevisionText, quote: str, *, close: bool) -> tuple[SectionText, QuoteMatch] | None:
+    best: tuple[SectionText, QuoteMatch] | None = None
+    chosen = candidates(quote, revision_text.words, limit=len(revision_text.words))
+    for i in chosen:
+        section = revision_text.sections[i]
+        found = find_exact(quote, section.text, section.normalised)
+        if found is not None and (best is None or _RANK[found.verdict] > _RANK[best[1].verdict]):
+            best = (section, found)
+            if found.verdict == Verdict.EXACT:
+                return best
+    if best is not None or not close:
+        return best
+    for i in chosen[:6]:
+        section = revision_text.sections[i]
+        found = find_close(quote, section.normalised)
+        if found is not None and (best is None or found.similarity > best[1].similarity):
+            best = (section, found)
+    return best
+
+
+def _location(source: str, revision: Revision, day: date, hit: tuple[SectionText, QuoteMatch]) -> QuoteLocation:
+    section, found = hit
+    return QuoteLocation(
+        verdict=found.verdict.value,
+        source=source,
+        revision_id=revision.revision_id,
+        version_label=revision.version_label,
+        effective_from=revision.effective_from.isoformat(),
+        effective_to=iso(revision.effective_to),
+        in_force=revision.covers(day),
+        section_ref=section.section_ref,
+        page_number=section.page_at(found.start),
+        context=_context(section.text, found.start, found.end),
+        matched_text=" ".join(section.text[found.start : found.end].split()),
+        similarity=found.similarity,
+        differences=found.differences,
+    )
+
+
+def _when(location: QuoteLocation, day: date) -> str:
+    """'superseded on 2024-12-12' or 'in force from 2099-01-01' for a revision not in force on ``day``."""
+    if location.effective_to is not None and date.fromisoformat(location.effective_to) < day:
+        return f"superseded on {(date.fromisoformat(location.effective_to) + timedelta(days=1)).isoformat()}"
+    return f"in force from {location.effective_from}"
+
+
+def check_quote(quote: str) -> str:
+    if not isinstance(quote, str) or len(quote.strip()) < MIN_QUOTE_CHARS:
+        raise InvalidArgumentError(f"quote must hold at least {MIN_QUOTE_CHARS} characters of the passage")
+    if len(quote) > MAX_QUOTE_CHARS:
+        raise InvalidArgumentError(f"quote must be at most {MAX_QUOTE_CHARS} characters (a passage, not a document)")
+    return quote.strip()
+
+
+def verify_quote(
+    stores: PolicyStores,
+    quote: str,
+    *,
+    sources: Sequence[str] | None = None,
+    effective_date: str | date | None = None,
+) -> QuoteVerification:
+    """Is ``quote`` in the revision of each of ``sources`` (default: every policy) in force on
+    ``effective_date`` (default today)? Exact, normalised or close, with where; if not exactly or normalised
+    there, the other revisions that hold it."""
+    quote = check_quote(quote)
+    day = parse_date(effective_date, field="effective_date") if effective_date is not None else date.today()
+    snapshot = stores.registry.snapshot()
+    wanted = check_sources(snapshot.sources, sources)
+    in_force: list[tuple[str, Revision]] = []
+    others: list[tuple[str, Revision]] = []
+    for source in wanted:
+        revision = resolve_revision(source, snapshot.revisions[source], day).revision
+        if revision is not None and revision.resolvable:
+            in_force.append((source, revision))
+        others.extend((source, r) for r in snapshot.revisions[source] if r.resolvable and r is not revision)
+
+    match: QuoteLocation | None = None
+    for source, revision in in_force:
+        hit = _best_in(_revision_text(stores, source, revision), quote, close=True)
+        if hit is not None:
+            found = _location(source, revision, day, hit)
+            if match is None or (_RANK[Verdict(found.verdict)], found.similarity) > (
+                _RANK[Verdict(match.verdict)],
+                match.similarity,
+            ):
+                match = found
+    elsewhere: list[QuoteLocation] = []
+    if match is None or match.verdict == Verdict.CLOSE:
+        for source, revision in others:
+            hit = _best_in(_revision_text(stores, source, revision), quote, close=False)
+            if hit is not None:
+                elsewhere.append(_location(source, revision, day, hit))
+    verdict = match.verdict if match is not None else Verdict.NOT_FOUND.value
+    return QuoteVerification(
+        verdict=verdict,
+        quote=quote,
+        effective_date=day.isoformat(),
+        sources=list(wanted),
+        match=match,
+        elsewhere=elsewhere,
+        message=_message(verdict, match, elsewhere, in_force, day),
+    )
+
+
+def _edition(source: str, label: str) -> str:
+    return f"{source} {label}"
+
+
+def _message(
+    verdict: str, match: QuoteLocation | None, elsewhere: list[QuoteLocation], in_force: list[tuple[str, Revision]],
+    day: date,
+) -> str:  # fmt: skip
+    if not in_force:
+        head = f"No revision of these policies was in force on {day.isoformat()}"
+    elif match is not None:
+        where = f"{_edition(match.source, match.version_label)}, {match.section_ref}, page {match.page_number}"
+        head = {
+            Verdict.EXACT.value: f"Found word for word in {where}",
+            Verdict.NORMALISED.value: f"Found in {where}, differing only in spacing, hyphenation or typography",
+            Verdict.CLOSE.value: f"Not verbatim: the closest passage is in {where} ({match.similarity:.0%} alike; "
+            + "; ".join(match.differences[:3])
+            + ")",
+        }[verdict]
+    else:
+        editions = ", ".join(_edition(s, r.version_label) for s, r in in_force)
+        head = f"Not found in the revision in force on {day.isoformat()} ({editions})"
+    if elsewhere:
+        head += "; found in " + "; ".join(
+            f"the {e.version_label} edition of {e.source} ({_when(e, day)}), {e.section_ref}, page {e.page_number}"
+            for e in elsewhere
+        )
+    return head
