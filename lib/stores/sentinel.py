@@ -46,10 +46,21 @@ def sentinel_client(settings: RedisSettings, redis_class: type[R], **options: An
     return client
 
 
+class _AsyncPrimary(aioredis.Redis):
+    """An asyncio client of the primary that closes its connections to the sentinels with its own: left open,
+    they keep an event loop from closing."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        try:
+            await super().aclose(close_connection_pool)
+        finally:
+            await self.connection_pool.sentinel_manager.aclose()  # type: ignore[attr-defined]
+
+
 def async_sentinel_client(settings: RedisSettings, **options: Any) -> aioredis.Redis:
     """The asyncio twin of :func:`sentinel_client` (the SSE relay's client)."""
     sentinel = async_sentinel.Sentinel(
         settings.sentinel_addresses, sentinel_kwargs=_sentinel_options(settings), password=_secret(settings.password)
     )
-    client: aioredis.Redis = sentinel.master_for(settings.sentinel_master, **options)
+    client: aioredis.Redis = sentinel.master_for(settings.sentinel_master, redis_class=_AsyncPrimary, **options)
     return client
