@@ -52,12 +52,14 @@ class Writer:
     refused: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
+    slowest_call_s: float = 0.0
 
     def run(self) -> None:
         n = 0
         while not self.stop.is_set():
             source = f"FAILOVER_{n:05d}"
             n += 1
+            started = time.monotonic()
             try:
                 self.registry.create_policy(policy(source))
             except RegistryUnavailableError:
@@ -66,6 +68,7 @@ class Writer:
                 self.unknown.append(source)
             else:
                 self.acknowledged.append((source, time.monotonic()))
+            self.slowest_call_s = max(self.slowest_call_s, time.monotonic() - started)
 
     def acknowledged_after(self, moment: float) -> bool:
         return any(at > moment for _, at in self.acknowledged)
@@ -123,6 +126,7 @@ def test_kill_9_of_the_primary_during_writes_loses_no_acknowledged_write(
     note("writes_refused_s (longest time between two acknowledged writes; the old primary restarted as soon as "
          "the replica was promoted)", f"{writer.longest_silence():.2f}")  # fmt: skip
     note("writes", f"acknowledged={len(acknowledged)} refused={len(writer.refused)} unknown={len(writer.unknown)}")
+    note("slowest_call_s (one create_policy, refused or not)", f"{writer.slowest_call_s:.2f}")
 
 
 def test_without_a_replica_to_acknowledge_a_write_answers_registry_unavailable(
@@ -166,6 +170,7 @@ def test_without_acknowledgement_writes_go_on_as_soon_as_the_replica_is_promoted
     assert info["role"] == "master"
     note("writes_refused_s without WAIT (longest time between two acknowledged writes)",
          f"{writer.longest_silence():.2f}")  # fmt: skip
+    note("slowest_call_s without WAIT", f"{writer.slowest_call_s:.2f}")
 
 
 def test_a_write_to_a_demoted_primary_goes_to_the_new_one(cluster: SentinelCluster, tmp_path: Path) -> None:
