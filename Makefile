@@ -19,7 +19,8 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
 setup: system venv
 
-## System packages: installed only when a binary is missing.
+## System packages: installed only when a binary is missing. redis-server also runs Redis Sentinel (`redis-server
+## <conf> --sentinel`, as the failover tests do), so no redis-sentinel package is needed.
 system:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \

@@ -40,10 +40,67 @@ class PathSettings(SettingsGroup):
 
 
 class RedisSettings(SettingsGroup):
-    """The registry's Redis: a server, or unset for an embedded redis-server under the data directory."""
+    """The registry's Redis: a primary found through Sentinel, a server by URL, or neither for an embedded
+    redis-server under the data directory. With Sentinel, a write answers success only once
+    ``replicas_to_acknowledge`` replicas hold it (``lib.stores.acknowledged``)."""
 
     url: str | None = Field(default=None, alias="REDIS_URL")
     server_binary: str = Field(default="redis-server", alias="REDIS_SERVER_BIN")
+    sentinels: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        alias="REDIS_SENTINELS",
+        description="Sentinels to ask for the primary, host:port comma-separated; set = REDIS_URL is not used",
+    )
+    sentinel_master: str = Field(
+        default="policy-kb", min_length=1, alias="REDIS_SENTINEL_MASTER", description="The name Sentinel monitors"
+    )
+    password: SecretStr | None = Field(
+        default=None,
+        alias="REDIS_PASSWORD",
+        description="The primary's and replicas' password with REDIS_SENTINELS (REDIS_URL carries its own)",
+    )
+    sentinel_password: SecretStr | None = Field(default=None, alias="REDIS_SENTINEL_PASSWORD")
+    min_replicas_acked: int | None = Field(
+        default=None,
+        ge=0,
+        alias="REDIS_MIN_REPLICAS_ACKED",
+        description="Replicas that must hold a write before it answers success (WAIT after each write); unset = "
+        "1 with REDIS_SENTINELS, else 0",
+    )
+    wait_timeout_ms: int = Field(
+        default=1000,
+        ge=1,
+        le=5000,
+        alias="REDIS_WAIT_TIMEOUT_MS",
+        description="How long a write waits for its replicas before it answers registry_unavailable",
+    )
+
+    @field_validator("sentinels", mode="before")
+    @classmethod
+    def _split_sentinels(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("sentinels")
+    @classmethod
+    def _check_sentinels(cls, value: list[str]) -> list[str]:
+        for address in value:
+            host, _, port = address.rpartition(":")
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"REDIS_SENTINELS: {address!r} is not host:port")
+        return value
+
+    @property
+    def sentinel_addresses(self) -> list[tuple[str, int]]:
+        return [(host, int(port)) for host, _, port in (address.rpartition(":") for address in self.sentinels)]
+
+    @property
+    def replicas_to_acknowledge(self) -> int:
+        """How many replicas must hold each write before it answers success (0: no WAIT)."""
+        if self.min_replicas_acked is not None:
+            return self.min_replicas_acked
+        return 1 if self.sentinels else 0
 
 
 def _collection(default: str, alias: str, description: str) -> Any:
@@ -276,6 +333,12 @@ OVERRIDES: dict[str, str] = {
     "data_dir": "paths.data_dir",
     "redis_url": "redis.url",
     "redis_server_binary": "redis.server_binary",
+    "redis_sentinels": "redis.sentinels",
+    "redis_sentinel_master": "redis.sentinel_master",
+    "redis_password": "redis.password",
+    "redis_sentinel_password": "redis.sentinel_password",
+    "redis_min_replicas_acked": "redis.min_replicas_acked",
+    "redis_wait_timeout_ms": "redis.wait_timeout_ms",
     "chroma_persist_dir": "chroma.persist_dir",
     "chroma_host": "chroma.host",
     "chroma_port": "chroma.port",

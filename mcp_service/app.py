@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Route
 
 from lib.config import Settings
 from lib.logs import configure_logging
-from lib.stores.redis_server import ensure_embedded_redis
+from lib.stores.redis_server import async_redis_connector
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
 from mcp_service.heap import freeze_startup_heap
@@ -89,7 +89,7 @@ def create_mcp_app(
     session_manager = server.session_manager
     relay = SseRelay(
         server.sse_app(sse_path="/sse", message_path="/messages/", host=settings.service.host),
-        settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary),
+        async_redis_connector(settings),
     )
 
     @asynccontextmanager

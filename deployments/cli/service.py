@@ -90,14 +90,14 @@ def up(
 ) -> None:
     """The embedded stack in the foreground: Redis (started if needed) and the MCP service; prints the URLs."""
     from lib.stores.objects import open_object_store
-    from lib.stores.redis_server import ensure_embedded_redis
+    from lib.stores.redis_server import redis_location
     from mcp_service.__main__ import SERVERS, check_servers
     from mcp_service.__main__ import serve as run_service
 
     settings = load_settings()
     try:
         names = check_servers([s.strip() for s in servers.split(",") if s.strip()])
-        redis_url = settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)
+        redis_url = redis_location(settings)
         objects = open_object_store(settings.objects, create_bucket=True).describe()
     except KBError as exc:
         fail(exc)

@@ -13,6 +13,10 @@ succeeded survives ``kill -9`` of the server and a crash of the machine alike (`
 to a second of acknowledged writes to a power cut). The registry writes a few keys per ingestion, so the
 cost does not show. Every client (``redis_client``) reconnects by itself after a restart: each command is
 retried on a fresh connection with a short backoff, then ``registry_unavailable``.
+
+With ``REDIS_SENTINELS`` set, no server is embedded and ``REDIS_URL`` is not used: every client asks the
+sentinels for the primary (``lib.stores.sentinel``) and each write answers success only once a replica holds
+it (``lib.stores.acknowledged``).
 """
 
 from __future__ import annotations
@@ -22,9 +26,13 @@ import logging
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import redis
+import redis.asyncio as aioredis
 from filelock import FileLock
 from mirakuru import UnixSocketExecutor
 from mirakuru.exceptions import ExecutorError
@@ -33,6 +41,8 @@ from redis.retry import Retry
 
 from lib.config import Settings
 from lib.errors import RegistryUnavailableError
+from lib.stores.acknowledged import AcknowledgedRedis, Acknowledgement
+from lib.stores.sentinel import async_sentinel_client, sentinel_client
 
 logger = logging.getLogger(__name__)
 
@@ -126,20 +136,47 @@ def stop_embedded_redis(redis_dir: Path) -> bool:
 
 
 def redis_client(settings: Settings) -> redis.Redis:
-    """A client for ``REDIS_URL``, or for the embedded server when it is unset.
+    """A client of the primary named by ``REDIS_SENTINELS``, or of ``REDIS_URL``, or of the embedded server.
 
-    A connection lost (a restart, ``kill -9``) is replaced on the next command: each command is retried
-    ``COMMAND_RETRIES`` times on a new connection, ``RETRY_BACKOFF`` apart, so a request that arrives while
-    Redis is down fails within about two seconds (``registry_unavailable``) and the first one after it is
-    back succeeds. A WATCHed transaction is never retried blindly: redis-py raises and the registry's
-    optimistic loop re-reads (``lib.policies.transaction``).
+    A connection lost (a restart, ``kill -9``, a failover) is replaced on the next command: each command is
+    retried ``COMMAND_RETRIES`` times on a new connection (through Sentinel: to whichever primary the sentinels
+    name then), ``RETRY_BACKOFF`` apart, so a request that arrives while Redis is down fails within about two
+    seconds (``registry_unavailable``) and the first one after it is back succeeds. A WATCHed transaction is
+    never retried blindly: redis-py raises and the registry's optimistic loop re-reads
+    (``lib.policies.transaction``). With ``replicas_to_acknowledge`` (1 under Sentinel unless set), a write
+    answers only once that many replicas hold it (``lib.stores.acknowledged``).
     """
+    config = settings.redis
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "health_check_interval": 30,
+        "socket_connect_timeout": CONNECT_TIMEOUT_S,
+        "socket_timeout": SOCKET_TIMEOUT_S,
+        "retry": Retry(RETRY_BACKOFF, COMMAND_RETRIES),
+    }
+    redis_class = AcknowledgedRedis if config.replicas_to_acknowledge else redis.Redis
+    if config.sentinels:
+        client = sentinel_client(config, redis_class, **options)
+    else:
+        url = config.url or ensure_embedded_redis(settings.paths.redis_dir, config.server_binary)
+        client = redis_class.from_url(url, **options)
+    if isinstance(client, AcknowledgedRedis):
+        client.acknowledgement = Acknowledgement(config.replicas_to_acknowledge, config.wait_timeout_ms)
+    return client
+
+
+def async_redis_connector(settings: Settings) -> Callable[..., aioredis.Redis]:
+    """Makes asyncio clients (given their connection options) of the same Redis as :func:`redis_client`; the
+    embedded server is started now, if it is the one. Their writes are not WAITed for: the one asyncio user,
+    the SSE relay, keeps only short-lived session routes that it re-registers after any Redis hiccup."""
+    if settings.redis.sentinels:
+        return partial(async_sentinel_client, settings.redis)
     url = settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)
-    return redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        health_check_interval=30,
-        socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=SOCKET_TIMEOUT_S,
-        retry=Retry(RETRY_BACKOFF, COMMAND_RETRIES),
-    )
+    return partial(aioredis.Redis.from_url, url)
+
+
+def redis_location(settings: Settings) -> str:
+    """Where the registry's Redis is, for people: the sentinels and service name, or the URL (embedded: started)."""
+    if settings.redis.sentinels:
+        return f"sentinel {settings.redis.sentinel_master} via {','.join(settings.redis.sentinels)}"
+    return settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)

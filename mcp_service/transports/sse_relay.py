@@ -107,9 +107,11 @@ async def supervised(name: str, replica: str, loop: Callable[[Callable[[], None]
 class SseRelay:
     """Wraps the SDK's SSE app (``MCPServer.sse_app``) for the two routes in ``sse_routes``."""
 
-    def __init__(self, sse_app: ASGIApp, redis_url: str | None) -> None:
+    def __init__(self, sse_app: ASGIApp, connect: Callable[..., aioredis.Redis] | None) -> None:
+        """``connect`` makes a client of the deployment's Redis from connection options (by URL or through
+        Sentinel: ``lib.stores.redis_server.async_redis_connector``); None = no relay."""
         self.sse_app = sse_app
-        self.redis_url = redis_url
+        self.connect = connect
         self.replica_id = uuid.uuid4().hex
         self.local: set[str] = set()
         self._redis: aioredis.Redis | None = None
@@ -124,11 +126,11 @@ class SseRelay:
     async def run(self) -> AsyncIterator[None]:
         """Listen for messages relayed to this replica and keep its sessions registered, while the app runs.
         Redis need not be up: the supervised tasks keep trying, and the app starts either way."""
-        if self.redis_url is None:
+        if self.connect is None:
             yield
             return
-        client = aioredis.Redis.from_url(
-            self.redis_url, socket_connect_timeout=2, socket_timeout=REPLY_TIMEOUT_S + 5,
+        client = self.connect(
+            socket_connect_timeout=2, socket_timeout=REPLY_TIMEOUT_S + 5,
             retry=Retry(EqualJitterBackoff(cap=0.2, base=0.02), 1),
         )  # fmt: skip
         short_id = self.replica_id[:8]

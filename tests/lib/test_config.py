@@ -42,6 +42,8 @@ def _sample(info: FieldInfo, env_name: str, tmp_path: Path) -> tuple[str, object
     if typing.get_origin(annotation) is Literal:
         other = next(choice for choice in typing.get_args(annotation) if choice != default)
         return other, other
+    if typing.get_origin(annotation) is list and typing.get_args(annotation) == (str,):
+        return "sentinel-a:26379,sentinel-b:26380", ["sentinel-a:26379", "sentinel-b:26380"]
     if typing.get_origin(annotation) is list:
         return f"{tmp_path}/a:{tmp_path}/b", [tmp_path / "a", tmp_path / "b"]
     assert annotation is str, f"{env_name}: no sample for {annotation}"
@@ -139,4 +141,17 @@ def test_secrets_never_appear_in_the_settings_repr(monkeypatch: pytest.MonkeyPat
 def test_an_out_of_range_threshold_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IMAGE_RATIO_THRESHOLD", "1.5")
     with pytest.raises(ValueError, match="IMAGE_RATIO_THRESHOLD"):
+        Settings()
+
+
+def test_sentinels_are_host_port_pairs_and_ask_for_one_replica_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().redis.replicas_to_acknowledge == 0
+    monkeypatch.setenv("REDIS_SENTINELS", " 10.0.0.1:26379, sentinel-b:26380 ")
+    redis = Settings().redis
+    assert redis.sentinel_addresses == [("10.0.0.1", 26379), ("sentinel-b", 26380)]
+    assert (redis.sentinel_master, redis.replicas_to_acknowledge) == ("policy-kb", 1)
+    monkeypatch.setenv("REDIS_MIN_REPLICAS_ACKED", "0")
+    assert Settings().redis.replicas_to_acknowledge == 0
+    monkeypatch.setenv("REDIS_SENTINELS", "10.0.0.1")
+    with pytest.raises(ValueError, match="REDIS_SENTINELS"):
         Settings()
