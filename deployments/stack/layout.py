@@ -80,7 +80,7 @@ class StackLayout:
         return cls(Path(data["directory"]), {k: int(v) for k, v in data["ports"].items()}, data["extra_env"], shared)
 
     def save(self) -> None:
-        for sub in ("redis", "chroma", "prefect", "data", "logs"):
+        for sub in ("redis", "chroma", "s3", "prefect", "data", "logs"):
             (self.directory / sub).mkdir(parents=True, exist_ok=True)
         state = {
             "directory": str(self.directory),
