@@ -1,5 +1,6 @@
-"""The S3 server (moto, ``deployments.stack.s3_server``) stopped when a revision is uploaded: a clean 503, nothing registered, so no
-registry entry can name a missing object; once S3 is back the same service stores and ingests again."""
+"""The S3 server (moto, ``deployments.stack.s3_server``) stopped when a revision is uploaded: a clean 503,
+nothing registered, so no registry entry can name a missing object; once S3 is back (its bucket kept) the same
+service stores and ingests again."""
 
 from __future__ import annotations
 
