@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -45,11 +46,26 @@ def restore(recording: Path) -> int:
     return count
 
 
+def port_free(port: int) -> bool:
+    """Whether PORT can be bound now: checked before the restore, so a busy port fails the start at once (and
+    supervisord backs off) instead of after a restore longer than its ``startsecs``."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m deployments.stack.s3_server PORT FOLDER", file=sys.stderr)
         return 2
     port, folder = int(argv[0]), Path(argv[1])
+    if not port_free(port):
+        print(f"s3_server: port {port} is in use", file=sys.stderr)
+        return 1
     folder.mkdir(parents=True, exist_ok=True)
     recording = folder / RECORDING
     os.environ["MOTO_RECORDER_FILEPATH"] = str(recording)  # read when moto is first imported

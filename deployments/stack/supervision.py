@@ -18,10 +18,13 @@ from deployments.stack.layout import PROJECT_ROOT, StackLayout, process_names
 CONFIG_FILE = "supervisord.conf"
 LOG_FILE = "supervisord.log"
 PID_FILE = "supervisord.pid"
-START_SECONDS = 3
-"""Up this long = started. Short, because the lines that wait for others (worker, replicas) do so while up."""
+START_SECONDS = 10
+"""Up this long = started; a death sooner is a failed start, retried with backoff. At 3 s, on a loaded machine
+(load ~14 on 2 cores) the S3 line's two Python start-ups took longer than that before it found its port busy, so
+each death counted as a crash after a start and was restarted at once, never backing off. The lines that wait
+for others (worker, replicas) wait while up, so this does not limit how long they may wait."""
 START_RETRIES = 5
-"""Quick deaths in a row before supervisord gives up (FATAL): 1+2+3+4+5 s of backoff, ~30 s with the tries."""
+"""Quick deaths in a row before supervisord gives up (FATAL): 1+2+3+4+5 s of backoff."""
 STOP_WAIT_SECONDS = {"worker": 15}
 """SIGTERM, then SIGKILL after this long (default ``DEFAULT_STOP_WAIT_S``): a Prefect worker does not always
 exit on SIGTERM."""
