@@ -137,16 +137,24 @@ def test_every_container_that_loads_the_model_is_limited_to_the_specs_memory(com
         assert limit == (MODEL_MEMORY if name in LOADS_THE_MODEL else None), f"{name}: memory limit {limit}"
 
 
-def test_every_long_running_service_has_a_health_check_and_dependants_wait_for_it(compose: dict[str, Any]) -> None:
+def test_every_long_running_service_restarts_alone_and_dependants_wait_for_its_health(compose: dict[str, Any]) -> None:
+    """The supervision policy of ``policy-kb stack`` (decision 0027): a crashed service is restarted alone
+    (``restart: unless-stopped``), one-shot jobs are not, and nothing starts before what it needs is healthy
+    (or, a one-shot job, completed successfully)."""
     services = compose["services"]
     one_shot = {name for name, s in services.items() if s.get("restart") == "no"}
     assert one_shot == {"minio-init", "prefect-deploy", "policy-init"}
     for name, service in services.items():
         if name not in one_shot:
             assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
+            assert service.get("restart") == "unless-stopped", f"{name}: restart {service.get('restart')}"
+        assert isinstance(service.get("depends_on") or {}, dict), f"{name}: depends_on without conditions"
         for dependency, condition in (service.get("depends_on") or {}).items():
             expected = "service_completed_successfully" if dependency in one_shot else "service_healthy"
             assert condition["condition"] == expected, f"{name} -> {dependency}"
+    needs = {"prefect-worker": {"prefect-server", "redis", "chroma"}, "mcp": {"prefect-server", "redis", "chroma"}}
+    for name, dependencies in needs.items():
+        assert dependencies <= set(services[name]["depends_on"]), f"{name} starts before {dependencies}"
 
 
 def test_the_local_stack_sets_the_same_settings_names_as_compose(

@@ -2,7 +2,8 @@
 
 redis-server (AOF), the ChromaDB server, moto's S3 server, the Prefect server, a process worker on the
 ``policy-kb`` pool with the deployments of ``prefect.yaml`` registered, and two service replicas sharing
-them; the processes are the lines of ``deployments/stack/Procfile``, kept by honcho in the background.
+them; the processes are the lines of ``deployments/stack/Procfile``, kept by supervisord in the background:
+one that dies is restarted with backoff while the others keep running.
 """
 
 from __future__ import annotations
@@ -32,12 +33,19 @@ def print_status(directory: Path) -> bool:
 
     rows = status(directory)
     pid = supervisor_pid(directory)
-    typer.secho(f"policy-kb stack in {directory} (honcho pid {pid or '-'})", bold=True)
-    typer.echo(f"  {'process':<10} {'pid':>8} {'port':>6} {'RSS MB':>7}  health")
+    typer.secho(f"policy-kb stack in {directory} (supervisord pid {pid or '-'})", bold=True)
+    typer.echo(
+        f"  {'process':<10} {'pid':>8} {'port':>6} {'RSS MB':>7}  {'state':<8} {'restarts':>8}  "
+        f"{'last exit':<20} health"
+    )
     for row in rows:
         mark = "up  " if row.health.ok else "DOWN"
         rss = f"{row.rss_mb:.0f}" if row.rss_mb is not None else "-"
-        typer.echo(f"  {row.name:<10} {row.pid or '-':>8} {row.port or '-':>6} {rss:>7}  {mark} {row.health.detail}")
+        detail = row.health.detail + (f" ({row.spawn_error})" if row.spawn_error and not row.health.ok else "")
+        typer.echo(
+            f"  {row.name:<10} {row.pid or '-':>8} {row.port or '-':>6} {rss:>7}  {row.state:<8} {row.restarts:>8}  "
+            f"{row.last_exit or '-':<20} {mark} {detail}"
+        )
     return all(row.health.ok for row in rows)
 
 
@@ -53,7 +61,7 @@ def stack_up(
 
     folder = _directory(directory)
     layout = StackLayout.with_free_ports(folder) if free_ports else StackLayout(folder)
-    typer.echo(f"starting the stack in {folder} (logs: {layout.logs / 'stack.log'})…")
+    typer.echo(f"starting the stack in {folder} (logs: {layout.logs})…")
     try:
         up(layout)
     except (RuntimeError, TimeoutError) as exc:
@@ -76,7 +84,8 @@ def stack_down(directory: DirOption = None) -> None:
 
 @stack_app.command("status")
 def stack_status(directory: DirOption = None) -> None:
-    """Each process with its pid, port and health; exit 1 unless all are healthy."""
+    """Each process with its pid, port, memory, supervisord state, restarts, last exit and health; exit 1
+    unless all are healthy."""
     folder = _directory(directory)
     if not (folder / "stack.json").exists():
         typer.secho(f"no stack was set up in {folder}", fg=typer.colors.RED, err=True)

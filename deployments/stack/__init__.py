@@ -1,11 +1,12 @@
 """The local stack without Docker: its definition (``Procfile``), where it lives (``layout``), health
-checks (``health``), the whole stack under honcho (``manager``: ``policy-kb stack up|down|status`` and
-the tests' session fixture) and one process at a time under mirakuru (``process``: fault tests).
+checks (``health``), the whole stack under supervisord (``manager``: ``policy-kb stack up|down|status`` and
+the tests' session fixture; restart policy and config in ``supervision``, restarts and last exits in
+``history``) and one process at a time under mirakuru (``process``: fault tests).
 
 Processes (one Procfile line each): ``redis`` (redis-server, AOF), ``chroma`` (``chroma run``), ``s3``
-(moto's S3 server), ``prefect`` (``prefect server start``, its database under ``<dir>/prefect``),
-``worker`` (work pool created, ``prefect deploy --all``, a process worker on ``policy-kb``),
-``replica-a`` and ``replica-b`` (``policy-kb serve`` on two ports over the same stores).
+(moto's S3 server, its writes kept on disk: ``s3_server``), ``prefect`` (``prefect server start``, its
+database under ``<dir>/prefect``), ``worker`` (work pool created, ``prefect deploy --all``, a process worker
+on ``policy-kb``), ``replica-a`` and ``replica-b`` (``policy-kb serve`` on two ports over the same stores).
 
 Usage, the whole stack (as ``policy-kb stack up --free-ports --dir DIR`` does)::
 
@@ -14,7 +15,7 @@ Usage, the whole stack (as ``policy-kb stack up --free-ports --dir DIR`` does)::
     manager.up(layout)                       # returns once all seven are healthy
     layout.replica_urls()                    # ["http://127.0.0.1:<a>", "http://127.0.0.1:<b>"]
     layout.settings_env()                    # REDIS_URL, CHROMA_HOST/PORT, OBJECT_STORE_URL, S3_ENDPOINT_URL, ...
-    manager.status(layout.directory)         # [ProcessStatus(name, pid, port, health), ...]
+    manager.status(layout.directory)         # [ProcessStatus(name, pid, port, health, state, restarts, ...)]
     manager.down(layout.directory)           # stops all of it, and whatever it started
 
 A running stack's ports from its folder alone: ``StackLayout.load(Path(".../stack"))``.

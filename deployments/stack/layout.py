@@ -8,13 +8,14 @@ the folder alone. The environment uses the settings names of ``lib/config.py`` (
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from honcho.environ import parse_procfile
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = Path(__file__).resolve().parent / "Procfile"
@@ -31,14 +32,23 @@ MARKER = "POLICY_KB_STACK"
 finds and stops all of it, flow-run subprocesses of the worker included."""
 
 
+_PROCFILE_LINE = re.compile(r"^(?P<name>[A-Za-z0-9_-]+):\s*(?P<command>.+)$")
+
+
+def procfile() -> dict[str, str]:
+    """The Procfile's processes in its order: name -> shell command (``#`` lines are comments)."""
+    lines = (_PROCFILE_LINE.match(line.strip()) for line in PROCFILE.read_text().splitlines())
+    return {m["name"]: m["command"] for m in lines if m is not None}
+
+
 def process_names() -> list[str]:
     """The processes of the Procfile, in its order."""
-    return list(parse_procfile(PROCFILE.read_text()).processes)
+    return list(procfile())
 
 
 def procfile_command(name: str) -> str:
     """The shell command of one Procfile line (``$VARIABLES`` expanded by the shell from the layout's env)."""
-    return str(parse_procfile(PROCFILE.read_text()).processes[name])
+    return procfile()[name]
 
 
 def free_port() -> int:
@@ -70,7 +80,7 @@ class StackLayout:
         return cls(Path(data["directory"]), {k: int(v) for k, v in data["ports"].items()}, data["extra_env"], shared)
 
     def save(self) -> None:
-        for sub in ("redis", "chroma", "prefect", "data", "logs"):
+        for sub in ("redis", "chroma", "s3", "prefect", "data", "logs"):
             (self.directory / sub).mkdir(parents=True, exist_ok=True)
         state = {
             "directory": str(self.directory),
@@ -83,6 +93,16 @@ class StackLayout:
     @property
     def logs(self) -> Path:
         return self.directory / "logs"
+
+    @property
+    def supervisor_socket(self) -> Path:
+        """supervisord's XML-RPC socket: in the folder, or under the temp folder when the folder's path is
+        too long for a unix socket (about 108 bytes)."""
+        here = self.directory / "supervisor.sock"
+        if len(str(here)) < 100:
+            return here
+        digest = hashlib.sha256(str(self.directory).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"policy-kb-stack-{digest}.sock"
 
     @property
     def data_dir(self) -> Path:

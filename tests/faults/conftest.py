@@ -1,5 +1,5 @@
 """The fault tests: real servers of the local stack (``deployments.stack.process``: redis-server with AOF,
-``chroma run``, ``moto_server``, a Prefect worker) stopped, killed and restarted under a running service.
+``chroma run``, moto's S3 server, a Prefect worker) stopped, killed and restarted under a running service.
 
 One Prefect API serves the whole faults session (flows run in the test process against it, as the
 service's background runner does; the worker test runs a real worker on it). Each module starts the

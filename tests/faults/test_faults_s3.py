@@ -1,5 +1,6 @@
-"""The S3 server (``moto_server``) stopped when a revision is uploaded: a clean 503, nothing registered, so no
-registry entry can name a missing object; once S3 is back the same service stores and ingests again."""
+"""The S3 server (moto, ``deployments.stack.s3_server``) stopped when a revision is uploaded: a clean 503,
+nothing registered, so no registry entry can name a missing object; once S3 is back (its bucket kept) the same
+service stores and ingests again."""
 
 from __future__ import annotations
 
@@ -53,8 +54,7 @@ def test_an_upload_while_s3_is_stopped_answers_503_and_registers_nothing(stack: 
         assert svc.stores.policies.registry.list_revisions(SOURCE) == []
     finally:
         s3.start()
-    # moto keeps nothing across a restart (MinIO and S3 keep their buckets): the bucket is made again.
-    svc.stores.policies.objects.ensure_bucket()
+    # The S3 server kept its bucket across the restart (deployments.stack.s3_server), as MinIO and S3 do.
     accepted = upload(svc, REVISION, "2023-03-01", small_pdf("2023"))
     assert accepted.status_code == 202, accepted.text
     settled = wait_settled(svc, REVISION)

@@ -1,4 +1,4 @@
-"""One local stack per session, started by the same code as ``policy-kb stack up`` (honcho over
+"""One local stack per session, started by the same code as ``policy-kb stack up`` (supervisord over
 ``deployments/stack/Procfile``): redis-server, the Chroma server, moto's S3 server, the Prefect server,
 a process worker with the deployments of ``prefect.yaml``, two service replicas. Stopped at the end of
 the session, with everything it started.
@@ -45,7 +45,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackLayout]:
     try:
         up(layout)
     except (RuntimeError, TimeoutError) as exc:
-        log = (layout.logs / "stack.log").read_text(errors="replace")[-4000:]
+        log = (layout.logs / "supervisord.log").read_text(errors="replace")[-4000:]
         pytest.fail(f"the stack did not come up: {exc}\n{log}", pytrace=False)
     yield layout
     down(layout.directory)
