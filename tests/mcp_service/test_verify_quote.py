@@ -134,3 +134,16 @@ async def test_verify_quote_through_a_real_mcp_client_and_its_errors(nppf_servic
     ]:
         refused = await call(nppf_service.url, "verify_quote", args)
         assert (refused["status"], refused["error_type"]) == ("error", error), refused
+
+
+def test_the_rest_route_answers_as_the_tool_and_maps_errors(nppf_service: Service) -> None:
+    section = get_policy_section(nppf_service.stores.policies, "NPPF", "Para 116", effective_date=IN_FORCE)
+    quoted = sentence(section.text)
+    with nppf_service.rest() as api:
+        found = api.post("/quotes/verify", json={"quote": quoted, "effective_date": IN_FORCE})
+        assert found.status_code == 200, found.text
+        assert found.json() == verify_quote(nppf_service.stores.policies, quoted, effective_date=IN_FORCE).model_dump()
+        short = api.post("/quotes/verify", json={"quote": "too short"})
+        unknown = api.post("/quotes/verify", json={"quote": quoted, "sources": ["NOPE"]})
+    assert (short.status_code, short.json()["error"]["code"]) == (400, "invalid_argument")
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "policy_not_found")
