@@ -10,8 +10,8 @@ replicas serve ``policy-kb``), registers a policy of its own with one revision, 
 dated ``search_policy`` through either replica (50%), ``get_policy_section`` of a section a search found
 (20%), ``search_application_docs`` (10%), and kb work (20%: ``kb_search``, ``kb_addnote``,
 ``kb_update_note``, a small file through ``kb_upload_start``/``_chunk``/``_finish``). Every
-``--upload-every`` minutes a new revision of the policy goes up over REST (the Prefect worker ingests it) and
-the older one is deleted, as ``benchmarks/stack_load.py`` does.
+``--upload-every`` minutes a new revision of a second policy (``SOAK_UPLOADS``) goes up over REST (the Prefect
+worker ingests it) and the older one is deleted, as ``benchmarks/stack_load.py`` does.
 
 Every 10 s it samples, for each replica and the extra service (the process listening on its port), RSS, open
 file descriptors, threads and child processes. Printed at the end: calls and errors per tool (goal: 0
@@ -56,6 +56,12 @@ from benchmarks.stack_load import (  # noqa: E402
 from deployments.stack import StackLayout  # noqa: E402
 
 SOURCE = "SOAK_BENCH"
+"""The policy read by searches and section reads: one revision, ingested at the start and left alone."""
+UPLOADS = "SOAK_UPLOADS"
+"""The policy the periodic uploads go to (a new revision each time, the older deleted). Kept apart from
+``SOURCE``: while a new revision is processing, the days after its start have no revision in force (spec 000
+FR-007 resolves only active and superseded revisions), so a section read dated then is rightly
+``revision_not_found``, which is not what a soak looks for."""
 CALL_TIMEOUT_S = 60.0
 SAMPLE_EVERY_S = 10.0
 RSS_GROWTH_GOAL = 0.05
@@ -188,7 +194,7 @@ async def client(urls: dict[str, str], key: str, seed: int, stop_at: float, tall
 def uploads(url: str, key: str, pdf: Path, every_s: float, stop_at: float, done: list[Ingestion]) -> None:
     """A new revision of ``SOAK_BENCH`` every ``every_s`` until ``stop_at`` (the older one deleted)."""
     while time.monotonic() < stop_at:
-        ingestion = Ingestion(SOURCE)
+        ingestion = Ingestion(UPLOADS)
         ingest_in_background(url, key, pdf, ingestion)
         done.append(ingestion)
         time.sleep(max(0.0, min(every_s, stop_at - time.monotonic())))
