@@ -94,7 +94,7 @@ def _check_ref(section_ref: str) -> str:
     return normalise(section_ref)
 
 
-def _revision(
+def chosen_revision(
     stores: PolicyStores, source: str, revision_id: str | None, effective_date: str | date | None
 ) -> Revision:
     """The named revision, else the one in force on the date (default today)."""
@@ -162,7 +162,7 @@ def list_policy_sections(
     supports; only sections of ``kind`` when given."""
     if kind is not None and kind not in SECTION_KINDS:
         raise InvalidArgumentError(f"kind must be one of {', '.join(SECTION_KINDS)}, got {kind!r}", kind=kind)
-    revision = _revision(stores, source, revision_id, effective_date)
+    revision = chosen_revision(stores, source, revision_id, effective_date)
     entries = [e for e in _entries(stores, source, revision.revision_id) if kind in (None, e.kind)]
     return SectionList(source=source, revision_id=revision.revision_id, version_label=revision.version_label,
                        section_count=len(entries), sections=entries)  # fmt: skip
@@ -209,7 +209,7 @@ def get_policy_section(
     """One section of one revision (the named one, else the one in force on the date, default today), with
     the refs it cites. ``Chapter N`` returns the whole chapter, as spec 000's ``Chapter 5`` example expects."""
     typed = _check_ref(section_ref)
-    revision = _revision(stores, source, revision_id, effective_date)
+    revision = chosen_revision(stores, source, revision_id, effective_date)
     chunks = _resolve_ref(stores, source, revision, typed)
     first = chunks[0].metadata
     ref = str(first.get("section_ref", typed))

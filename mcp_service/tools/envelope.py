@@ -8,14 +8,16 @@ with its traceback and the caller sees ``internal`` and no detail.
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 import pydantic_core
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel
 
 from lib.errors import KBError
@@ -31,9 +33,24 @@ def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResul
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error)
 
 
-def success(payload: BaseModel | dict[str, Any]) -> CallToolResult:
+@dataclass(frozen=True)
+class WithImage:
+    """A tool's JSON and a PNG to send with it as an image content block (``get_page_image``)."""
+
+    payload: BaseModel
+    png: bytes
+
+
+def success(payload: BaseModel | dict[str, Any] | WithImage) -> CallToolResult:
+    image = payload.png if isinstance(payload, WithImage) else None
+    if isinstance(payload, WithImage):
+        payload = payload.payload
     body = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else dict(payload)
-    return _result({"status": "success", **body})
+    result = _result({"status": "success", **body})
+    if image is not None:
+        data = base64.b64encode(image).decode("ascii")
+        result.content.append(ImageContent(type="image", data=data, mime_type="image/png"))
+    return result
 
 
 def error(error_type: str, message: str) -> CallToolResult:
@@ -41,7 +58,7 @@ def error(error_type: str, message: str) -> CallToolResult:
 
 
 async def run_tool(
-    tool: str, work: Callable[[], BaseModel | dict[str, Any]], *, search_threads: int | None = None
+    tool: str, work: Callable[[], BaseModel | dict[str, Any] | WithImage], *, search_threads: int | None = None
 ) -> CallToolResult:
     """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope. A search passes
     ``search_threads`` (``settings.search.threads``) and runs on the search lane (``mcp_service.search_lane``)."""

@@ -15,6 +15,7 @@ POLICY_READS = frozenset(
         "list_policy_documents",
         "list_policy_revisions",
         "verify_quote",
+        "get_page_image",
     }
 )
 POLICY_WRITES = frozenset({"ingest_policy_revision", "remove_policy_revision"})

@@ -39,6 +39,21 @@ class BatchSearchOutput(BaseModel):
     results: list[BatchQueryResult] = Field(description="One entry per query, in the order given")
 
 
+class PageImageOutput(BaseModel):
+    """What the PNG sent beside it shows (an image content block, image/png)."""
+
+    status: str = "success"
+    source: str
+    revision_id: str
+    version_label: str
+    page_number: int
+    page_count: int
+    width: int = Field(description="Pixels")
+    height: int = Field(description="Pixels")
+    highlighted: int = Field(description="Boxes highlighted: 0 when nothing was asked or it is not on this page")
+    url: str = Field(description="The same image over REST (GET, same credentials)")
+
+
 class QuoteOutput(QuoteVerification):
     status: str = "success"
 

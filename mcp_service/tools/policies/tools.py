@@ -25,6 +25,7 @@ from mcp_service.tools.policies.outputs import (
     CompareOutput,
     DocumentsOutput,
     IngestOutput,
+    PageImageOutput,
     QuoteOutput,
     RemoveOutput,
     RevisionsOutput,
@@ -232,6 +233,30 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         invalid_argument, invalid_date."""
         job = partial(work.quote, stores, quote, sources=sources, effective_date=effective_date)
         return await run_tool("verify_quote", job)
+
+    PageNumber = Annotated[int, Field(ge=1, description="The page of the PDF, 1 for the first, as results cite it")]
+    Highlight = Annotated[
+        str | None, Field(max_length=4000, description="Text to highlight on the page, e.g. the sentence cited")
+    ]
+    ChunkId = Annotated[str | None, Field(description="A chunk_id from search_policy to highlight on the page")]
+
+    @tool(server, READ_ONLY)
+    async def get_page_image(
+        source: Source,
+        page_number: PageNumber,
+        revision_id: SectionRevision = None,
+        effective_date: SectionDate = None,
+        highlight: Highlight = None,
+        chunk_id: ChunkId = None,
+    ) -> Annotated[CallToolResult, PageImageOutput]:
+        """The cited page itself: one page of a revision's original PDF as a PNG image (150 dpi), with the
+        given text or the chunk highlighted in yellow, so a claim can be checked against what the page shows.
+        The revision is the one named, else the one in force on effective_date (default today). Errors:
+        revision_not_found, policy_not_found, invalid_argument (a page beyond the document, a chunk of
+        another revision)."""
+        job = partial(work.page, stores, source, page_number, revision_id=revision_id,
+                      effective_date=effective_date, highlight=highlight, chunk_id=chunk_id)  # fmt: skip
+        return await run_tool("get_page_image", job)
 
     @tool(server, READ_ONLY)
     async def get_policy_snapshot(effective_date: SnapshotDate) -> Annotated[CallToolResult, SnapshotOutput]:

@@ -14,6 +14,7 @@ from lib.policies.compare import compare_section
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import RegistrationAction, ensure_registered, remove_revision_chunks
 from lib.policies.models import IngestOutcome, RevisionCreate
+from lib.policies.page_images import page_image
 from lib.policies.quotes import verify_quote
 from lib.policies.registry import check_revision_id, check_source
 from lib.policies.reindex import reindex_revision
@@ -21,6 +22,7 @@ from lib.policies.sections import find_citing_sections, get_policy_section, list
 from lib.policies.stores import PolicyStores
 from lib.stores.objects import sha256_bytes
 from lib.text.filetypes import FileKind, detect_file_type
+from mcp_service.tools.envelope import WithImage
 from mcp_service.tools.policies.outputs import (
     BatchQueryResult,
     BatchSearchOutput,
@@ -28,6 +30,7 @@ from mcp_service.tools.policies.outputs import (
     CompareOutput,
     DocumentsOutput,
     IngestOutput,
+    PageImageOutput,
     QuoteOutput,
     RemoveOutput,
     RevisionsOutput,
@@ -122,6 +125,16 @@ def search_batch(stores: PolicyStores, queries: list[str], **kwargs: Any) -> Bat
         query_count=len(results),
         results=[BatchQueryResult(query=r.query, results_count=len(r.results), results=r.results) for r in results],
     )
+
+
+def page(stores: PolicyStores, source: str, page_number: int, **kwargs: Any) -> WithImage:
+    image = page_image(stores, source, page_number, **kwargs)
+    render = image.render
+    url = f"/api/v1/policies/{image.source}/revisions/{image.revision_id}/pages/{image.page_number}.png"
+    out = PageImageOutput(source=image.source, revision_id=image.revision_id, version_label=image.version_label,
+                          page_number=image.page_number, page_count=render.page_count, width=render.width,
+                          height=render.height, highlighted=render.highlighted, url=url)  # fmt: skip
+    return WithImage(out, render.png)
 
 
 def quote(stores: PolicyStores, text: str, **kwargs: Any) -> QuoteOutput:
