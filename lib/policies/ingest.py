@@ -32,6 +32,7 @@ from lib.models import Chunk
 from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata, section_metadata
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
+from lib.policies.page_images import drop_renders
 from lib.policies.registry import PolicyRegistry
 from lib.policies.stores import PolicyStores
 from lib.policies.xrefs import chunk_citations, citation_metadata
@@ -143,6 +144,7 @@ def _drop_unused_file(stores: PolicyStores, source: str, key: str) -> bool:
     """Delete an original no revision of ``source`` names any more (a replaced or abandoned file)."""
     if not key or any(r.file_path == key for r in stores.registry.list_revisions(source)):
         return False
+    drop_renders(stores.objects, key)
     return stores.objects.delete(key)
 
 

@@ -28,6 +28,7 @@ from lib.errors import (
 from lib.paths import read_allowed_file
 from lib.policies.chunks import PolicyVectorStore
 from lib.policies.models import CreatedRevision, Revision, RevisionCreate, RevisionStatus, RevisionUpdate
+from lib.policies.page_images import drop_renders
 from lib.policies.registry import PolicyRegistry, check_revision_id, check_source
 from lib.policies.stores import PolicyStores
 from lib.stores.objects import ObjectStore, policy_file_key, sha256_bytes, validate_key
@@ -225,6 +226,8 @@ def remove_revision(stores: PolicyStores, source: str, revision_id: str) -> Remo
     chunks = stores.vectors.delete_revision(source, revision_id)
     still_used = any(r.file_path == deleted.file_path for r in stores.registry.list_revisions(source))
     file_removed = bool(deleted.file_path) and not still_used and stores.objects.delete(deleted.file_path)
+    if file_removed:
+        drop_renders(stores.objects, deleted.file_path)
     sync_policy_chunks(stores.registry, stores.vectors, source)
     logger.info(
         "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",

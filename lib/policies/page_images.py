@@ -17,6 +17,7 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+from pathlib import PurePosixPath
 
 import pymupdf
 from PIL import Image
@@ -26,6 +27,7 @@ from lib.errors import InvalidArgumentError, RevisionNotFoundError
 from lib.policies.models import Revision
 from lib.policies.sections import chosen_revision
 from lib.policies.stores import PolicyStores
+from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +114,12 @@ def render_page(pdf: bytes, page_number: int, *, highlight: str = "", dpi: int =
         out = io.BytesIO()
         image.save(out, format="PNG", pnginfo=info, optimize=False)
         return Render(out.getvalue(), pixmap.width, pixmap.height, boxes, doc.page_count)
+
+
+def drop_renders(objects: ObjectStore, original_key: str) -> int:
+    """Delete the renders of an original that is being deleted (its content hash is its file name); how many."""
+    sha = PurePosixPath(original_key).stem
+    return sum(objects.delete(key) for key in list(objects.list(f"{RENDER_PREFIX}/{sha}/")))
 
 
 def render_key(revision: Revision, page_number: int, dpi: int, highlight: str) -> str:

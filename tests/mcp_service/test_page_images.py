@@ -14,10 +14,14 @@ from mcp_types import ImageContent
 from PIL import Image
 
 from lib.errors import InvalidArgumentError
+from lib.policies.ingest import ingest_revision
+from lib.policies.lifecycle import register_revision, remove_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.policies.page_images import DEFAULT_DPI, RENDER_PREFIX, page_image
 from lib.policies.search import search_policy
 from lib.policies.sections import get_policy_section
 from lib.policies.stores import PolicyStores
+from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import FULL_KEY, Service, mcp_session
 
 IN_FORCE = "2025-06-01"
@@ -117,3 +121,20 @@ async def test_get_page_image_through_a_real_mcp_client_is_an_image_that_decodes
         over_rest = api.get(path, params={"highlight": args["highlight"]})
     assert over_rest.status_code == 200 and over_rest.headers["content-type"] == "image/png"
     assert over_rest.content == png
+
+
+def test_a_deleted_revisions_renders_go_with_its_original(fresh_service: Service) -> None:
+    policies = fresh_service.stores.policies
+    policies.registry.create_policy(PolicyCreate(source="LTN_1_20", title="LTN 1/20", category="national_guidance"))
+    for rid, start, edition in [("rev_a", "2020-01-01", "first"), ("rev_b", "2024-01-01", "second")]:
+        data = RevisionCreate(revision_id=rid, version_label=rid, effective_from=start)
+        register_revision(policies, "LTN_1_20", data, policy_pdf_bytes(edition=edition))
+        ingest_revision(policies, "LTN_1_20", rid)
+    first = policies.registry.get_revision("LTN_1_20", "rev_a")
+    page_image(policies, "LTN_1_20", 1, revision_id="rev_a", highlight="first edition")
+    page_image(policies, "LTN_1_20", 1, revision_id="rev_b")
+    renders = lambda sha: list(policies.objects.list(f"{RENDER_PREFIX}/{sha}/"))  # noqa: E731
+    assert len(renders(first.file_sha256)) == 1
+    remove_revision(policies, "LTN_1_20", "rev_a")
+    assert renders(first.file_sha256) == []
+    assert len(renders(policies.registry.get_revision("LTN_1_20", "rev_b").file_sha256)) == 1
