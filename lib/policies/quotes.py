@@ -12,77 +12,29 @@ on the day come first; only when none holds the quote exactly or normalised are 
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date, timedelta
-from itertools import groupby
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from lib.dates import iso, parse_date
-from lib.errors import InvalidArgumentError
 from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision
 from lib.policies.search import check_sources
 from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
 from lib.retrieval.corpus_index import CorpusIndex
-from lib.text.chunking import merge_chunk_spans
-from lib.text.quotes import Normalised, QuoteMatch, Verdict, candidates, find_close, find_exact, normalise, words
-
-MIN_QUOTE_CHARS = 12
-MAX_QUOTE_CHARS = 4000
-CONTEXT_CHARS = 240
-"""At most this much of the text on each side of a match is given as its context (cut at a sentence end)."""
-
-_SENTENCE_END = re.compile(r"[.!?;:](?=\s)|\n\s*\n")
-_RANK = {Verdict.EXACT: 3, Verdict.NORMALISED: 2, Verdict.CLOSE: 1, Verdict.NOT_FOUND: 0}
+from lib.text.quotes import Passage, Passages, QuoteMatch, Verdict, check_quote, rank
 
 
-@dataclass
-class SectionText:
-    """One section of a revision as a quote is looked for in it."""
-
-    section_ref: str
-    text: str
-    words: frozenset[str]
-    chunk_starts: list[int]
-    chunk_pages: list[int]
-    _normalised: Normalised | None = field(default=None, repr=False)
-
-    @property
-    def normalised(self) -> Normalised:
-        if self._normalised is None:
-            self._normalised = normalise(self.text)
-        return self._normalised
-
-    def page_at(self, offset: int) -> int:
-        """The page of the chunk holding ``offset``."""
-        return self.chunk_pages[max(0, bisect.bisect_right(self.chunk_starts, offset) - 1)]
-
-
-@dataclass
-class RevisionText:
-    sections: list[SectionText]
-    words: list[frozenset[str]]
-
-
-def read_revision(texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> RevisionText:
+def read_revision(texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> Passages:
     """A revision's sections, in document order, from its chunks (any order)."""
-    rows = sorted(zip(texts, metadatas, strict=True), key=lambda row: int(row[1].get("chunk_index", 0)))
-    sections = []
-    for ref, group in groupby(rows, key=lambda row: str(row[1].get("section_ref", ""))):
-        chunks = list(group)
-        text, starts = merge_chunk_spans([t for t, _ in chunks])
-        pages = [int(m.get("page_number", 0) or 0) for _, m in chunks]
-        sections.append(SectionText(ref, text, frozenset(words(text)), starts, pages))
-    return RevisionText(sections, [s.words for s in sections])
+    return Passages.read(texts, metadatas, key=lambda m: str(m.get("section_ref", "")),
+                         order=lambda m: (int(m.get("chunk_index", 0)),))  # fmt: skip
 
 
-def _revision_text(stores: PolicyStores, source: str, revision: Revision) -> RevisionText:
+def _revision_text(stores: PolicyStores, source: str, revision: Revision) -> Passages:
     """The revision's reading, kept with its slice of the corpus index when the slice can be held."""
     key = revision_ref(source, revision.revision_id)
     held = stores.vectors.held_blocks({key: revision})
@@ -126,38 +78,7 @@ class QuoteVerification(BaseModel):
     message: str
 
 
-def _context(text: str, start: int, end: int) -> str:
-    """The match with the rest of its sentence(s), at most ``CONTEXT_CHARS`` more on each side."""
-    before = text[max(0, start - CONTEXT_CHARS) : start]
-    cuts = list(_SENTENCE_END.finditer(before))
-    left = start - len(before) + (cuts[-1].end() if cuts else 0)
-    after = text[end : end + CONTEXT_CHARS]
-    cut = _SENTENCE_END.search(after)
-    right = end + (cut.end() if cut else len(after))
-    return " ".join(text[left:right].split())
-
-
-def _best_in(revision_text: RevisionText, quote: str, *, close: bool) -> tuple[SectionText, QuoteMatch] | None:
-    best: tuple[SectionText, QuoteMatch] | None = None
-    chosen = candidates(quote, revision_text.words, limit=len(revision_text.words))
-    for i in chosen:
-        section = revision_text.sections[i]
-        found = find_exact(quote, section.text, section.normalised)
-        if found is not None and (best is None or _RANK[found.verdict] > _RANK[best[1].verdict]):
-            best = (section, found)
-            if found.verdict == Verdict.EXACT:
-                return best
-    if best is not None or not close:
-        return best
-    for i in chosen[:6]:
-        section = revision_text.sections[i]
-        found = find_close(quote, section.normalised)
-        if found is not None and (best is None or found.similarity > best[1].similarity):
-            best = (section, found)
-    return best
-
-
-def _location(source: str, revision: Revision, day: date, hit: tuple[SectionText, QuoteMatch]) -> QuoteLocation:
+def _location(source: str, revision: Revision, day: date, hit: tuple[Passage, QuoteMatch]) -> QuoteLocation:
     section, found = hit
     return QuoteLocation(
         verdict=found.verdict.value,
@@ -167,9 +88,9 @@ def _location(source: str, revision: Revision, day: date, hit: tuple[SectionText
         effective_from=revision.effective_from.isoformat(),
         effective_to=iso(revision.effective_to),
         in_force=revision.covers(day),
-        section_ref=section.section_ref,
+        section_ref=section.key,
         page_number=section.page_at(found.start),
-        context=_context(section.text, found.start, found.end),
+        context=section.context(found.start, found.end),
         matched_text=" ".join(section.text[found.start : found.end].split()),
         similarity=found.similarity,
         differences=found.differences,
@@ -181,14 +102,6 @@ def _when(location: QuoteLocation, day: date) -> str:
     if location.effective_to is not None and date.fromisoformat(location.effective_to) < day:
         return f"superseded on {(date.fromisoformat(location.effective_to) + timedelta(days=1)).isoformat()}"
     return f"in force from {location.effective_from}"
-
-
-def check_quote(quote: str) -> str:
-    if not isinstance(quote, str) or len(quote.strip()) < MIN_QUOTE_CHARS:
-        raise InvalidArgumentError(f"quote must hold at least {MIN_QUOTE_CHARS} characters of the passage")
-    if len(quote) > MAX_QUOTE_CHARS:
-        raise InvalidArgumentError(f"quote must be at most {MAX_QUOTE_CHARS} characters (a passage, not a document)")
-    return quote.strip()
 
 
 def verify_quote(
@@ -215,18 +128,15 @@ def verify_quote(
 
     match: QuoteLocation | None = None
     for source, revision in in_force:
-        hit = _best_in(_revision_text(stores, source, revision), quote, close=True)
+        hit = _revision_text(stores, source, revision).best(quote, close=True)
         if hit is not None:
             found = _location(source, revision, day, hit)
-            if match is None or (_RANK[Verdict(found.verdict)], found.similarity) > (
-                _RANK[Verdict(match.verdict)],
-                match.similarity,
-            ):
+            if match is None or (rank(found.verdict), found.similarity) > (rank(match.verdict), match.similarity):
                 match = found
     elsewhere: list[QuoteLocation] = []
     if match is None or match.verdict == Verdict.CLOSE:
         for source, revision in others:
-            hit = _best_in(_revision_text(stores, source, revision), quote, close=False)
+            hit = _revision_text(stores, source, revision).best(quote, close=False)
             if hit is not None:
                 elsewhere.append(_location(source, revision, day, hit))
     verdict = match.verdict if match is not None else Verdict.NOT_FOUND.value

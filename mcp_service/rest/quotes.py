@@ -6,7 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from lib.policies.quotes import MAX_QUOTE_CHARS, QuoteVerification, verify_quote
+from lib.policies.quotes import QuoteVerification, verify_quote
+from lib.text.quotes import MAX_QUOTE_CHARS
 from mcp_service.rest.errors import error_responses
 from mcp_service.rest.routes import Policies
 

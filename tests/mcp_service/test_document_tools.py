@@ -75,13 +75,14 @@ def inbox_path(service: Service, name: str) -> str:
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
-async def test_each_transport_lists_the_four_tools_with_described_arguments(
+async def test_each_transport_lists_the_five_tools_with_described_arguments(
     docs_service: Service, transport: str
 ) -> None:
     async with mcp_session(docs_service.url, transport=transport) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == DOCUMENT_READS | DOCUMENT_WRITES == {
         "ingest_document", "search_application_docs", "get_document_text", "list_ingested_documents",
+        "verify_document_quote",
     }  # fmt: skip
     ingest = tools["ingest_document"].input_schema
     assert ingest["required"] == ["file_path", "application_ref"]
@@ -231,3 +232,25 @@ def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Serv
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr.decode()[-2000:]
+
+
+async def test_a_sentence_of_an_ingested_document_is_verified_where_it_is(docs_service: Service) -> None:
+    """verify_document_quote (issue 26): a sentence of the document as stored is exact, reflowed it is
+    normalised, with a word changed it is close; with the document, its file and its page."""
+    url = docs_service.url
+    ingested = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
+                                                   "application_ref": REF})  # fmt: skip
+    document_id = ingested["document_id"]
+    text = (await call(url, "get_document_text", {"document_id": document_id}))["text"]
+    sentence = next(s for s in re.findall(r"[A-Z][^.\n]{30,200}\.", text))
+    exact = await call(url, "verify_document_quote", {"quote": sentence, "application_ref": REF})
+    assert (exact["verdict"], exact["match"]["document_id"]) == ("exact", document_id)
+    assert exact["match"]["source_file"] == "Transport_Assessment.pdf" and exact["match"]["page_number"] >= 1
+    words = sentence.split()
+    reflowed = "\n".join(" ".join(words[i : i + 4]) for i in range(0, len(words), 4))
+    assert (await call(url, "verify_document_quote", {"quote": reflowed}))["verdict"] in ("exact", "normalised")
+    changed = " ".join([*words[:2], "zebra", *words[3:]])
+    close = await call(url, "verify_document_quote", {"quote": changed, "application_ref": REF})
+    assert close["verdict"] == "close" and any("zebra" in d for d in close["match"]["differences"])
+    missing = await call(url, "verify_document_quote", {"quote": "Nothing like this was ever written in a report."})
+    assert (missing["verdict"], missing["match"]) == ("not_found", None)

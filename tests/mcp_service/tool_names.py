@@ -20,7 +20,9 @@ POLICY_READS = frozenset(
 )
 POLICY_WRITES = frozenset({"ingest_policy_revision", "remove_policy_revision"})
 
-DOCUMENT_READS = frozenset({"search_application_docs", "get_document_text", "list_ingested_documents"})
+DOCUMENT_READS = frozenset(
+    {"search_application_docs", "get_document_text", "list_ingested_documents", "verify_document_quote"}
+)
 DOCUMENT_WRITES = frozenset({"ingest_document"})
 
 KB_READS = frozenset({"kb_search", "kb_get", "kb_status", "kb_jobs"})

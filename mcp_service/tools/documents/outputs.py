@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from lib.documents.models import DocumentList, DocumentSearchResult, DocumentText
+from lib.documents.quotes import DocumentQuoteVerification
 
 
 class IngestDocumentOutput(BaseModel):
@@ -35,3 +36,7 @@ class DocumentTextOutput(DocumentText):
 
 class DocumentListOutput(DocumentList):
     pass
+
+
+class DocumentQuoteOutput(DocumentQuoteVerification):
+    status: str = "success"

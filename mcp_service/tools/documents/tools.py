@@ -20,6 +20,7 @@ from lib.documents.stores import DocumentStores
 from mcp_service.tools.documents import work
 from mcp_service.tools.documents.outputs import (
     DocumentListOutput,
+    DocumentQuoteOutput,
     DocumentTextOutput,
     IngestDocumentOutput,
     SearchOutput,
@@ -105,6 +106,18 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
         extraction_method, char_count, word_count."""
         search = partial(work.search, stores, query, application_ref, document_types, max_results, mode)
         return await run_tool("search_application_docs", search, search_threads=stores.settings.search.threads)
+
+    @tool(server, READ_ONLY)
+    async def verify_document_quote(
+        quote: Annotated[str, Field(description="The passage as quoted, 12 to 4,000 characters")],
+        application_ref: RefFilter = None,
+    ) -> Annotated[CallToolResult, DocumentQuoteOutput]:
+        """Check that a quoted passage is really in an application's documents before citing it. verdict: exact
+        (character for character), normalised (differs only in whitespace, line-end hyphenation, ligatures,
+        curly quotes, dashes or bullet marks), close (a few words differ: similarity and the differing words are
+        given), not_found. match gives document_id, source_file, document_type, page_number and the sentence
+        around it. Errors: invalid_argument."""
+        return await run_tool("verify_document_quote", partial(work.quote, stores, quote, application_ref))
 
     @tool(server, READ_ONLY)
     async def get_document_text(document_id: DocumentId) -> Annotated[CallToolResult, DocumentTextOutput]:

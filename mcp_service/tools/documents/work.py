@@ -8,9 +8,11 @@ from typing import Any
 
 from lib.documents.ingest import ingest_document
 from lib.documents.models import DocumentList, DocumentSearchResult, DocumentText
+from lib.documents.quotes import verify_document_quote
 from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.search import search_application_docs
 from lib.documents.stores import DocumentStores
+from mcp_service.tools.documents.outputs import DocumentQuoteOutput
 
 
 def ingest(stores: DocumentStores, file_path: str, application_ref: str, document_type: str | None) -> dict[str, Any]:
@@ -35,3 +37,7 @@ def text(stores: DocumentStores, document_id: str) -> DocumentText:
 
 def listing(stores: DocumentStores, application_ref: str) -> DocumentList:
     return list_ingested_documents(stores, application_ref)
+
+
+def quote(stores: DocumentStores, text: str, application_ref: str | None) -> DocumentQuoteOutput:
+    return DocumentQuoteOutput(**verify_document_quote(stores, text, application_ref=application_ref).model_dump())
