@@ -133,11 +133,20 @@ class SentinelCluster:
 
     @staticmethod
     def replica_synchronised(node: Node) -> bool:
+        """The node replicates and its primary counts it online and acknowledging: the replica's own link being
+        up comes first, and a WAIT on the primary counts the replica only once the primary sees it online."""
         try:
             info = node.client().info("replication")
+            if info.get("role") != "slave" or info.get("master_link_status") != "up":
+                return False
+            primary = redis.Redis(host=str(info["master_host"]), port=int(info["master_port"]), socket_timeout=2)
+            seen = primary.info("replication")
+            online = [v for k, v in seen.items() if k.startswith("slave") and isinstance(v, dict)]
+            return any(r.get("port") == node.port and r.get("state") == "online" for r in online) and bool(
+                primary.execute_command("WAIT", 1, 2000)
+            )
         except (redis.ConnectionError, redis.TimeoutError):
             return False
-        return info.get("role") == "slave" and info.get("master_link_status") == "up"
 
 
 def _sentinel_config(directory: Path, port: int, primary: int) -> Path:

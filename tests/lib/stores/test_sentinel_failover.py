@@ -143,8 +143,19 @@ def test_without_a_replica_to_acknowledge_a_write_answers_registry_unavailable(
 
     replica.start()
     eventually(lambda: cluster.replica_synchronised(replica), within=30, what="the replica back in sync")
-    registry.create_policy(policy("AFTER"))
-    assert PolicyRegistry(replica.client()).policy_exists("AFTER")
+    tried: list[str] = []
+
+    def acknowledged_write() -> bool:
+        """A new policy each try: one whose WAIT fell short (a loaded machine) may be on the primary already."""
+        tried.append(f"AFTER_{len(tried)}")
+        try:
+            registry.create_policy(policy(tried[-1]))
+        except RegistryUnavailableError:
+            return False
+        return True
+
+    eventually(acknowledged_write, within=30, what="a write acknowledged once the replica is back")
+    assert PolicyRegistry(replica.client()).policy_exists(tried[-1])
 
 
 def test_without_acknowledgement_writes_go_on_as_soon_as_the_replica_is_promoted(
