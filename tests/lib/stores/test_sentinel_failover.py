@@ -36,6 +36,23 @@ def policy(source: str) -> PolicyCreate:
     return PolicyCreate(source=source, title=f"{source} title", category="national_policy")
 
 
+def write_until_acknowledged(registry: PolicyRegistry, prefix: str) -> str:
+    """Create policies ``{prefix}_0``, ``{prefix}_1``, ... until one is acknowledged; its source. A new name each
+    try: a write whose WAIT fell short (a replica slow to answer on a loaded machine) may be on the primary."""
+    tried: list[str] = []
+
+    def one() -> bool:
+        tried.append(f"{prefix}_{len(tried)}")
+        try:
+            registry.create_policy(policy(tried[-1]))
+        except RegistryUnavailableError:
+            return False
+        return True
+
+    eventually(one, within=30, what=f"a write acknowledged ({prefix})")
+    return tried[-1]
+
+
 def note(name: str, value: object) -> None:
     """What a run measured, printed for the record (``pytest -rA`` shows it)."""
     print(f"failover-evidence {name}: {value}")
@@ -143,19 +160,8 @@ def test_without_a_replica_to_acknowledge_a_write_answers_registry_unavailable(
 
     replica.start()
     eventually(lambda: cluster.replica_synchronised(replica), within=30, what="the replica back in sync")
-    tried: list[str] = []
-
-    def acknowledged_write() -> bool:
-        """A new policy each try: one whose WAIT fell short (a loaded machine) may be on the primary already."""
-        tried.append(f"AFTER_{len(tried)}")
-        try:
-            registry.create_policy(policy(tried[-1]))
-        except RegistryUnavailableError:
-            return False
-        return True
-
-    eventually(acknowledged_write, within=30, what="a write acknowledged once the replica is back")
-    assert PolicyRegistry(replica.client()).policy_exists(tried[-1])
+    after = write_until_acknowledged(registry, "AFTER")
+    assert PolicyRegistry(replica.client()).policy_exists(after)
 
 
 def test_without_acknowledgement_writes_go_on_as_soon_as_the_replica_is_promoted(
@@ -194,6 +200,6 @@ def test_a_write_to_a_demoted_primary_goes_to_the_new_one(cluster: SentinelClust
     eventually(lambda: cluster.reported_primary() == promoted.port, within=30, what="the replica promoted")
     eventually(lambda: cluster.replica_synchronised(old), within=30, what="the old primary a replica")
 
-    registry.create_policy(policy("AFTER"))
-    assert PolicyRegistry(promoted.client()).policy_exists("AFTER")
-    assert PolicyRegistry(old.client()).policy_exists("AFTER"), "acknowledged: on the replica too"
+    after = write_until_acknowledged(registry, "AFTER")
+    assert PolicyRegistry(promoted.client()).policy_exists(after)
+    assert PolicyRegistry(old.client()).policy_exists(after), "acknowledged: on the replica too"
