@@ -238,6 +238,10 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, warm_at: fl
               f"{f'{warm.children}->{end.children}':>10}")  # fmt: skip
         ok &= grew <= RSS_GROWTH_GOAL and end.children <= warm.children and end.fds <= warm.fds + 5
         ok &= end.threads <= warm.threads + 2
+    print("  RSS MB every 5 minutes (a leak keeps climbing; caches filling level off):")
+    for name, watched in sampler.samples.items():
+        marks = [s for i, s in enumerate(watched) if i % int(300 / SAMPLE_EVERY_S) == 0] + watched[-1:]
+        print(f"  {name:<12}" + " ".join(f"{s.rss / 2**20:.0f}" for s in marks))
     verdict = "clean" if audit.returncode == 0 else f"findings (exit {audit.returncode})"
     print(f"  audit: {verdict}")
     if audit.returncode != 0:
