@@ -68,11 +68,15 @@ $(LANGCHAIN_CLIENT):
 		langchain-core==1.7.2 $(PIP_QUIET)
 	@touch $(LANGCHAIN_CLIENT)
 
+## pytest on as many xdist workers as cores, at most 2 (what CI has; decision 0033), a test file or the whole of
+## tests/stack per work unit (tests/xdist_scheduling.py). `pytest` alone runs the suite in one process.
+PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 2 ? n : 2 )))
+
 test: setup inspector langchain-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 demo: setup
 	$(BIN)/policy-kb demo

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +19,8 @@ import httpx
 import numpy as np
 from mirakuru import Executor
 from mirakuru.exceptions import ProcessFinishedWithError
+
+from deployments.stack.ports import free_port as free_port  # the one port picker, for the benchmarks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,12 +41,6 @@ def row(label: str, samples_ms: Sequence[float], note: str = "", *, width: int =
     p50, p95, p99 = percentiles(samples_ms)
     print(f"  {label:<{width}}{p50:>8.2f}{p95:>8.2f}{p99:>8.2f}   n={len(samples_ms)}" + (f"   {note}" if note else ""))
     return p50, p95, p99
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def clients_start_together(seconds: float = 2.0) -> float:

@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -21,7 +22,12 @@ import redis
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Prefect's home (its profiles, result storage, and the SQLite database of the temporary API server a service
+# starts on first use) is this process's own, not ~/.prefect: two pytest-xdist workers (or two checkouts' test
+# runs) migrating and writing one prefect.db at once answer "database is locked". Set before Prefect is imported.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="policy-kb-tests-prefect-")
 
+from deployments.stack.ports import PORT_RANGE_ENV, free_port
 from lib.composition import Stores
 from lib.config import Settings, load_settings
 from lib.policies.chunks import PolicyVectorStore
@@ -33,11 +39,55 @@ from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.objects import LocalObjectStore
 from tests.polling import eventually
 
+PREFECT_HOME = Path(os.environ["PREFECT_HOME"])
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+
+def worker_port_range(worker: str | None, workers: int, ephemeral_low: int) -> tuple[int, int]:
+    """The ports of one pytest-xdist worker (``gw0``, ``gw1``, ...): its own slice of 10000 up to the ephemeral
+    range, so two workers never pick the same port and no outgoing connection's source port is ever one of
+    them. Run without xdist, the whole span."""
+    low, high = 10000, min(ephemeral_low, 32768) - 1
+    if worker is None:
+        return low, high
+    index, width = int(worker.removeprefix("gw")), (high - low + 1) // workers
+    return low + index * width, low + (index + 1) * width - 1
+
+
+def ephemeral_port_low() -> int:
+    """The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every port a test, a fixture or a process they start picks (``free_port``) comes from this worker's range
+    (set before any fixture runs; inherited by the subprocesses tests start)."""
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER"), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    low, high = worker_port_range(worker, workers, ephemeral_port_low())
+    os.environ[PORT_RANGE_ENV] = f"{low}-{high}"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(PREFECT_HOME, ignore_errors=True)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist tags each grouped test's id with its group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tests.xdist_scheduling import mark_groups
+
+    mark_groups(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadgroup`` (the Makefile's): a file or an xdist group per work unit (tests/xdist_scheduling.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.xdist_scheduling import FileGroupScheduling
+
+    return FileGroupScheduling(config, log)  # type: ignore[arg-type]
 
 
 def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:

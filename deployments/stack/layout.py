@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from deployments.stack.ports import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = Path(__file__).resolve().parent / "Procfile"
@@ -49,12 +50,6 @@ def process_names() -> list[str]:
 def procfile_command(name: str) -> str:
     """The shell command of one Procfile line (``$VARIABLES`` expanded by the shell from the layout's env)."""
     return procfile()[name]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)

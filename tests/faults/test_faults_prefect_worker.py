@@ -23,7 +23,8 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.deployments import run_deployment
 
-from deployments.stack.layout import DEFAULT_PORTS, StackLayout, free_port
+from deployments.stack.layout import DEFAULT_PORTS, StackLayout
+from deployments.stack.ports import free_port
 from deployments.stack.process import StackProcess, start_process
 from lib.composition import open_stores
 from lib.config import Settings

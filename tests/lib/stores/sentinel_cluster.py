@@ -20,7 +20,7 @@ import redis
 from mirakuru import TCPExecutor
 from mirakuru.exceptions import ProcessFinishedWithError
 
-from deployments.stack.layout import free_port
+from deployments.stack.ports import free_port
 from lib.config import Settings, load_settings
 from tests.polling import eventually
 
