@@ -76,7 +76,7 @@ test: setup inspector langchain-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 demo: setup
 	$(BIN)/policy-kb demo

@@ -25,7 +25,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 # Prefect's home (its profiles, result storage, and the SQLite database of the temporary API server a service
 # starts on first use) is this process's own, not ~/.prefect: two pytest-xdist workers (or two checkouts' test
 # runs) migrating and writing one prefect.db at once answer "database is locked". Set before Prefect is imported.
+# A fresh home means a fresh database to migrate: more than Prefect's default 20 s start-up on a loaded machine.
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="policy-kb-tests-prefect-")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
 
 from deployments.stack.ports import PORT_RANGE_ENV, free_port
 from lib.composition import Stores
@@ -73,17 +75,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(PREFECT_HOME, ignore_errors=True)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist tags each grouped test's id with its group
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    from tests.xdist_scheduling import mark_groups
-
-    mark_groups(items)
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``--dist loadgroup`` (the Makefile's): a file or an xdist group per work unit (tests/xdist_scheduling.py)."""
-    if config.getvalue("dist") != "loadgroup":
+    """``--dist loadfile`` (the Makefile's): a file, or all of tests/stack, per work unit (tests/xdist_scheduling)."""
+    if config.getvalue("dist") != "loadfile":
         return None
     from tests.xdist_scheduling import FileGroupScheduling
 

@@ -1,32 +1,24 @@
-"""How pytest-xdist shares the suite between its workers (``--dist loadgroup``, see decision 0033).
+"""How pytest-xdist shares the suite between its workers (``--dist loadfile``, see decision 0033).
 
-xdist's own ``loadgroup`` keeps the tests of one ``xdist_group`` on one worker but hands out every other test
-alone, so a module-scoped fixture (a service started, a corpus ingested) would be built on both workers.
-Here a work unit is a test file, as with ``loadfile``, and every file of an ``xdist_group`` is one unit: the
-whole local stack (``tests/stack``, its session fixture starting seven processes and ingesting the NPPF) is
-built on one worker, once.
+A work unit is a test file, as with xdist's ``loadfile``, so a module-scoped fixture (a service started, a
+corpus ingested) is built once, on one worker; and every file under a folder of ``GROUPS`` is one unit, so the
+whole local stack (``tests/stack``: its session fixture starts seven processes and ingests the NPPF) is built
+on one worker, once, and two stacks never run at once. The groups are chosen here by path, not with xdist's
+``xdist_group`` mark: under pytest 9.2 xdist 3.8's ``loadgroup`` no longer tags a test's id with its group (it
+sets ``item._nodeid``, which pytest 9 no longer reads), so the marked tests were scattered like any other.
 """
 
 from __future__ import annotations
 
-import pytest
-from xdist.scheduler import LoadGroupScheduling
+from xdist.scheduler import LoadFileScheduling
 
-GROUPS = {"tests/stack/": "stack"}
-"""Folder (relative to the repository) -> the xdist group of every test in it."""
+GROUPS = {"tests/stack/": "tests/stack (one local stack per session)"}
+"""Folder (relative to the repository) -> the one work unit of every test under it."""
 
 
-class FileGroupScheduling(LoadGroupScheduling):
-    """``loadgroup`` whose ungrouped tests go out a file at a time (``loadfile``)."""
+class FileGroupScheduling(LoadFileScheduling):
+    """``loadfile`` in which each folder of ``GROUPS`` is one unit."""
 
     def _split_scope(self, nodeid: str) -> str:
-        group = super()._split_scope(nodeid)
-        return group if group != nodeid else nodeid.split("::", 1)[0]
-
-
-def mark_groups(items: list[pytest.Item]) -> None:
-    """Put every test under a folder of ``GROUPS`` in that folder's xdist group."""
-    for item in items:
-        group = next((name for folder, name in GROUPS.items() if item.nodeid.startswith(folder)), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        grouped = (unit for folder, unit in GROUPS.items() if nodeid.startswith(folder))
+        return next(grouped, super()._split_scope(nodeid))
