@@ -10,7 +10,7 @@ Printed:
   over MCP Streamable HTTP from 4 concurrent SDK clients (each its own process) against
   ``policy-kb serve --servers governance`` in its own process, the same from 1 client, ``GET /query`` from
   4 concurrent httpx clients, and over stdio (the SDK's stdio client starting
-  ``python -m mcp_service --stdio governance``). Goal: p95 <= 25 ms over HTTP with 4 clients (PRD: 500 ms).
+  ``python -m mcp_service --stdio``). Goal: p95 <= 25 ms over HTTP with 4 clients (PRD: 500 ms).
 
 Every measured question is new to the server (the documents' titles, phrased differently per interface),
 so each request pays for its query embedding: the encoder's memo of recent questions is not what is timed.
@@ -167,7 +167,7 @@ async def _stdio(env: dict[str, str], questions: list[str]) -> list[float]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_service", "--stdio", "governance"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_service", "--stdio"],
                                    env=os.environ | env, cwd=ROOT)  # fmt: skip
     samples: list[float] = []
     with open(os.devnull, "w") as errlog:

@@ -5,8 +5,9 @@ runs several servers in one process, each on its own port (``DOCUMENT_STORE_PORT
 the document store) and all over one ``Stores`` (``lib.composition``), each server opening only the stores it
 uses; an interrupt stops them all. Every server module has the same shape (``ServerModule``).
 
-``python -m mcp_service --stdio governance`` (``policy-kb serve --stdio --servers governance``) serves one
-server over stdin/stdout instead, for a client that starts it as a subprocess (Claude Code's ``.mcp.json``).
+``python -m mcp_service --stdio`` (``policy-kb serve --stdio --servers governance``) serves one server over
+stdin/stdout instead, for a client that starts it as a subprocess (Claude Code's ``.mcp.json``). Both entry points
+read their options with one parser (``mcp_service.arguments``).
 """
 
 from __future__ import annotations
@@ -163,14 +164,10 @@ def serve_stdio(settings: Settings | None = None, *, servers: Sequence[str] = ("
 
 
 def main(argv: Sequence[str]) -> None:
-    if argv[:1] != ["--stdio"]:
-        serve()
-        return
-    try:
-        serve_stdio(servers=list(argv[1:]) or ["governance"])
-    except InvalidArgumentError as exc:
-        print(f"error ({exc.error_type}): {exc.message}", file=sys.stderr)
-        raise SystemExit(2) from None
+    """``python -m mcp_service [--servers S] [--host H] [--port P] [--stdio]``: the options of ``policy-kb serve``."""
+    from mcp_service.arguments import run_serve_command
+
+    run_serve_command(argv, prog="python -m mcp_service")
 
 
 if __name__ == "__main__":

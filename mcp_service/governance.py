@@ -1,7 +1,7 @@
 """The ``governance`` server (spec 004): its tools (``tools.governance``) in the shared
 app shape (``app.create_mcp_app``) on ``GOVERNANCE_PORT`` (3005), with ``GET /query`` and a ``/health``
 that reports the index (``rest.governance``); and the same tools over stdio for Claude Code
-(``policy-kb serve --stdio --servers governance``, ``python -m mcp_service --stdio governance``).
+(``policy-kb serve --stdio --servers governance``, ``python -m mcp_service --stdio``).
 
 Over stdio, stdout is the protocol's wire: logging goes to stderr, anything printed while the stores
 open is sent to stderr too, and once serving the SDK points file descriptor 1 at stderr.

@@ -50,36 +50,16 @@ def answer_from_decisions(stores: Stores) -> None:
     print_governance_answer(query_governance(stores.governance, DECISION_QUESTION, top_k=1))
 
 
-@app.command()
-def serve(
-    host: Annotated[str | None, typer.Option(help="Bind address (default POLICY_KB_HOST)")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (default POLICY_KB_PORT, 3003)")] = None,
-    servers: Annotated[
-        str,
-        typer.Option(
-            help="Comma-separated: policy-kb (POLICY_KB_PORT, 3003), document-store (DOCUMENT_STORE_PORT, 3002), "
-            "kb (KB_MCP_PORT, 3004), governance (GOVERNANCE_PORT, 3005)"
-        ),
-    ] = "policy-kb",
-    stdio: Annotated[
-        bool, typer.Option("--stdio", help="Serve one server (governance) over stdin/stdout, for Claude Code")
-    ] = False,
-) -> None:
-    """Serve the MCP server (/mcp, /sse), the REST API (/api/v1) and /health until interrupted.
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def serve(ctx: typer.Context) -> None:
+    """Serve MCP servers (/mcp, /sse), the REST API (/api/v1) and /health until interrupted; --help for options.
 
-    With several --servers, each has its own port with its own /mcp, /sse, /messages/ and /health.
+    [--servers S[,S...]] [--host H] [--port P] [--stdio]: the options of ``python -m mcp_service``, read by the
+    same parser. With several --servers, each has its own port with its own /mcp, /sse, /messages/ and /health.
     With --stdio, one server speaks MCP over stdin/stdout (nothing else is written to stdout)."""
-    from mcp_service.__main__ import serve as run_service
-    from mcp_service.__main__ import serve_stdio
+    from mcp_service.arguments import run_serve_command
 
-    names = [s.strip() for s in servers.split(",") if s.strip()]
-    try:
-        if stdio:
-            serve_stdio(load_settings(), servers=names)
-            return
-        run_service(load_settings(), host=host, port=port, servers=names)
-    except KBError as exc:
-        fail(exc)
+    run_serve_command(ctx.args, prog="policy-kb serve")
 
 
 @app.command()

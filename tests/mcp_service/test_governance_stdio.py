@@ -42,7 +42,7 @@ def query_log_lines(stderr: str) -> list[dict[str, Any]]:
 @pytest.mark.anyio
 async def test_python_m_mcp_service_stdio_lists_the_tools_and_answers(governance_service: Service) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_service", "--stdio", "governance"], env=stdio_env(governance_service),
+        command=sys.executable, args=["-m", "mcp_service", "--stdio"], env=stdio_env(governance_service),
         cwd=ROOT,
     )  # fmt: skip
     with tempfile.TemporaryFile("w+") as errlog:
