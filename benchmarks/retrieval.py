@@ -155,8 +155,7 @@ def run_queries(
         started = time.perf_counter()
         hits = search_policy(stores, text, sources=[source], n_results=n, mode=mode).results
         millis.append((time.perf_counter() - started) * 1000)
-        score = {"dense": "dense_score"}.get(mode, "relevance_score")
-        results[qid] = [(h.chunk_id, h.section_ref, float(getattr(h, score, None) or h.relevance_score)) for h in hits]
+        results[qid] = [(h.chunk_id, h.section_ref, h.score) for h in hits]
     return results, millis
 
 

@@ -20,7 +20,7 @@ def ids(result: SearchResult) -> list[str]:
     return [h.chunk_id for h in result.results]
 
 
-SCORES = {"relevance_score", "dense_score", "lexical_score"}
+SCORES = {"relevance_score", "score", "dense_score", "lexical_score"}
 
 
 def assert_same_result(a: SearchResult, b: SearchResult) -> None:

@@ -20,7 +20,8 @@ def print_result(result: SearchResult, *, width: int = 100) -> None:
         typer.echo(
             f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref}"
             + (f" (supporting {hit.supports})" if hit.supports else "")
-            + f" · page {hit.page_number}  (relevance {hit.relevance_score:.2f})"
+            + f" · page {hit.page_number}"
+            + (f"  (relevance {hit.relevance_score:.2f})" if hit.relevance_score is not None else "")
         )
         print_snippet(hit.text, width)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 ALREADY_INGESTED_MESSAGE = "Document has already been ingested with the same content"
 
@@ -53,13 +53,18 @@ IngestResult = IngestSuccess | AlreadyIngested | SkippedDocument
 
 
 class DocumentHit(BaseModel):
-    """One chunk found. ``relevance_score`` (0..1) is the ranking's own: the spec's ``1 - L2 / 2`` in
-    ``dense`` mode, the share of the best possible BM25 score in ``lexical``, the fused relevance in
-    ``hybrid``. ``dense_score`` and ``lexical_score`` are each leg's 0..1 score when that leg found it."""
+    """One chunk found. ``relevance_score`` is spec 003 FR-002's ``max(0, 1 - L2 / 2)`` in every mode that embeds
+    the query; ``score`` (0..1) is the ranking's own, the order of the results: the fused relevance in
+    ``hybrid``, ``relevance_score`` in ``dense``, the share of the best possible BM25 score in ``lexical``.
+    ``dense_score`` and ``lexical_score`` are each leg's 0..1 score when that leg found it."""
 
     chunk_id: str
     text: str
-    relevance_score: float
+    relevance_score: float | None = Field(
+        description="max(0, 1 - L2 distance / 2) between the query's and the chunk's embeddings (spec 003 FR-002); "
+        "null in lexical mode, where no query is embedded"
+    )
+    score: float = Field(description="The ranking's score in 0..1, results best first by it")
     metadata: dict[str, Any]
     dense_score: float | None = None
     lexical_score: float | None = None

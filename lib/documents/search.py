@@ -15,6 +15,7 @@ from lib.documents.classification import check_document_type
 from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
+from lib.retrieval.corpus_index import dense_relevances
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks
@@ -46,6 +47,7 @@ def search_application_docs(
     depth = leg_depth(search_mode, max_results)
 
     dense: list[tuple[StoredChunk, float]] = []
+    vector = None
     if search_mode != SearchMode.LEXICAL:
         vector = stores.embedder.embed_queries([query])[0]
         dense = [
@@ -56,15 +58,35 @@ def search_application_docs(
         answer = stores.index.indexes.lexical(query, depth, indexes, rows, scope)
         lexical = [(chunk, score / answer.ceiling) for chunk, score in answer.hits]
     ranked = rank_chunks(search_mode, dense, lexical, max_results)
-    results = [_hit(r.chunk, r.relevance, dense=r.dense_score, lexical=r.lexical_score) for r in ranked]
+    relevances: dict[str, float] = {}
+    if vector is not None:  # spec 003 FR-002's relevance also for a hit only the lexical leg found
+        relevances = dense_relevances(vector, [r.chunk.id for r in ranked if r.dense_score is None], indexes or [])
+    results = [
+        _hit(
+            r.chunk,
+            r.relevance,
+            dense=r.dense_score,
+            lexical=r.lexical_score,
+            relevance_score=r.dense_score if r.dense_score is not None else relevances.get(r.chunk.id),
+        )
+        for r in ranked
+    ]
     return DocumentSearchResult(query=query, mode=search_mode.value, results_count=len(results), results=results)
 
 
-def _hit(chunk: StoredChunk, score: float, *, dense: float | None = None, lexical: float | None = None) -> DocumentHit:
+def _hit(
+    chunk: StoredChunk,
+    score: float,
+    *,
+    relevance_score: float | None = None,
+    dense: float | None = None,
+    lexical: float | None = None,
+) -> DocumentHit:
     return DocumentHit(
         chunk_id=chunk.id,
         text=chunk.text,
-        relevance_score=round(score, 4),
+        relevance_score=None if relevance_score is None else round(relevance_score, 4),
+        score=round(score, 4),
         metadata=chunk.metadata,
         dense_score=None if dense is None else round(dense, 4),
         lexical_score=None if lexical is None else round(lexical, 4),

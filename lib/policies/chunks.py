@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -32,10 +32,10 @@ from lib.dates import to_int
 from lib.models import Chunk
 from lib.policies.models import Policy, Revision
 from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, Stamp, lexical_search
+from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, Stamp, dense_relevances, lexical_search
 from lib.retrieval.heading import lexical_text
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S
-from lib.stores.chroma import ChunkCollection, StoredChunk, where_all, where_in
+from lib.stores.chroma import ChunkCollection, StoredChunk, relevance, where_all, where_in
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +239,24 @@ class PolicyVectorStore(ChunkCollection):
             return list(self.indexes.dense(query, n_results, blocks))
         self.fallback_searches += 1
         return self.query(query, n_results, revision_filter(sorted(revisions)))
+
+    def dense_relevances(
+        self, embedding: Sequence[float] | np.ndarray, ids: Collection[str], revisions: Mapping[str, Revision]
+    ) -> dict[str, float]:
+        """``max(0, 1 - L2 distance / 2)`` of each chunk of ``ids`` (chunks of ``revisions``) to ``embedding``:
+        from the held slices, else from the vectors Chroma stores for just those ids."""
+        if not ids:
+            return {}
+        query = np.asarray(embedding, dtype=np.float32).reshape(-1)
+        blocks = self.held_blocks(revisions)
+        if blocks is not None:
+            return dense_relevances(query, ids, blocks)
+        stored = self.collection.get(ids=list(ids), include=["embeddings"])
+        vectors = stored["embeddings"] if stored["embeddings"] is not None else []
+        return {
+            str(chunk_id): relevance(float(np.sum((np.asarray(vector, dtype=np.float32) - query) ** 2)))
+            for chunk_id, vector in zip(stored["ids"], vectors, strict=True)
+        }
 
     def lexical_search(self, query: str, n_results: int, revisions: Mapping[str, Revision]) -> LexicalAnswer:
         """The ``n_results`` chunks of ``revisions`` best for ``query`` by BM25 over exactly those revisions'

@@ -104,7 +104,7 @@ class SectionMatch(BaseModel):
     chapter: str
     page_numbers: list[int]
     score: float = Field(description="Cosine similarity of its best-matching passage to the compared section's")
-    retrieval_score: float = Field(description="The search's relevance_score of its best chunk (the candidate step)")
+    retrieval_score: float = Field(description="The search's score of its best chunk (the candidate step)")
     passage: str = Field(description="Its paragraph or point that matched best")
 
 
@@ -194,7 +194,7 @@ def best_matches(
     candidates: dict[str, float] = {}
     for hit in result.results:
         if hit.revision_id == revision.revision_id and (definitions or not hit.section_ref.startswith(_DEFINITIONS)):
-            candidates.setdefault(hit.section_ref, hit.relevance_score)
+            candidates.setdefault(hit.section_ref, hit.score)
         if len(candidates) == CANDIDATE_SECTIONS:
             break
     if not candidates:

@@ -186,9 +186,20 @@ class Resolution(BaseModel):
 
 
 class SearchHit(BaseModel):
+    """One chunk found. ``relevance_score`` is spec 000 FR-001's, in every mode that embeds the query: the chunk's
+    ``max(0, 1 - L2 distance / 2)`` to the query; ``score`` is the ranking's own, by which results are ordered."""
+
     chunk_id: str
     text: str
-    relevance_score: float
+    relevance_score: float | None = Field(
+        description="max(0, 1 - L2 distance / 2) between the query's and the chunk's embeddings (the cosine "
+        "similarity), as spec 000 FR-001 defines it; null in lexical mode, where no query is embedded"
+    )
+    score: float = Field(
+        description="The ranking's score in 0..1, results best first by it: in hybrid mode the fusion of both legs "
+        "(a policy placed just above the best paragraph explaining it takes that paragraph's score); in dense mode "
+        "relevance_score; in lexical mode the BM25 score over its maximum for the query"
+    )
     source: str
     revision_id: str
     version_label: str

@@ -11,13 +11,14 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
 ``Embedder.embed_queries`` (ONNX when the service has exported it).
 
 ``mode`` (``lib.retrieval.SearchMode``) picks the ranking; the same ``searchable_revisions`` feed every leg:
-- ``dense``: the vector part alone, exactly as above; ``relevance_score = max(0, 1 - L2 distance / 2)``.
+- ``dense``: the vector part alone, exactly as above; ``score = relevance_score = max(0, 1 - L2 distance / 2)``.
 - ``lexical``: BM25 over the same revisions' chunks (``PolicyVectorStore.lexical_search``), IDF over just
-  them; ``relevance_score`` is the BM25 score over its least upper bound for the query (the share of the
-  query's weight a chunk carries). No query is embedded.
+  them; ``score`` is the BM25 score over its least upper bound for the query (the share of the query's weight
+  a chunk carries). No query is embedded, so ``relevance_score`` is null.
 - ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.rank_chunks``: a convex
-  combination of the dense relevance and the BM25 score over its ceiling); ``relevance_score`` is the fused
-  relevance.
+  combination of the dense relevance and the BM25 score over its ceiling); ``score`` is the fused relevance,
+  the order of the results. ``relevance_score`` stays spec 000 FR-001's ``max(0, 1 - L2 / 2)`` for every hit
+  (for one only the lexical leg found, from its held vector: ``PolicyVectorStore.dense_relevances``).
 Every hit carries ``dense_score`` and ``lexical_score`` from the legs whose candidates held it. A section's
 best chunk alone is returned (``PER_SECTION``): a top 5 of five citations, not one paragraph three times
 (``get_policy_section`` gives the whole section). In ``hybrid``, a policy ranks at least as high as the best
@@ -85,6 +86,7 @@ def _hit(
     revision: Revision,
     score: float,
     *,
+    relevance_score: float | None = None,
     dense_score: float | None = None,
     lexical_score: float | None = None,
 ) -> SearchHit:
@@ -92,7 +94,8 @@ def _hit(
     return SearchHit(
         chunk_id=chunk.id,
         text=chunk.text,
-        relevance_score=round(score, 6),
+        relevance_score=None if relevance_score is None else round(relevance_score, 6),
+        score=round(score, 6),
         source=revision.source,
         revision_id=revision.revision_id,
         version_label=revision.version_label,
@@ -185,8 +188,17 @@ def _ranked(
     if mode == SearchMode.HYBRID and any(hit.chunk.metadata.get("supports") for hit in ranked):
         # Only a paragraph of justification in the top n can bring its policy into it: rank deeper to find it.
         ranked = policies_before_their_justification(ranking(depth))[:n_results]
+    unscored = [r.chunk.id for r in ranked if r.dense_score is None]
+    relevances = stores.vectors.dense_relevances(vector, unscored, revisions) if vector is not None else {}
     return [
-        _hit(r.chunk, revision, r.relevance, dense_score=r.dense_score, lexical_score=r.lexical_score)
+        _hit(
+            r.chunk,
+            revision,
+            r.relevance,
+            dense_score=r.dense_score,
+            lexical_score=r.lexical_score,
+            relevance_score=r.dense_score if r.dense_score is not None else relevances.get(r.chunk.id),
+        )
         for r in ranked
         if (revision := revisions.get(str(r.chunk.metadata.get("revision_ref")))) is not None
     ]

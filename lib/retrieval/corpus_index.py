@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
-from lib.stores.chroma import StoredChunk
+from lib.stores.chroma import StoredChunk, relevance
 
 T = TypeVar("T")
 
@@ -195,6 +195,25 @@ def exact_search(
         key=lambda c: c[:2],
     )[:n_results]
     return [index.chunk(row, d) for d, _, index, row in ranked]
+
+
+def _rows_by_id(index: CorpusIndex) -> dict[str, int]:
+    return {chunk_id: row for row, chunk_id in enumerate(index.ids)}
+
+
+def dense_relevances(query: np.ndarray, ids: Collection[str], indexes: Sequence[CorpusIndex]) -> dict[str, float]:
+    """``max(0, 1 - L2 distance / 2)`` between ``query`` and each chunk of ``ids`` that ``indexes`` hold, from the
+    held vectors (nothing re-embedded): the relevance of a hit the dense leg did not list, such as a lexical hit
+    of a hybrid search (spec 000 FR-001's ``relevance_score``), computed as ``exact_search`` computes its own."""
+    query = np.asarray(query, dtype=np.float32).reshape(-1)
+    wanted = set(ids)
+    found: dict[str, float] = {}
+    for index in indexes:
+        rows = index.derived("rows_by_id", partial(_rows_by_id, index))
+        for chunk_id in wanted & rows.keys():
+            diff = index.embedding(rows[chunk_id]) - query
+            found[chunk_id] = relevance(float(diff @ diff))
+    return found
 
 
 @dataclass(frozen=True)

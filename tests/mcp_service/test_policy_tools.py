@@ -21,8 +21,8 @@ pytestmark = pytest.mark.anyio
 
 HIGHWAYS = "When should development be refused on highways grounds?"
 DEC_2024, DRAFT = "rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"
-HIT_FIELDS = {"chunk_id", "text", "relevance_score", "source", "revision_id", "version_label", "section_ref",
-              "page_number"}  # fmt: skip
+HIT_FIELDS = {"chunk_id", "text", "relevance_score", "score", "source", "revision_id", "version_label",
+              "section_ref", "page_number"}  # fmt: skip
 
 
 # -- search_policy (FR-001) -----------------------------------------------------------------------
@@ -37,8 +37,9 @@ async def test_search_as_of_a_date_returns_only_that_revision_with_spec_fields(n
     assert out["results_count"] == len(out["results"]) == 10
     assert {h["revision_id"] for h in out["results"]} == {DEC_2024}
     assert set(out["results"][0]) >= HIT_FIELDS
-    scores = [h["relevance_score"] for h in out["results"]]
+    scores = [h["score"] for h in out["results"]]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    assert all(0 <= h["relevance_score"] <= 1 for h in out["results"])
 
 
 async def test_search_without_a_date_sees_every_revision_superseded_included(nppf_service: Service) -> None:

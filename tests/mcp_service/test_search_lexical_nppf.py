@@ -45,8 +45,8 @@ def test_lexical_search_finds_a_numbered_reference_that_dense_search_misses(nppf
     lexical = top5(nppf_service, query, "lexical")
     assert any(wanted(h) for h in lexical), [h.section_ref for h in lexical]
     assert all(h.lexical_score is not None and h.dense_score is None for h in lexical)
-    assert [h.relevance_score for h in lexical] == sorted((h.relevance_score for h in lexical), reverse=True)
-    assert all(0.0 < h.relevance_score <= 1.0 for h in lexical)
+    assert [h.score for h in lexical] == sorted((h.score for h in lexical), reverse=True)
+    assert all(0.0 < h.score <= 1.0 and h.relevance_score is None for h in lexical)
     dense = top5(nppf_service, query, "dense")
     assert not any(wanted(h) for h in dense), [h.section_ref for h in dense]
 

@@ -81,8 +81,9 @@ async def test_dated_searches_through_a_replica_find_what_the_embedded_default_f
     expected = [(h.revision_id, h.section_ref, h.page_number) for h in local.results]
     assert served["status"] == "success"
     assert hits(served["results"]) == expected and expected
-    scores = [h["relevance_score"] for h in served["results"][:TOP]]
-    assert scores == pytest.approx([h.relevance_score for h in local.results], abs=1e-3)
+    for score in ("relevance_score", "score"):
+        served_scores = [h[score] for h in served["results"][:TOP]]
+        assert served_scores == pytest.approx([getattr(h, score) for h in local.results], abs=1e-3)
 
 
 async def test_a_day_before_the_first_revision_finds_nothing_in_both(

@@ -98,10 +98,11 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
         """Search ingested application documents by meaning and exact terms, best first; the filters apply
         to both rankings before anything is ranked.
 
-        Each result has chunk_id, text, relevance_score (0..1: in dense mode the spec's
-        max(0, 1 - L2 distance / 2); in lexical mode the share of the best possible BM25 score; in hybrid the
-        fused rank score, 1 only for a chunk both rankings put first), dense_score and lexical_score (each
-        ranking's 0..1 score, null when it did not find the chunk), and metadata: application_ref,
+        Results are best first by score (0..1: in hybrid the fused rank score, 1 only for a chunk both rankings
+        put first; in dense mode relevance_score; in lexical mode the share of the best possible BM25 score).
+        Each result has chunk_id, text, relevance_score (the spec's max(0, 1 - L2 distance / 2), null in lexical
+        mode), score, dense_score and lexical_score (each ranking's 0..1 score, null when it did not find the
+        chunk), and metadata: application_ref,
         document_id, source_file, document_type, page_numbers (comma-separated), chunk_index, total_chunks,
         extraction_method, char_count, word_count."""
         search = partial(work.search, stores, query, application_ref, document_types, max_results, mode)

@@ -18,9 +18,10 @@ class SearchOutput(BaseModel):
     effective_date: str | None
     results_count: int
     results: list[SearchHit] = Field(
-        description="Best first. relevance_score in 0..1: in dense mode max(0, 1 - L2 distance / 2); in lexical "
-        "mode the BM25 score over its maximum for the query; in hybrid the rank fusion of both, 1 for a chunk "
-        "both rank first (a policy ranks just above the best paragraph explaining it, with that relevance). One "
+        description="Best first by score (0..1): in hybrid the rank fusion of both rankings, 1 for a chunk both "
+        "rank first (a policy ranks just above the best paragraph explaining it, with that score); in dense mode "
+        "relevance_score; in lexical mode the BM25 score over its maximum for the query. relevance_score: spec "
+        "000 FR-001's max(0, 1 - L2 distance / 2) in every mode but lexical (null there). One "
         "chunk per section. dense_score / lexical_score: each ranking's own score, null where it did not find the "
         "chunk. supports: for a paragraph of a plan's reasoned justification, the policy it explains."
     )

@@ -126,9 +126,10 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
 
         With effective_date, only chunks of the revision of each policy in force on that day are searched,
         so an answer cites the policy as it stood then; a date before a policy's first revision returns no
-        results for it. Each result carries chunk_id, text, relevance_score, source, revision_id,
-        version_label, section_ref and page_number for the citation, and dense_score / lexical_score from
-        the rankings that found it."""
+        results for it. Results are best first by score (hybrid: both rankings fused). Each carries chunk_id,
+        text, relevance_score (max(0, 1 - L2 distance / 2), the cosine similarity of query and chunk; null in
+        lexical mode), score, source, revision_id, version_label, section_ref and page_number for the citation,
+        and dense_score / lexical_score from the rankings that found it."""
         job = partial(work.search, stores, query=query, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
         return await run_tool("search_policy", job, search_threads=stores.settings.search.threads)

@@ -86,8 +86,9 @@ def test_search_finds_the_highways_paragraph_with_its_page_and_spec_metadata(ing
     assert "33" in top.metadata["page_numbers"].split(",")
     assert top.metadata["source_file"] == NPPF_2024.name
     assert top.chunk_id.startswith(f"{ingested.nppf.document_id}_0")
-    scores = [hit.relevance_score for hit in found.results]
+    scores = [hit.score for hit in found.results]
     assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    assert all(hit.relevance_score is not None and 0.0 <= hit.relevance_score <= 1.0 for hit in found.results)
 
 
 def test_application_ref_filter_keeps_to_one_application(ingested: Ingested) -> None:

@@ -91,6 +91,15 @@ def holds(hit_text: str, *words: str) -> bool:
     return all(word in hit_text for word in words)
 
 
+def spec_relevance(corpus: Corpus, query: str, chunk_id: str) -> float:
+    """Spec 003 FR-002's relevance, computed here: ``max(0, 1 - L2 / 2)`` of the query's embedding and the
+    embedding Chroma stores for the chunk."""
+    query_vector = corpus.stores.documents.embedder.embed_queries([query])[0]
+    stored = corpus.stores.documents.chunks.collection.get(ids=[chunk_id], include=["embeddings"])
+    distance = float(np.sum((np.asarray(stored["embeddings"][0], dtype=np.float32) - query_vector) ** 2))
+    return max(0.0, 1.0 - distance / 2.0)
+
+
 # --- exact terms -----------------------------------------------------------------------------------------------
 
 
@@ -105,7 +114,10 @@ def test_an_exact_application_reference_is_found_by_lexical_and_hybrid_where_den
     assert lexical.results_count == 1  # no other chunk holds the reference
     top = hybrid.results[0]
     assert hybrid.mode == "hybrid" and holds(top.text, TARGET)
-    assert top.lexical_score == lexical.results[0].relevance_score and 0.0 < top.relevance_score <= 1.0
+    assert top.lexical_score == lexical.results[0].score and 0.0 < top.score <= 1.0
+    # Spec 003 FR-002: relevance_score = max(0, 1 - L2 / 2) of the query's and the chunk's embeddings, also for a
+    # hit only the lexical leg found (the dense leg missed it: above).
+    assert top.dense_score is None and top.relevance_score == round(spec_relevance(corpus, TARGET, top.chunk_id), 4)
 
 
 def test_a_street_name_is_found_by_lexical_and_hybrid(corpus: Corpus) -> None:
@@ -122,16 +134,17 @@ def test_scores_are_in_zero_to_one_and_say_which_leg_found_each_hit(corpus: Corp
         found = search_application_docs(
             corpus.stores.documents, "highway safety refusal Kidlington", mode=mode, max_results=20
         )
-        scores = [hit.relevance_score for hit in found.results]
+        scores = [hit.score for hit in found.results]
         assert found.results and scores == sorted(scores, reverse=True)
         assert all(0.0 <= s <= 1.0 for s in scores)
         for hit in found.results:
             if mode == "dense":
-                assert hit.lexical_score is None and hit.dense_score == hit.relevance_score
+                assert hit.lexical_score is None and hit.dense_score == hit.relevance_score == hit.score
             if mode == "lexical":
-                assert hit.dense_score is None and hit.lexical_score == hit.relevance_score
+                assert hit.dense_score is None and hit.lexical_score == hit.score and hit.relevance_score is None
             if mode == "hybrid":
                 assert hit.dense_score is not None or hit.lexical_score is not None
+                assert hit.relevance_score is not None and 0.0 <= hit.relevance_score <= 1.0
 
 
 def test_an_unknown_mode_is_invalid_argument(corpus: Corpus) -> None:
@@ -200,7 +213,7 @@ def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(c
     expected = bm25_search(query, [block], 50)
     ceiling = bm25_ceiling(query, [block])
     assert [h.chunk_id for h in found.results] == [chunks[h.row].id for h in expected]
-    assert [h.relevance_score for h in found.results] == [round(h.score / ceiling, 4) for h in expected]
+    assert [h.score for h in found.results] == [round(h.score / ceiling, 4) for h in expected]
 
 
 # --- consistency across replicas ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import numpy as np
 import pytest
 
 from lib.composition import Stores
@@ -20,7 +21,7 @@ from lib.policies.chunks import chunk_id, chunk_metadata
 from lib.policies.ingest import store_chunks
 from lib.policies.lifecycle import create_revision, remove_revision, update_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionUpdate
-from lib.policies.search import search_policy, search_policy_batch
+from lib.policies.search import search_policy, search_policy_batch, searchable_revisions
 from lib.policies.sections import get_policy_section
 from lib.policies.stores import PolicyStores
 from lib.stores.chroma import relevance
@@ -223,7 +224,8 @@ def test_lexical_mode_finds_a_paragraph_by_its_number_and_scores_in_0_1(nppf: Po
     result = search_policy(nppf, "para 116", effective_date="2025-06-01", mode="lexical")
     top = result.results[0]
     assert (top.section_ref, top.revision_id) == ("Para 116", "rev_NPPF_2024_12")
-    assert 0 < top.relevance_score <= 1 and top.lexical_score is not None and top.dense_score is None
+    assert 0 < top.score <= 1 and top.lexical_score is not None and top.dense_score is None
+    assert top.relevance_score is None  # no query is embedded in lexical mode
     before = search_policy(nppf, "para 116", effective_date="2024-01-01", mode="lexical")
     assert revisions_of(before) <= {"rev_NPPF_2023_09"} and "Para 116" not in {h.section_ref for h in before.results}
     assert search_policy(nppf, "unheard of words", mode="lexical").results == []
@@ -236,10 +238,9 @@ def test_every_mode_keeps_the_date_filter_and_hybrid_carries_both_legs_scores(np
     hybrid = search_policy(nppf, "highways grounds", effective_date="2025-06-01", n_results=3)
     top = hybrid.results[0]
     assert top.section_ref == "Para 116" and top.dense_score is not None and top.lexical_score is not None
-    assert [h.relevance_score for h in hybrid.results] == sorted((h.relevance_score for h in hybrid.results),
-                                                                 reverse=True)  # fmt: skip
+    assert [h.score for h in hybrid.results] == sorted((h.score for h in hybrid.results), reverse=True)
     dense = search_policy(nppf, "highways grounds", effective_date="2025-06-01", n_results=3, mode="dense")
-    assert all(h.dense_score == h.relevance_score and h.lexical_score is None for h in dense.results)
+    assert all(h.dense_score == h.relevance_score == h.score and h.lexical_score is None for h in dense.results)
 
 
 def test_an_unknown_mode_is_an_invalid_argument(nppf: PolicyStores) -> None:
@@ -282,5 +283,29 @@ def test_in_hybrid_a_policy_ranks_just_above_the_paragraph_that_explains_it(stor
     assert [hit.section_ref for hit in dense][:2] == ["Para 3.1", "Policy H1"]  # the paragraph matches better
     hybrid = search_policy(stores.policies, question, n_results=3, mode="hybrid").results
     assert [hit.section_ref for hit in hybrid][:2] == ["Policy H1", "Para 3.1"]
-    assert hybrid[0].relevance_score == hybrid[1].relevance_score
+    assert hybrid[0].score == hybrid[1].score  # the policy takes its paragraph's place in the ranking ...
+    assert [hit.relevance_score for hit in hybrid[:2]] == [dense[1].relevance_score, dense[0].relevance_score]
     assert hybrid[1].supports == "Policy H1" and hybrid[0].supports is None
+
+
+def test_relevance_score_is_the_specs_distance_for_every_hit_and_hybrid_is_ordered_by_the_fused_score(
+    nppf: PolicyStores,
+) -> None:
+    """Spec 000 FR-001: ``relevance_score = max(0, 1 - L2 distance / 2)``, here recomputed from the query's embedding
+    and the vectors Chroma stores, for each hybrid hit; the order is the fused ``score``'s. A hit only the lexical
+    leg listed (a corpus larger than the dense leg's depth) gets it from ``dense_relevances``, checked the same way
+    on every chunk."""
+    query, day = "highway safety refusal", "2025-06-01"
+    hits = search_policy(nppf, query, effective_date=day, n_results=10, mode="hybrid").results
+    assert len(hits) >= 2 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    query_vector = nppf.embedder.embed_queries([query])[0]
+    stored = nppf.vectors.collection.get(include=["embeddings"])
+    expected = {
+        chunk_id: max(0.0, 1.0 - float(np.sum((np.asarray(vector, dtype=np.float32) - query_vector) ** 2)) / 2.0)
+        for chunk_id, vector in zip(stored["ids"], stored["embeddings"], strict=True)
+    }
+    for hit in hits:
+        assert hit.relevance_score == pytest.approx(expected[hit.chunk_id], abs=2e-6), hit.section_ref
+    revisions = searchable_revisions(nppf.registry, None, None)
+    computed = nppf.vectors.dense_relevances(query_vector, list(expected), revisions)
+    assert computed == pytest.approx(expected, abs=2e-6)
