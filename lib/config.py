@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -121,7 +121,14 @@ class ChromaSettings(SettingsGroup):
         "application_docs", "CHROMA_DOCUMENT_COLLECTION", "Application-document chunks (spec 003 FR-008)"
     )
     kb_collection: str = _collection("kb_docs", "CHROMA_KB_COLLECTION", "Notes and uploaded files")
-    governance_collection: str = _collection("governance_docs", "CHROMA_GOVERNANCE_COLLECTION", "Governance chunks")
+    governance_collection: str = Field(
+        default="governance_docs",
+        min_length=3,
+        max_length=63,
+        alias="CHROMA_GOVERNANCE_COLLECTION",
+        validation_alias=AliasChoices("CHROMA_GOVERNANCE_COLLECTION", "CHROMA_COLLECTION"),
+        description="Governance chunks; CHROMA_COLLECTION, spec 004's name for it, is read when this is unset",
+    )
 
 
 class ObjectStoreSettings(SettingsGroup):

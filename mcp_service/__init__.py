@@ -8,7 +8,7 @@ Where things are:
     policy_kb.py         ``policy-kb-mcp`` (specs 000/001): policies in time, with the REST API
     document_store.py    ``document-store-mcp`` (spec 003): application documents
     kb.py                ``kb-mcp`` (spec 002): notes and files in collections, over the kb engine's HTTP API
-    governance.py        ``governance-mcp`` (spec 004): governance documents in force, with ``GET /query``
+    governance.py        ``governance-rag`` (spec 004): governance documents in force, with ``GET /query``
     tools/               one package per server's tools, laid out alike; their envelope
     transports/          ``/mcp`` (the SDK's Streamable HTTP), the SSE relay, request bodies
     rest/                the ``/api/v1`` REST API and the governance server's ``/query``

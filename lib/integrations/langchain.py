@@ -11,6 +11,12 @@ server instead loads the MCP tools with ``langchain-mcp-adapters`` (see the READ
 - ``governance_tool(stores)``: a ``StructuredTool`` named ``query_governance`` with the MCP tool's arguments;
   the model reads the citation text (``[id] (file_path) score`` ...), the answer's JSON is the tool
   message's ``artifact``; a failure (``index_not_built``, ``invalid_date``) comes back as the tool's text.
+
+PRD-0010's own names work too, as thin aliases over the above: ``GovernanceRetriever()`` without ``stores``
+opens the stores the environment names (``load_settings``; ``CHROMA_COLLECTION`` or
+``CHROMA_GOVERNANCE_COLLECTION``), ``GovernanceRetriever().query(q, top_k=5)`` returns passages with ``text``,
+``score`` and ``metadata`` (a dict: ``r.metadata.get("id")``), and ``create_governance_tool()`` is
+``governance_tool`` over those stores.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field
 
+from lib.config import load_settings
 from lib.errors import KBError
 from lib.governance.models import GovernanceHit
-from lib.governance.stores import GovernanceStores
+from lib.governance.stores import GovernanceStores, open_governance_stores
 from lib.integrations.citations import render_answer
 from lib.integrations.query_log import logged_query
 
@@ -38,10 +45,28 @@ TOOL_DESCRIPTION = (
 Mode = Literal["hybrid", "dense", "lexical"]
 
 
-def hit_document(hit: GovernanceHit) -> Document:
+def hit_metadata(hit: GovernanceHit) -> dict[str, Any]:
     metadata: dict[str, Any] = hit.metadata.model_dump(mode="json")
     metadata.update(score=hit.score, dense_score=hit.dense_score, lexical_score=hit.lexical_score)
-    return Document(page_content=hit.text, metadata=metadata, id=f"{hit.metadata.id}:{hit.metadata.heading}")
+    return metadata
+
+
+def hit_document(hit: GovernanceHit) -> Document:
+    return Document(page_content=hit.text, metadata=hit_metadata(hit), id=f"{hit.metadata.id}:{hit.metadata.heading}")
+
+
+def stores_from_environment() -> GovernanceStores:
+    """The governance stores the environment names (``GovernanceRetriever()`` as PRD-0010 calls it)."""
+    return open_governance_stores(load_settings())
+
+
+class Passage(BaseModel):
+    """One result of ``GovernanceRetriever.query``, as PRD-0010's code reads it: ``r.text``, ``r.score``,
+    ``r.metadata.get("id")``, ``r.metadata.get("file_path")``."""
+
+    text: str
+    score: float
+    metadata: dict[str, Any]
 
 
 class GovernanceRetriever(BaseRetriever):
@@ -49,7 +74,7 @@ class GovernanceRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    stores: GovernanceStores
+    stores: GovernanceStores = Field(default_factory=stores_from_environment)
     top_k: int = Field(default=5, ge=1, le=20)
     doc_types: list[str] | None = None
     as_of: str | None = None
@@ -62,6 +87,14 @@ class GovernanceRetriever(BaseRetriever):
             include_inactive=self.include_inactive, mode=self.mode,
         )  # fmt: skip
         return [hit_document(hit) for hit in answer.results]
+
+    def query(self, question: str, top_k: int | None = None) -> list[Passage]:
+        """PRD-0010's ``retriever.query(question, top_k=5)``: the same search as ``invoke``, as passages."""
+        answer = logged_query(
+            self.stores, question, interface=INTERFACE, top_k=top_k or self.top_k, doc_types=self.doc_types,
+            as_of=self.as_of, include_inactive=self.include_inactive, mode=self.mode,
+        )  # fmt: skip
+        return [Passage(text=hit.text, score=hit.score, metadata=hit_metadata(hit)) for hit in answer.results]
 
 
 class QueryGovernanceInput(BaseModel):
@@ -98,3 +131,8 @@ def governance_tool(stores: GovernanceStores, *, mode: Mode = "hybrid") -> Struc
         response_format="content_and_artifact",
         handle_tool_error=True,
     )
+
+
+def create_governance_tool(stores: GovernanceStores | None = None) -> StructuredTool:
+    """PRD-0010's name: ``governance_tool`` over ``stores``, or over the stores the environment names."""
+    return governance_tool(stores or stores_from_environment())

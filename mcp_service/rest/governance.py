@@ -5,11 +5,12 @@ HTTP but not MCP, and ``GET /health`` that also says whether the index is built.
         200 {query, top_k, as_of, mode, results: [{text, score, dense_score, lexical_score, metadata}], took_ms}
         422 validation_error (no q, top_k outside 1..20), 400 invalid_date, 503 index_not_built
     GET /health
-        200 {status: ok, index: {built, documents, chunks, last_updated}}; 503 degraded when a store fails
+        200 {status: healthy, index_loaded, index: {built, documents, chunks, last_updated}, hint}
+        (spec 004's two fields first); 503 {status: degraded, index_loaded: false, error} when a store fails
 
 ``/query`` is the MCP tool's query (``logged_query``, so it writes the same log line) under the REST
 error body of ``rest.errors``. ``/health`` stays 200 while the index is empty: the process is alive and
-answers ``index_not_built``; a monitor reads ``index.built``.
+answers ``index_not_built``; a monitor reads ``index_loaded``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ class QueryResponse(BaseModel):
 
 
 class GovernanceHealth(BaseModel):
-    status: str = Field(description="ok, or degraded (HTTP 503) when the stores did not answer")
+    """Spec 004's ``{"status": "healthy", "index_loaded": ...}``, with what a monitor also wants to know."""
+
+    status: str = Field(description="healthy, or degraded (HTTP 503) when the stores did not answer")
+    index_loaded: bool = Field(description="Whether the index is built: queries answer instead of index_not_built")
     index: IndexState | None = None
     hint: str = Field(default="", description="What to do when the index is not built")
     error: str = ""
@@ -93,9 +97,10 @@ def governance_health(stores: GovernanceStores) -> Callable[[Request], Awaitable
             state = await anyio.to_thread.run_sync(governance_index_state, stores)
         except Exception as exc:
             logger.warning("health.governance_failed error=%s", type(exc).__name__)
-            body = GovernanceHealth(status="degraded", error=f"{type(exc).__name__}: {exc}"[:300])
+            body = GovernanceHealth(status="degraded", index_loaded=False, error=f"{type(exc).__name__}: {exc}"[:300])
             return JSONResponse(body.model_dump(mode="json"), status_code=503)
         hint = "" if state.built else f"The index is empty: run `{INGEST_COMMAND}`"
-        return JSONResponse(GovernanceHealth(status="ok", index=state, hint=hint).model_dump(mode="json"))
+        body = GovernanceHealth(status="healthy", index_loaded=state.built, index=state, hint=hint)
+        return JSONResponse(body.model_dump(mode="json"))
 
     return health

@@ -1,7 +1,7 @@
 """The MCP servers' tools, one package per server, each laid out alike:
 
     policies/     ``policy-kb-mcp`` (specs 000/001)      documents/    ``document-store-mcp`` (spec 003)
-    kb/           ``kb-mcp`` (spec 002)                  governance/   ``governance-mcp`` (spec 004)
+    kb/           ``kb-mcp`` (spec 002)                  governance/   ``governance-rag`` (spec 004)
 
     <server>/tools.py     ``SERVER_NAME``, ``INSTRUCTIONS`` and ``register_tools(server, stores)``: the typed handlers
     <server>/work.py      what each tool does: one call into ``lib`` over the server's stores, nothing about MCP

@@ -155,3 +155,11 @@ def test_sentinels_are_host_port_pairs_and_ask_for_one_replica_by_default(monkey
     monkeypatch.setenv("REDIS_SENTINELS", "10.0.0.1")
     with pytest.raises(ValueError, match="REDIS_SENTINELS"):
         Settings()
+
+
+def test_chroma_collection_from_spec_004_names_the_governance_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PRD-0010's configuration sets ``CHROMA_COLLECTION: governance_docs``; our own name wins when both are set."""
+    monkeypatch.setenv("CHROMA_COLLECTION", "spec_governance")
+    assert load_settings().chroma.governance_collection == "spec_governance"
+    monkeypatch.setenv("CHROMA_GOVERNANCE_COLLECTION", "our_governance")
+    assert load_settings().chroma.governance_collection == "our_governance"

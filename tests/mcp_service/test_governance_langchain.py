@@ -12,7 +12,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
-from lib.integrations.langchain import GovernanceRetriever, governance_tool
+from lib.integrations.langchain import GovernanceRetriever, create_governance_tool, governance_tool
 from tests.mcp_service.conftest import Service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +42,33 @@ def test_the_tool_answers_with_citation_text_and_the_answer_as_artifact(governan
     assert message.content.startswith("[PEP-0723] (") and message.artifact["results"][0]["metadata"]["id"] == "PEP-0723"
     refused = tool.invoke({**call, "args": {"question": QUESTION, "as_of": "someday"}})
     assert refused.status == "error" and refused.content.startswith("invalid_date: ")
+
+
+def test_the_prds_names_work_over_the_stores_the_environment_names(
+    governance_service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PRD-0010 (spec 004) Phase 3: ``GovernanceRetriever()`` with no arguments, ``.query(q, top_k=...)`` giving
+    results with ``text``, ``score`` and ``metadata.get('id')``, and ``create_governance_tool()`` whose tool
+    takes the question as a string; the collection named as the PRD's configuration names it."""
+    settings = governance_service.settings
+    for name, value in {
+        "REDIS_URL": settings.redis.url or "",
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "CHROMA_PERSIST_DIR": str(settings.chroma.persist_dir),
+        "CHROMA_COLLECTION": settings.chroma.governance_collection,
+        "MODEL_CACHE_DIR": str(settings.embeddings.model_cache_dir),
+        "OBJECT_STORE_URL": settings.objects.url or "",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CHROMA_GOVERNANCE_COLLECTION", raising=False)
+    results = GovernanceRetriever().query(QUESTION, top_k=2)
+    assert len(results) == 2
+    top = results[0]
+    assert top.metadata.get("id") == "PEP-0723" and top.metadata.get("file_path", "").endswith("pep-0723.rst")
+    assert 0 < top.score <= 1 and top.text
+    tool = create_governance_tool()
+    assert tool.name == "query_governance"
+    assert tool.invoke(QUESTION).startswith("[PEP-0723] (")
 
 
 def test_langchain_mcp_adapters_load_the_running_servers_tools_and_query(governance_service: Service) -> None:

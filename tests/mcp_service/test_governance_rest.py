@@ -49,7 +49,7 @@ def test_health_reports_the_index(governance_service: Service) -> None:
     response = httpx.get(f"{governance_service.url}/health", timeout=30)
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "ok" and body["hint"] == ""
+    assert (body["status"], body["index_loaded"], body["hint"]) == ("healthy", True, "")  # spec 004 F7
     index = body["index"]
     assert index["built"] is True and index["documents"] == len(list(GOVERNANCE_FIXTURES.rglob("*.*")))
     assert index["chunks"] > index["documents"]
@@ -60,7 +60,8 @@ def test_an_empty_index_is_healthy_but_says_so_and_queries_get_index_not_built(
     empty_governance_service: Service,
 ) -> None:
     health = httpx.get(f"{empty_governance_service.url}/health", timeout=30).json()
-    assert health["status"] == "ok" and health["index"]["built"] is False and health["index"]["documents"] == 0
+    assert (health["status"], health["index_loaded"]) == ("healthy", False)
+    assert health["index"]["built"] is False and health["index"]["documents"] == 0
     assert "policy-kb governance ingest PATH" in health["hint"]
     response = httpx.get(f"{empty_governance_service.url}/query", params={"q": QUESTION}, timeout=30)
     assert response.status_code == 503

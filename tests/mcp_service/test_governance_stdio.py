@@ -79,7 +79,7 @@ def test_policy_kb_serve_stdio_writes_only_protocol_to_stdout(governance_service
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(INITIALIZE) + "\n")
-            assert _reply(proc)["result"]["serverInfo"]["name"] == "governance-mcp"
+            assert _reply(proc)["result"]["serverInfo"]["name"] == "governance-rag"
             proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
             call = {"name": "query_governance", "arguments": {"question": QUESTION, "top_k": 1}}
             proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}) + "\n")

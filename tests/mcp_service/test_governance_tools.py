@@ -21,7 +21,7 @@ async def test_the_tools_are_listed_read_only_with_described_bounded_arguments(
     governance_service: Service, transport: str
 ) -> None:
     async with mcp_session(governance_service.url, key=None, transport=transport) as session:
-        assert session.server_info is None or session.server_info.name == "governance-mcp"
+        assert session.server_info is not None and session.server_info.name == "governance-rag"  # spec 004 PRD
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == GOVERNANCE_READS
         for tool in tools.values():

@@ -1,4 +1,4 @@
-"""The ``governance-mcp`` tools' output schemas: what each tool returns on success, as ``tools/list``
+"""The ``governance-rag`` tools' output schemas: what each tool returns on success, as ``tools/list``
 publishes it and the client validates results against it (spec 004; ``lib.governance.models``)."""
 
 from __future__ import annotations

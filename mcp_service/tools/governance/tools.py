@@ -30,7 +30,7 @@ from mcp_service.tools.governance import work
 from mcp_service.tools.governance.outputs import DocumentListOutput, GovernanceDocumentOutput, QueryGovernanceOutput
 from mcp_service.tools.registration import tool
 
-SERVER_NAME = "governance-mcp"
+SERVER_NAME = "governance-rag"
 DEFAULT_TOP_K = 5
 
 INSTRUCTIONS = (

@@ -1,4 +1,4 @@
-"""What each ``governance-mcp`` tool does: one call into ``lib`` over the server's ``GovernanceStores``, its
+"""What each ``governance-rag`` tool does: one call into ``lib`` over the server's ``GovernanceStores``, its
 result in the tool's output shape (``outputs``). A query goes through ``lib.integrations.query_log.logged_query``
 (one log line per query, naming the interface). The handlers in ``tools`` run these on a worker thread through
 the envelope; nothing here knows about MCP."""
