@@ -258,6 +258,13 @@ class KbSettings(SettingsGroup):
     )
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="KB_MAX_UPLOAD_BYTES")
     upload_ttl_seconds: int = Field(default=600, ge=1, alias="KB_UPLOAD_TTL_SECONDS")
+    upload_sweep_seconds: int = Field(
+        default=300,
+        ge=1,
+        alias="KB_UPLOAD_SWEEP_SECONDS",
+        description="Without PREFECT_API_URL, the kb server itself removes abandoned uploads this often (one "
+        "replica of the deployment per interval); with it, the cleanup-kb-uploads schedule does",
+    )
 
 
 class GovernanceSettings(SettingsGroup):
@@ -386,6 +393,7 @@ OVERRIDES: dict[str, str] = {
     "kb_mcp_api_key": "kb.mcp_api_key",
     "kb_max_upload_bytes": "kb.max_upload_bytes",
     "kb_upload_ttl_seconds": "kb.upload_ttl_seconds",
+    "kb_upload_sweep_seconds": "kb.upload_sweep_seconds",
     "governance_log_questions": "governance.log_questions",
     "prefect_api_url": "jobs.prefect_api_url",
     "processing_timeout_seconds": "jobs.processing_timeout_seconds",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -78,12 +79,13 @@ def create_mcp_app(
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
     health: Callable[[Request], Awaitable[Response]] = liveness,
+    background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
     connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
-    when a server has more to say than liveness. A read-only key may call only the tools annotated read-only
-    (``auth``)."""
+    when a server has more to say than liveness; ``background`` loops run from start-up until shutdown. A
+    read-only key may call only the tools annotated read-only (``auth``)."""
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
     session_manager = server.session_manager
@@ -103,7 +105,13 @@ def create_mcp_app(
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
                         "on" if settings.auth.api_key else "off")  # fmt: skip
             try:
-                yield
+                async with anyio.create_task_group() as loops:
+                    for loop in background:
+                        loops.start_soon(loop)
+                    try:
+                        yield
+                    finally:
+                        loops.cancel_scope.cancel()
             finally:
                 await anyio.to_thread.run_sync(finish_started_jobs)
 

@@ -10,12 +10,14 @@ container does. Unset, the engine is the one mounted here (``kb_engine_client.en
 ``--servers kb`` alone is a whole deployment; set, this app is only the MCP server in front of that engine
 and mounts no API. The two keys are independent: the MCP key opens no engine route and the engine key opens
 no MCP route. The server starts whether or not the engine answers; a tool that needs it then returns
-``engine_unavailable``. Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``).
+``engine_unavailable``. Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``);
+without ``PREFECT_API_URL`` the server also removes abandoned ones itself (``upload_sweeper``).
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -29,6 +31,7 @@ from mcp_service.kb_engine_client import KbEngineClient
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 from mcp_service.tools.kb.work import KbStores
+from mcp_service.upload_sweeper import sweep_uploads
 
 __all__ = ["create_app", "register_tools"]
 
@@ -60,12 +63,17 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     self_engine = not settings.kb.engine_url
     mcp_settings = settings.replace(mcp_api_key=settings.kb.mcp_api_key, mcp_read_api_key=None)
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
-    register_tools(server, KbStores(settings, engine, upload_staging(stores.notes)))
+    staging = upload_staging(stores.notes)
+    register_tools(server, KbStores(settings, engine, staging))
+    background = []
+    if not settings.jobs.prefect_api_url:  # else the cleanup-kb-uploads schedule cleans
+        background.append(partial(sweep_uploads, staging, settings.kb.upload_sweep_seconds))
     mcp_app = create_mcp_app(
         mcp_settings,
         server,
         port=settings.service.kb_mcp_port,
         warm_up=stores.embedder.warm_up if warm and self_engine else None,
+        background=background,
     )
     engine_app: ASGIApp | None = None
     if self_engine:

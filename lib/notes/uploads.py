@@ -4,15 +4,18 @@ continued and finished on another, and survives a restart of the service (the sp
 
 Keys::
 
-    kbup:{id}           hash   filename, total_size, tags (JSON), created_at, expires_at, received, finishing
+    kbup:{id}           hash   filename, source_path, total_size, tags (JSON), created_at, expires_at, received,
+                               finishing
     kbup:{id}:chunks    hash   chunk_index -> "{size}:{sha256}"
     kbup:index          zset   id -> expires_at (what the cleanup visits)
+    kbup:sweep          string the claim of the service's sweeper for one interval (``sweep``)
     kb_uploads/{id}-{chunk_index:06d}-{sha256[:16]}     object: one chunk's bytes
 
 Both hashes expire at ``expires_at`` (start + ``KB_UPLOAD_TTL_SECONDS``; spec: no finish within the TTL
 means abandoned), so Redis itself forgets an abandoned upload on time. Its bytes go on the next access
-to that id, or with the next ``cleanup`` (the ``cleanup_kb_uploads`` flow), which also removes chunk
-objects that no tracking entry owns (a crash between the two deletes of a finish).
+to that id, or with the next ``cleanup`` (the ``cleanup_kb_uploads`` flow's schedule with a Prefect server, the
+kb server's own ``sweep`` without one), which also removes chunk objects that no tracking entry owns (a crash
+between the two deletes of a finish).
 
 A chunk object is named by its content, and a Lua script records it only if the upload still exists,
 its index is new (the same bytes again are harmless; other bytes are refused) and the bytes received stay
@@ -41,6 +44,7 @@ from pydantic import BaseModel, Field
 from redis.typing import EncodableT, FieldT
 
 from lib.errors import InvalidArgumentError, StoreUnavailableError, UnsupportedFileTypeError, UploadNotFoundError
+from lib.notes.registry import check_source_path
 from lib.stores.objects import ObjectStore, sha256_bytes
 from lib.stores.redis_server import redis_client
 from lib.text.filetypes import FileKind, detect_file_type
@@ -52,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 OBJECT_PREFIX = "kb_uploads/"
 INDEX = "kbup:index"
+SWEEP_CLAIM = "kbup:sweep"
 MAX_CHUNK_BYTES = 2 * 1024 * 1024
 """Decoded bytes per chunk: its base64 (4/3 larger) stays inside the MCP transports' 4 MiB message limit."""
 FINISH_LEASE_S = 300
@@ -126,6 +131,7 @@ class AssembledUpload:
     tags: list[str]
     size: int
     path: Path
+    source_path: str | None = None
 
 
 def _meta_key(upload_id: str) -> str:
@@ -195,11 +201,14 @@ class UploadStaging:
         self._record = client.register_script(_RECORD_CHUNK)
         self._claim = client.register_script(_CLAIM)
 
-    def start(self, filename: str, total_size: int, tags: list[str]) -> UploadStarted:
+    def start(self, filename: str, total_size: int, tags: list[str], source_path: str | None = None) -> UploadStarted:
+        """Track a new upload. The document it becomes keeps ``source_path``, by default ``filename`` as given
+        (spec 002: ``kb_get(source_path=...)`` finds what was uploaded)."""
         name = PurePath(filename.replace("\\", "/")).name
         if not name or len(name) > MAX_FILENAME_CHARS:
             raise InvalidArgumentError(f"filename must be a file name of 1 to {MAX_FILENAME_CHARS} characters")
         file_kind(name)
+        path = check_source_path(source_path if source_path is not None else filename)
         if not 1 <= total_size <= self.max_upload_bytes:
             raise InvalidArgumentError(
                 f"total_size must be between 1 and {self.max_upload_bytes} bytes (KB_MAX_UPLOAD_BYTES)"
@@ -208,8 +217,8 @@ class UploadStaging:
         now = int(time.time())
         expires_at = now + self.ttl_seconds
         meta: dict[FieldT, EncodableT] = {
-            "filename": name, "total_size": total_size, "tags": json.dumps(tags), "created_at": now,
-            "expires_at": expires_at, "received": 0,
+            "filename": name, "source_path": path or name, "total_size": total_size, "tags": json.dumps(tags),
+            "created_at": now, "expires_at": expires_at, "received": 0,
         }  # fmt: skip
         with self._store_errors():
             pipe = self._r.pipeline(transaction=True)
@@ -306,6 +315,15 @@ class UploadStaging:
             logger.info("kb_upload.cleaned expired=%d orphan_objects=%d", count, orphans)
         return UploadCleanup(expired_uploads=count, orphan_objects=orphans)
 
+    def sweep(self, every_seconds: int) -> UploadCleanup | None:
+        """``cleanup``, by one process of the deployment per ``every_seconds``: each replica calls this once per
+        interval, the first to claim ``kbup:sweep`` (``SET NX``, expiring after the interval, never released)
+        cleans, the others find it claimed and return ``None``. A replica that dies mid-sweep leaves nothing
+        held beyond the interval."""
+        with self._store_errors():
+            claimed = self._r.set(SWEEP_CLAIM, uuid.uuid4().hex, nx=True, ex=every_seconds)
+        return self.cleanup() if claimed else None
+
     def _total_size(self, upload_id: str) -> int:
         with self._store_errors():
             total = self._r.hget(_meta_key(upload_id), "total_size")
@@ -348,7 +366,8 @@ class UploadStaging:
             path.unlink(missing_ok=True)
             raise
         return AssembledUpload(upload_id=upload_id, filename=filename, content_type=content_type,
-                               tags=list(json.loads(meta["tags"])), size=total, path=path)  # fmt: skip
+                               tags=list(json.loads(meta["tags"])), size=total, path=path,
+                               source_path=meta.get("source_path") or filename)  # fmt: skip
 
     def _forget(self, upload_id: str) -> None:
         with self._store_errors():

@@ -111,7 +111,8 @@ async def test_notes_go_into_exactly_one_collection_and_results_show_it_apart_fr
                                 tags=["feedback", "email", "collection:other"])  # fmt: skip
         raw = httpx.get(f"{stack.a.url}/api/v1/documents/{memory}", headers=bearer(FULL_KEY), timeout=10).json()
         assert sorted(raw["tags"]) == ["collection:memory", "email", "feedback"]
-        (got,) = (await ok(a, "kb_get", document_id=default))["documents"]
+        got = await ok(a, "kb_get", document_id=default)  # spec 002: the document details with chunks, itself
+        assert got["document_id"] == default and "documents" not in got
         assert (got["collection"], got["tags"]) == ("documents", []) and got["chunks"]
 
         everything = await ok(a, "kb_search", query=f"preferences {marker}", top=5)
@@ -140,8 +141,8 @@ async def test_kb_get_by_source_path_returns_every_match(stack: KbStack) -> None
     async with stack.a.session() as session:
         document_id = await add_note(session, "Testing feedback: run the integration tests first", source_path=path,
                                      collection="memory")  # fmt: skip
-        found = await ok(session, "kb_get", source_path=path)
-        assert [d["document_id"] for d in found["documents"]] == [document_id]
+        found = await ok(session, "kb_get", source_path=path)  # spec 002: the matching documents
+        assert found["count"] == 1 and [d["document_id"] for d in found["documents"]] == [document_id]
         assert found["documents"][0]["collection"] == "memory"
         assert (await ok(session, "kb_get", source_path="nowhere/at_all.md"))["documents"] == []
         both_given = await call(session, "kb_get", document_id=document_id, source_path=path)
@@ -188,9 +189,13 @@ async def test_a_pdf_uploaded_in_chunks_across_two_replicas_is_ingested_and_cann
     marker = uuid.uuid4().hex[:8]
     pdf = text_pdf(f"Pension revaluation report {marker}. " * 30, f"Second page on deferred members {marker}.")
     async with both(stack) as (a, b):
-        job_id = await upload([a, b, a], "report.pdf", pdf, 2048, tags=["insurance"], collection="reports")
+        path = f"reports/{marker}/report.pdf"
+        job_id = await upload([a, b, a], "report.pdf", pdf, 2048, tags=["insurance"], collection="reports",
+                              source_path=path)  # fmt: skip
         job = await completed_job(b, job_id)
         assert job["status"] == "completed" and job["kind"] == "file" and job["filename"] == "report.pdf", job
+        by_path = await ok(a, "kb_get", source_path=path)
+        assert [d["document_id"] for d in by_path["documents"]] == [job["document_id"]]
         assert (job["collection"], job["tags"]) == ("reports", ["insurance"])
         found = await ok(b, "kb_search", query=f"pension revaluation {marker}", collection="reports", top=3)
         assert found["results"][0]["document_id"] == job["document_id"]
@@ -230,14 +235,17 @@ async def test_upload_tools_refuse_what_spec_002_refuses(stack: KbStack) -> None
 async def test_an_upload_survives_a_restart_of_the_replica_holding_it(stack: KbStack) -> None:
     text = ("# Restart notes\n\nThe staging survives a restart of the service. " * 60).encode()
     half = len(text) // 2
+    filename = f"notes/restart_{uuid.uuid4().hex[:8]}.md"
     async with stack.b.session() as session:
-        upload_id = (await ok(session, "kb_upload_start", filename="restart.md", total_size=len(text)))["upload_id"]
+        upload_id = (await ok(session, "kb_upload_start", filename=filename, total_size=len(text)))["upload_id"]
         await ok(session, "kb_upload_chunk", upload_id=upload_id, data=_b64(text[:half]), chunk_index=0)
     stack.b = stack.b.restart()
     async with stack.b.session() as session:
         await ok(session, "kb_upload_chunk", upload_id=upload_id, data=_b64(text[half:]), chunk_index=1)
         job = await completed_job(session, (await ok(session, "kb_upload_finish", upload_id=upload_id))["job_id"])
         assert job["status"] == "completed" and job["collection"] == "documents"
+        by_filename = await ok(session, "kb_get", source_path=filename)  # the source_path is the filename given
+        assert [d["document_id"] for d in by_filename["documents"]] == [job["document_id"]]
 
 
 @pytest.mark.anyio

@@ -46,9 +46,16 @@ class Document(Collected):
 
 
 class DocumentsOutput(_Open):
+    """``kb_get``'s answer (spec 002): by ``document_id`` the document itself (its fields at the top, with
+    ``chunks``); by ``source_path`` ``count`` and ``documents``, every document with that path."""
+
     status: str = "success"
-    count: int
-    documents: list[Document] = Field(description="By document_id: that document with its chunks")
+    document_id: int | None = Field(default=None, description="By document_id: the document's id")
+    collection: str | None = Field(default=None, description="By document_id: its collection (collection:* tag)")
+    tags: list[str] | None = Field(default=None, description="By document_id: its other tags")
+    kind: str | None = Field(default=None, description="By document_id: note | file")
+    count: int | None = Field(default=None, description="By source_path: how many documents have it")
+    documents: list[Document] | None = Field(default=None, description="By source_path: every document with it")
 
 
 class DocumentOutput(Document):

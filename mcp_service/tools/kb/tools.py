@@ -130,8 +130,9 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
             str | None, Field(description="A source path, e.g. 'memory/feedback_testing.md': every match")
         ] = None,
     ) -> Annotated[CallToolResult, DocumentsOutput]:
-        """Documents by id (details and chunks) or by source path (every document with it); give exactly one.
-        Each has collection and tags (without the collection tag). Errors: document_not_found."""
+        """A document by id: the document itself, its details and chunks. Or by source path: {count, documents},
+        every document with it. Give exactly one. A document has collection and tags (without the collection
+        tag). Errors: document_not_found."""
         return await run_engine_tool("kb_get", work.get_documents(engine, document_id, source_path))
 
     @tool(server, READ_ONLY)
@@ -156,11 +157,15 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
         total_size: Annotated[int, Field(ge=1, description="The file's size in bytes (before base64)")],
         tags: Tags = None,
         collection: Annotated[str | None, Field(description="Collection of the file; default 'documents'")] = None,
+        source_path: Annotated[
+            str | None, Field(description="Where the file comes from, for kb_get(source_path=...); default filename")
+        ] = None,
     ) -> Annotated[CallToolResult, UploadStartOutput]:
         """Start a chunked file upload (PDF, Markdown or plain text) and return its upload_id. Then send the
         file in order with kb_upload_chunk, and kb_upload_finish. Finish before expires_at (unix time), or the
-        upload is abandoned and removed. Errors: unsupported_file_type, invalid_argument (size over the limit)."""
-        job = work.start_upload(engine, staging, filename, total_size, tags, collection)
+        upload is abandoned and removed. The document keeps source_path (the filename as given unless told), so
+        kb_get(source_path=...) finds it. Errors: unsupported_file_type, invalid_argument (size over the limit)."""
+        job = work.start_upload(engine, staging, filename, total_size, tags, collection, source_path)
         return await run_engine_tool("kb_upload_start", job)
 
     @tool(server, writes)

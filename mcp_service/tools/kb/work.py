@@ -99,12 +99,13 @@ async def update_note(engine: KbEngineClient, document_id: int, text: str) -> di
 
 
 async def get_documents(engine: KbEngineClient, document_id: int | None, source_path: str | None) -> dict[str, Any]:
+    """Spec 002's ``kb_get``: by ``document_id`` the document itself with its chunks (``GET /documents/{id}``);
+    by ``source_path`` every document with that path, as ``{count, documents}``."""
     if (document_id is None) == (source_path is None):
         raise InvalidArgumentError("Give exactly one of document_id and source_path")
     if document_id is not None:
-        documents = [await engine.document(document_id)]
-    else:
-        documents = list((await engine.documents_by_source_path(str(source_path))).get("documents") or [])
+        return present(_renamed_status(await engine.document(document_id), "document_status"))
+    documents = list((await engine.documents_by_source_path(str(source_path))).get("documents") or [])
     shown = [present(_renamed_status(d, "document_status")) for d in documents]
     return {"count": len(shown), "documents": shown}
 
@@ -146,11 +147,12 @@ async def start_upload(
     total_size: int,
     tags: list[str] | None,
     collection: str | None,
+    source_path: str | None = None,
 ) -> dict[str, Any]:
     """Stage a new upload. The engine is asked first: an upload it could not take is not started."""
     all_tags = tags_in(collection or DEFAULT_COLLECTION, tags)
     await engine.status()
-    started = await anyio.to_thread.run_sync(staging.start, filename, total_size, all_tags)
+    started = await anyio.to_thread.run_sync(staging.start, filename, total_size, all_tags, source_path)
     return started.model_dump()
 
 
@@ -164,7 +166,8 @@ async def finish_upload(engine: KbEngineClient, staging: UploadStaging, upload_i
     assembled = await anyio.to_thread.run_sync(staging.assemble, upload_id)
     try:
         with Path(assembled.path).open("rb") as content:
-            accepted = await engine.submit_file(assembled.filename, content, assembled.content_type, assembled.tags)
+            accepted = await engine.submit_file(assembled.filename, content, assembled.content_type, assembled.tags,
+                                                source_path=assembled.source_path)  # fmt: skip
     except BaseException:
         await anyio.to_thread.run_sync(staging.release, assembled.upload_id)
         raise
@@ -175,5 +178,6 @@ async def finish_upload(engine: KbEngineClient, staging: UploadStaging, upload_i
         **_renamed_status(accepted, "job_status"),
         "upload_id": assembled.upload_id,
         "filename": assembled.filename,
+        "source_path": assembled.source_path,
         "size": assembled.size,
     }

@@ -153,3 +153,17 @@ def test_an_abandoned_upload_is_gone_on_access_and_cleanup_removes_its_chunks(
     assert (report.expired_uploads, report.orphan_objects) == (1, 1)  # untouched (with its chunk); the orphan
     assert list(objects.list(OBJECT_PREFIX)) == [next(objects.list(f"{OBJECT_PREFIX}{kept}"))]
     assert area.in_progress() == 1
+
+
+def test_sweep_cleans_once_per_interval_across_replicas(redis_client: redis.Redis, objects: LocalObjectStore) -> None:
+    """The service's sweeper (no Prefect server): of two replicas sweeping in the same interval, one cleans
+    (``cleanup``, as the flow does) and the other finds the interval claimed."""
+    orphan = f"{OBJECT_PREFIX}0f0e7a52-7c3a-4c0c-9a55-3a1d1b9d8f01-000000-0000"
+    objects.put_bytes(orphan, b"orphan")
+    replica_a, replica_b = staging(redis_client, objects), staging(redis_client, objects)
+    cleaned = replica_a.sweep(600)
+    assert cleaned is not None and cleaned.orphan_objects == 1 and not list(objects.list(OBJECT_PREFIX))
+    objects.put_bytes(orphan, b"orphan")
+    assert replica_b.sweep(600) is None and replica_a.sweep(600) is None
+    assert list(objects.list(OBJECT_PREFIX)) == [orphan]
+    assert 0 < int(redis_client.ttl("kbup:sweep")) <= 600  # the claim lapses with the interval
