@@ -4,7 +4,19 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PIP_QUIET := 2>&1 | { grep -v "^WARNING: Location" || true; }
-PYTHON ?= python3.11
+# python3.11 when it runs, else the machine's python3 (3.11 or newer: requires-python); a pyenv shim that names a
+# version not installed does not count.
+PYTHON ?= $(shell for p in python3.11 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; done)
+# A second interpreter for the fast tests (test-py312): python3.12 on the PATH, or pyenv's.
+PY312 ?= $(shell for p in python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12; do \
+	$$p -c '' 2>/dev/null && { echo $$p; break; }; done)
+VENV312 := .venv312
+FAST_TESTS := tests/lib/retrieval tests/lib/test_config.py tests/lib/test_import_rules.py tests/lib/test_paths.py \
+	tests/lib/policies/test_temporal_rules.py tests/lib/policies/test_temporal_rules_property.py \
+	tests/lib/policies/test_refs.py tests/lib/policies/test_xrefs.py tests/lib/text/test_chunking.py \
+	tests/lib/text/test_filetypes.py tests/test_compose.py tests/mcp_service/test_entry_points.py
+FAST_TESTS_DESELECT := --deselect tests/lib/retrieval/test_lexical_audit.py
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -15,7 +27,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: setup system venv inspector langchain-client test demo lint bench clean
+.PHONY: setup system venv inspector langchain-client test test-py312 demo lint bench clean
 
 setup: system venv
 
@@ -25,8 +37,8 @@ system:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v tesseract >/dev/null || missing="$$missing tesseract-ocr"; \
-	command -v $(PYTHON) >/dev/null || command -v python3 >/dev/null || missing="$$missing python3"; \
-	$(PYTHON) -m venv --help >/dev/null 2>&1 || python3 -m venv --help >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	[ -n "$(PYTHON)" ] || missing="$$missing python3"; \
+	python3 -m venv --help >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing system packages:$$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -36,8 +48,7 @@ system:
 venv: $(STAMP)
 
 $(STAMP): requirements.lock requirements.txt requirements-dev.txt pyproject.toml
-	@py=$$(command -v $(PYTHON) || command -v python3); \
-	[ -x $(BIN)/python ] || $$py -m venv $(VENV)
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0 $(PIP_QUIET)
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements.lock $(PIP_QUIET)
 	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
@@ -63,7 +74,7 @@ LANGCHAIN_CLIENT := $(LANGCHAIN_VENV)/.installed
 langchain-client: $(LANGCHAIN_CLIENT)
 
 $(LANGCHAIN_CLIENT):
-	@py=$$(command -v $(PYTHON) || command -v python3); $$py -m venv $(LANGCHAIN_VENV)
+	@$(PYTHON) -m venv $(LANGCHAIN_VENV)
 	$(LANGCHAIN_VENV)/bin/pip install -q --disable-pip-version-check langchain-mcp-adapters==0.3.2 mcp==1.30.0 \
 		langchain-core==1.7.2 $(PIP_QUIET)
 	@touch $(LANGCHAIN_CLIENT)
@@ -77,6 +88,21 @@ test: setup inspector langchain-client
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	@if [ -n "$(PY312)" ]; then $(MAKE) --no-print-directory test-py312; \
+	else echo "no python3.12 on this machine: the fast tests ran on $(PYTHON) only"; fi
+
+## The tests that need no model and no stack, on Python 3.12 in a venv of its own. The lock without torch
+## (--no-deps: nothing pulls it in; these tests never import it), so no CUDA/CPU torch download. See
+## docs/decisions/0031-python-3-12-fast-tests.md for the choice and the seconds it costs.
+test-py312: $(VENV312)/.installed
+	$(VENV312)/bin/python -m pytest -q -p no:cacheprovider $(FAST_TESTS) $(FAST_TESTS_DESELECT)
+
+$(VENV312)/.installed: requirements.lock pyproject.toml
+	@[ -n "$(PY312)" ] || { echo "python3.12 is needed for test-py312"; exit 1; }
+	@[ -x $(VENV312)/bin/python ] || $(PY312) -m venv $(VENV312)
+	$(VENV312)/bin/pip install -q --disable-pip-version-check --no-deps -r requirements.lock $(PIP_QUIET)
+	$(VENV312)/bin/pip install -q --disable-pip-version-check --no-deps -e . $(PIP_QUIET)
+	@touch $@
 
 demo: setup
 	$(BIN)/policy-kb demo
@@ -88,4 +114,4 @@ bench: setup
 	$(BIN)/python benchmarks/ingest.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis .tools
+	rm -rf $(VENV) $(VENV312) .pytest_cache .ruff_cache .hypothesis .tools
