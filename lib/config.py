@@ -300,6 +300,25 @@ class JobSettings(SettingsGroup):
     )
 
 
+class ObservabilitySettings(SettingsGroup):
+    """Metrics (``/metrics`` on every server) and traces (OpenTelemetry over OTLP, off unless an endpoint is set)."""
+
+    metrics_api_key: SecretStr | None = Field(
+        default=None,
+        alias="METRICS_API_KEY",
+        description="A key that may read /metrics only (a scraper's); the service's own keys read it too",
+    )
+    multiproc_dir: Path | None = Field(
+        default=None,
+        alias="PROMETHEUS_MULTIPROC_DIR",
+        description="prometheus-client's folder shared by several worker processes; set by `serve` when unset",
+    )
+    otlp_endpoint: str | None = Field(
+        default=None, alias="OTEL_EXPORTER_OTLP_ENDPOINT", description="Where spans go (OTLP/gRPC); unset = no tracing"
+    )
+    service_name: str = Field(default="policy-kb", min_length=1, alias="OTEL_SERVICE_NAME")
+
+
 class Settings(BaseModel):
     """Every knob of policy-kb, by concern. Environment names are the contract with operators and compose files."""
 
@@ -316,6 +335,7 @@ class Settings(BaseModel):
     kb: KbSettings = Field(default_factory=KbSettings)
     governance: GovernanceSettings = Field(default_factory=GovernanceSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
+    observability: ObservabilitySettings = Field(default_factory=ObservabilitySettings)
 
     @model_validator(mode="after")
     def _resolve_paths(self) -> Settings:
@@ -398,6 +418,10 @@ OVERRIDES: dict[str, str] = {
     "prefect_api_url": "jobs.prefect_api_url",
     "processing_timeout_seconds": "jobs.processing_timeout_seconds",
     "ingest_retry_delay_seconds": "jobs.ingest_retry_delay_seconds",
+    "metrics_api_key": "observability.metrics_api_key",
+    "prometheus_multiproc_dir": "observability.multiproc_dir",
+    "otel_exporter_otlp_endpoint": "observability.otlp_endpoint",
+    "otel_service_name": "observability.service_name",
 }
 
 

@@ -2,6 +2,7 @@
 ``/health`` and any extra routes, behind bearer auth.
 
     /health              GET               liveness, no auth
+    /metrics             GET               Prometheus metrics (``observability.endpoint``; METRICS_API_KEY if set)
     /mcp                 GET POST DELETE   Streamable HTTP, stateless (any replica answers any request)
     /sse, /messages/     GET, POST         legacy SSE; sessions relayed across replicas (``transports.sse_routes``)
     ...                                    the server's own routes (``policy_kb`` mounts the REST API)
@@ -22,6 +23,7 @@ from typing import Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
+from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -30,10 +32,13 @@ from starlette.routing import BaseRoute, Route
 
 from lib.config import Settings
 from lib.logs import configure_logging
+from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.health import liveness
 from mcp_service.heap import freeze_startup_heap
+from mcp_service.observability.endpoint import metrics_endpoint
+from mcp_service.observability.operations import OperationMetrics
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
@@ -51,7 +56,10 @@ def new_mcp_server(name: str, instructions: str) -> MCPServer:
     configure_logging()
     # Stateless Streamable HTTP ends a "session" per request, and the SDK logs each at INFO.
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
-    return MCPServer(name, instructions=instructions, version=VERSION, middleware=[envelope_sdk_errors])
+    server = MCPServer(name, instructions=instructions, version=VERSION, middleware=[envelope_sdk_errors])
+    # Outside the envelope, so an outcome is the error_type the client reads.
+    server.middleware.insert(server.middleware.index(envelope_sdk_errors), OperationMetrics(name, server.list_tools))
+    return server
 
 
 JOB_GRACE_S = 8.0
@@ -80,12 +88,16 @@ def create_mcp_app(
     warm_up: Callable[[], None] | None = None,
     health: Callable[[Request], Awaitable[Response]] = liveness,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
+    collectors: Sequence[Collector] = (),
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
     connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
-    when a server has more to say than liveness; ``background`` loops run from start-up until shutdown. A
-    read-only key may call only the tools annotated read-only (``auth``)."""
+    when a server has more to say than liveness; ``background`` loops run from start-up until shutdown;
+    ``collectors`` add the server's own figures to ``/metrics``. A read-only key may call only the tools
+    annotated read-only (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set
+    (``lib.observability.tracing``)."""
+    configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
     session_manager = server.session_manager
@@ -117,6 +129,7 @@ def create_mcp_app(
 
     all_routes = [
         Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics_endpoint(settings.observability, collectors), methods=["GET"]),
         Route(
             "/mcp",
             mcp_endpoint(session_manager, single_exchange=settings.service.single_exchange),
@@ -131,5 +144,6 @@ def create_mcp_app(
         api_key=settings.auth.api_key,
         read_api_key=settings.auth.read_api_key,
         list_tools=server.list_tools,
+        exempt_paths=("/health", "/metrics") if settings.observability.metrics_api_key else ("/health",),
     )
     return Starlette(routes=all_routes, middleware=[auth], lifespan=lifespan)

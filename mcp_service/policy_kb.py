@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
+from lib.policies.revision_metrics import RevisionCollector
 from lib.policies.search import searchable_revisions
 from lib.policies.stores import PolicyStores
 from mcp_service.app import create_mcp_app, new_mcp_server
@@ -50,4 +51,5 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         port=settings.service.policy_kb_port,
         routes=[Mount(API_PREFIX, app=create_rest_app(stores))],
         warm_up=(lambda: warm_up(stores.policies)) if warm else None,
+        collectors=[RevisionCollector(stores.policies.registry, settings.jobs.processing_timeout_seconds)],
     )

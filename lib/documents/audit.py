@@ -32,6 +32,7 @@ from lib.documents.models import IngestSuccess
 from lib.documents.registry import DocumentRecord, DocumentRegistry
 from lib.documents.stores import DocumentStores
 from lib.errors import KBError
+from lib.observability.metrics import record_audit
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,7 @@ def audit_documents(stores: DocumentStores, *, now: datetime | None = None) -> D
         "documents.audit_done documents=%d chunks=%d files=%d findings=%d",
         report.documents, report.chunks, report.files, len(findings),
     )  # fmt: skip
+    record_audit("documents", report.counts())
     return report
 
 

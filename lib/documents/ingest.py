@@ -49,6 +49,7 @@ from lib.errors import (
     PathNotAllowedError,
 )
 from lib.models import ExtractedDocument
+from lib.observability.metrics import record_ingestion
 from lib.paths import read_allowed_file, resolve_allowed
 from lib.stores.objects import ObjectStore, document_file_key, sha256_bytes
 from lib.text.chunking import chunk_pages
@@ -231,6 +232,7 @@ def _store(
         document.page_count, sum(page.method == "ocr" for page in document.pages), document.method,
         contains_drawings, time.perf_counter() - started,
     )  # fmt: skip
+    record_ingestion("documents", len(chunks), {"store": time.perf_counter() - started})
     return IngestSuccess(
         document_id=document_id,
         chunks_created=len(chunks),

@@ -16,6 +16,7 @@ from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
 from lib.retrieval.corpus_index import dense_relevances
+from lib.observability.metrics import searches
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks
@@ -45,6 +46,7 @@ def search_application_docs(
     rows = [index.rows_where("document_type", allowed) for index in indexes] if allowed else None
     scope = tuple(sorted(allowed)) if allowed else ()
     depth = leg_depth(search_mode, max_results)
+    searches.labels("documents", search_mode.value).inc()
 
     dense: list[tuple[StoredChunk, float]] = []
     vector = None

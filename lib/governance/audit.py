@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from lib.governance.keys import generation_key
 from lib.governance.stores import GovernanceStores
+from lib.observability.metrics import record_audit
 
 logger = logging.getLogger(__name__)
 
@@ -114,13 +115,15 @@ def audit_governance(stores: GovernanceStores) -> GovernanceAuditReport:
                 repair="delete the chunks",
             )
         )
-    return GovernanceAuditReport(
+    report = GovernanceAuditReport(
         checked_at=datetime.now(UTC),
         documents=len(records),
         chunks=total,
         ingestion_running=ingestion_running,
         findings=findings,
     )
+    record_audit("governance", report.counts())
+    return report
 
 
 def repair_governance(stores: GovernanceStores, findings: list[GovernanceFinding]) -> list[GovernanceRepairAction]:

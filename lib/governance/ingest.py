@@ -30,6 +30,7 @@ from lib.governance.keys import governance_chunk_id, search_text
 from lib.governance.models import CorpusIngestReport, FailedFile, GovernanceRecord, normalise_type
 from lib.governance.parsing import ParsedDocument, UnreadableDocumentError, parse_document
 from lib.governance.stores import GovernanceStores
+from lib.observability.metrics import record_ingestion
 from lib.text.chunking import make_splitter
 
 logger = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ def _ingest_under_lock(stores: GovernanceStores, root: Path) -> CorpusIngestRepo
         root, len(report.added), len(report.changed), len(report.unchanged), len(report.removed),
         len(report.failed), report.chunks_written, report.seconds,
     )  # fmt: skip
+    record_ingestion("governance", report.chunks_written, {"total": report.seconds})
     return report
 
 

@@ -30,6 +30,7 @@ from lib.governance.models import (
     normalise_type,
 )
 from lib.governance.stores import GovernanceStores
+from lib.observability.metrics import searches
 from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk
@@ -83,6 +84,7 @@ def query_governance(
         raise index_not_built()
     view = catalog.view(day, types, include_inactive)
     depth = leg_depth(search_mode, top_k, per_document=per_document)
+    searches.labels("governance", search_mode.value).inc()
     dense = _dense(stores, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
     lexical, ceiling = _lexical(catalog, view, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
     ranked = rank_chunks(

@@ -25,6 +25,7 @@ from lib.models import PageText
 from lib.notes.models import NoteDocument, utc_now
 from lib.notes.registry import check_source_path, check_tags
 from lib.notes.stores import NoteStores
+from lib.observability.metrics import record_ingestion
 from lib.stores.locks import LeaseLock
 from lib.stores.objects.keys import sha256_bytes
 from lib.text.chunking import chunk_pages
@@ -131,6 +132,7 @@ def _register(stores: NoteStores, document: NoteDocument, pieces: Pieces) -> Not
     document = document.model_copy(update={**fields, "created_at": now, "updated_at": now})
     _write_generation(stores, document_id, generation, pieces, lambda: stores.registry.register(document))
     logger.info("notes.ingested document_id=%d kind=%s chunks=%d", document_id, document.kind, len(pieces))
+    record_ingestion("notes", len(pieces), {})
     return document
 
 

@@ -18,6 +18,7 @@ from lib.notes.index import Snapshot
 from lib.notes.models import SearchHit, SearchResult
 from lib.notes.registry import check_tags
 from lib.notes.stores import NoteStores
+from lib.observability.metrics import searches
 from lib.retrieval.fusion import FusedHit
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
@@ -43,6 +44,7 @@ def search_notes(
     check_result_count(top, stores.settings.search.max_results, "top")
     search_mode = SearchMode.LEXICAL if fts_only else check_mode(mode or SearchMode.HYBRID)
     wanted = check_tags(tags or [])
+    searches.labels("notes", search_mode.value).inc()
     snapshot = stores.index.snapshot(stores.registry, stores.chunks)
     allowed = stores.registry.tagged(wanted) if wanted else None
     searchable = bool(snapshot.documents) and (allowed is None or bool(allowed))

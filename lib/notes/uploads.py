@@ -45,6 +45,7 @@ from redis.typing import EncodableT, FieldT
 
 from lib.errors import InvalidArgumentError, StoreUnavailableError, UnsupportedFileTypeError, UploadNotFoundError
 from lib.notes.registry import check_source_path
+from lib.observability.metrics import upload_bytes
 from lib.stores.objects import ObjectStore, sha256_bytes
 from lib.stores.redis_server import redis_client
 from lib.text.filetypes import FileKind, detect_file_type
@@ -244,6 +245,8 @@ class UploadStaging:
                 keys=[_meta_key(upload_id), _chunks_key(upload_id)],
                 args=[chunk_index, f"{len(raw)}:{digest}", len(raw)],
             )
+        if outcome == "stored":
+            upload_bytes.labels("kb_chunk").inc(len(raw))
         if outcome == "duplicate":
             return ChunkStored(upload_id=upload_id, chunk_index=chunk_index, size=len(raw), received_bytes=int(value),
                                total_size=total, duplicate=True)  # fmt: skip

@@ -41,6 +41,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from lib.dates import to_int
+from lib.observability.metrics import record_audit
 from lib.policies.chunks import PolicyVectorStore, policy_lexical_text, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
 from lib.policies.stores import PolicyStores
@@ -193,6 +194,7 @@ def audit_store(stores: PolicyStores, *, now: datetime | None = None) -> AuditRe
         "audit.done revisions=%d chunks=%d files=%d findings=%d",
         report.revisions, report.chunks, report.files, len(findings),
     )  # fmt: skip
+    record_audit("policies", report.counts())
     return report
 
 

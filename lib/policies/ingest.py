@@ -29,6 +29,7 @@ from pathlib import PurePosixPath
 
 from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError
 from lib.models import Chunk
+from lib.observability.metrics import record_ingestion
 from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata, section_metadata
 from lib.policies.lifecycle import fail_revision, sync_policy_chunks
 from lib.policies.models import IngestOutcome, Revision, RevisionStatus
@@ -256,6 +257,7 @@ def _ingest(
     lap("store")
     seconds["total"] = round(time.perf_counter() - started, 3)
     report("done", 100.0)
+    record_ingestion("policies", len(ids), seconds)
 
     per_section: dict[str, int] = {}
     for c in chunks:

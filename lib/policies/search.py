@@ -35,6 +35,8 @@ from pydantic import BaseModel
 
 from lib.dates import iso, parse_date
 from lib.errors import InvalidArgumentError, PolicyNotFoundError
+from lib.observability import measured
+from lib.observability.metrics import searches
 from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_source
@@ -71,14 +73,15 @@ def searchable_revisions(
 ) -> dict[str, Revision]:
     """``{revision_ref: Revision}`` of every revision a search may return chunks from, from one registry
     snapshot (one Redis read when the registry has not changed)."""
-    snapshot = registry.snapshot()
-    wanted = check_sources(snapshot.sources, sources)
-    if effective_date is not None:
-        resolved = (resolve_revision(s, snapshot.revisions[s], effective_date) for s in wanted)
-        revisions = [r.revision for r in resolved if r.revision is not None]
-    else:
-        revisions = [r for s in wanted for r in snapshot.revisions[s] if r.resolvable]
-    return {revision_ref(r.source, r.revision_id): r for r in revisions}
+    with measured("resolve"):
+        snapshot = registry.snapshot()
+        wanted = check_sources(snapshot.sources, sources)
+        if effective_date is not None:
+            resolved = (resolve_revision(s, snapshot.revisions[s], effective_date) for s in wanted)
+            revisions = [r.revision for r in resolved if r.revision is not None]
+        else:
+            revisions = [r for s in wanted for r in snapshot.revisions[s] if r.resolvable]
+        return {revision_ref(r.source, r.revision_id): r for r in revisions}
 
 
 def _hit(
@@ -144,6 +147,7 @@ def search_policy_batch(
     ranking = check_mode(mode)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else None
     revisions = searchable_revisions(stores.registry, sources, day)
+    searches.labels("policies", ranking.value).inc(len(queries))
     embeddings = stores.embedder.embed_queries(queries) if revisions and ranking != SearchMode.LEXICAL else None
     results = []
     for i, query in enumerate(queries):

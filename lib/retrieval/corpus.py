@@ -9,12 +9,15 @@ slice has a new serial): remembering adds no difference of its own. Why they are
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import TypeVar, cast
 
 from cachetools import LRUCache, cached
 
+from lib.observability.metrics import cache_lookups, cache_misses
 from lib.retrieval.corpus_index import (
     CorpusIndex,
     LexicalAnswer,
@@ -29,6 +32,8 @@ from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.stores.chroma import StoredChunk
 
 ANSWERS_REMEMBERED = 1024
+cache_lookups_answers = cache_lookups.labels("answers")
+cache_misses_answers = cache_misses.labels("answers")
 
 
 class CorpusIndexes:
@@ -51,9 +56,9 @@ class CorpusIndexes:
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
         lock = threading.Lock()
-        self.dense = cached(self.answers, key=answer_key, lock=lock)(exact_search)
+        self.dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(exact_search)))
         """``exact_search``, remembered."""
-        self.lexical = cached(self.answers, key=lexical_answer_key, lock=lock)(lexical_search)
+        self.lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical_search)))
         """``lexical_search``, remembered."""
 
     def held(self, stamps: Mapping[str, Stamp], rows: int | None = None) -> list[CorpusIndex] | None:
@@ -69,3 +74,26 @@ class CorpusIndexes:
                 return None
             indexes.append(index)
         return indexes
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _counted(remembered: F) -> F:
+    """Every call of ``remembered`` counts as a lookup of the ``answers`` cache (its misses: ``_miss``)."""
+
+    @functools.wraps(remembered)
+    def lookup(*args: object, **kwargs: object) -> object:
+        cache_lookups_answers.inc()
+        return remembered(*args, **kwargs)
+
+    return cast(F, lookup)
+
+
+def _miss(compute: F) -> F:
+    @functools.wraps(compute)
+    def computed(*args: object, **kwargs: object) -> object:
+        cache_misses_answers.inc()
+        return compute(*args, **kwargs)
+
+    return cast(F, computed)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from lib.observability import search_leg
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.stores.chroma import StoredChunk, relevance
 
@@ -159,6 +160,7 @@ def lexical_answer_key(
     return ("lexical", query, n_results, scope, *(i.serial for i in indexes))
 
 
+@search_leg("dense")
 def exact_search(
     query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
 ) -> list[StoredChunk]:

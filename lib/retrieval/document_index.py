@@ -17,6 +17,7 @@ from typing import Generic
 
 import numpy as np
 
+from lib.observability import search_leg
 from lib.retrieval.corpus_index import LexicalText, plain_text
 from lib.retrieval.dense import best_rows, column_scores, stack_columns
 from lib.retrieval.segments import K, SegmentedIndex, Selection
@@ -108,6 +109,7 @@ class DocumentsIndex(Generic[K]):
             return None
         return ~np.isin(self.row_keys, np.asarray(list(allowed)))
 
+    @search_leg("dense")
     def dense(
         self,
         vector: np.ndarray,

@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from lib.observability import timed_load
+from lib.observability.metrics import count_lookup
 from lib.retrieval.corpus_index import CorpusIndex, Stamp
 from lib.retrieval.index_cache import IndexCache
 
@@ -79,6 +81,7 @@ class IndexLoader:
         """
         self._served[key] = self._clock()
         index = self.cache.get(key, stamp)
+        count_lookup("corpus_index", hit=index is not None)
         if index is not None:
             self._refresh_if_old(key, stamp, index)
             return index
@@ -86,7 +89,8 @@ class IndexLoader:
             index = self.cache.get(key, stamp)  # loaded by the caller this one waited for
             if index is None:
                 self.loads += 1
-                index = self._load_and_keep(key, stamp)
+                with timed_load("load"):
+                    index = self._load_and_keep(key, stamp)
         return index
 
     def keep_fresh(self, interval_s: float | None = None, *, warm: Callable[[], object] | None = None) -> None:
@@ -174,10 +178,11 @@ class IndexLoader:
         try:
             if self.cache.get(key, stamp) is index:
                 self.refreshes += 1
-                if self._verify is not None and self._verify(index):
-                    self._keep(index)
-                elif self._load_and_keep(key, stamp) is None:
-                    self.cache.evict(index)  # the store no longer holds what it holds: never served again
+                with timed_load("refresh"):
+                    if self._verify is not None and self._verify(index):
+                        self._keep(index)
+                    elif self._load_and_keep(key, stamp) is None:
+                        self.cache.evict(index)  # the store no longer holds what it holds: never served again
         except Exception as exc:
             logger.warning("corpus_index.refresh_failed key=%s error=%r: served until it expires", key, exc)
             with self._guard:  # try again a little later, not on every search meanwhile

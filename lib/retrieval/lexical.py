@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from lib.observability import search_leg
 from lib.retrieval.tokens import tokenize
 
 K1 = 1.2
@@ -174,6 +175,7 @@ def bm25_search(
     return bm25_rank(query, blocks, k, k1=k1, b=b, masks=masks).hits
 
 
+@search_leg("lexical")
 def bm25_rank(
     query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None
 ) -> LexicalRanking:

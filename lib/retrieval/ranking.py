@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
+from lib.observability import search_leg
 from lib.retrieval.fusion import FUSION, FusedHit, FusionParams, K, candidates, fuse
 from lib.retrieval.modes import SearchMode
 from lib.stores.chroma import StoredChunk
@@ -28,6 +29,7 @@ def leg_depth(mode: SearchMode, n: int, params: FusionParams = FUSION, *, per_do
     return candidates(n, params) if mode == SearchMode.HYBRID or per_document is not None else n
 
 
+@search_leg("fuse")
 def rank_by_mode(
     mode: SearchMode,
     dense: Sequence[tuple[K, float]],

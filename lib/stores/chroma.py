@@ -26,6 +26,7 @@ from chromadb.api.types import Metadata
 
 from lib.config import ChromaSettings
 from lib.errors import StoreUnavailableError
+from lib.observability import store_call
 
 _PAGE = 5000
 _UNREACHABLE = (httpx.TransportError, ConnectionError, TimeoutError)
@@ -80,12 +81,15 @@ class Unreachable:
 
 
 def _guarded(call: Callable[..., Any]) -> Callable[..., Any]:
+    operation = getattr(call, "__name__", "call")
+
     @functools.wraps(call)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return call(*args, **kwargs)
-        except _UNREACHABLE as exc:
-            raise store_unavailable(exc) from exc
+        with store_call("chroma", operation):
+            try:
+                return call(*args, **kwargs)
+            except _UNREACHABLE as exc:
+                raise store_unavailable(exc) from exc
 
     return guarded
 

@@ -26,6 +26,8 @@ import numpy as np
 from cachetools import LRUCache
 
 from lib.config import EmbeddingSettings
+from lib.observability import measured
+from lib.observability.metrics import count_lookup
 from lib.stores.embedding_model import DIMENSIONS, load_model
 from lib.stores.encoders import EncoderName, encoder_id
 from lib.stores.onnx_encoder import Int8Encoder, OnnxQueryEncoder, load_int8_encoder, load_onnx_encoder
@@ -105,9 +107,15 @@ class Embedder:
         """Search queries as a ``(n, 384)`` float32 array: the int8 encoder when configured; for torch, the
         ONNX export when configured, else torch."""
         _check_texts(texts)
+        with measured("embed", queries=len(texts)):
+            return self._embed_queries(texts)
+
+    def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         with self._queries_lock:
             known = {t: vector for t in texts if (vector := self._queries.get(t)) is not None}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
+        for text in dict.fromkeys(texts):
+            count_lookup("query_embeddings", hit=text in known)
         if missing:
             encoder: OnnxQueryEncoder | None = self._int8()
             if encoder is None and self.onnx_dir is not None:

@@ -41,6 +41,7 @@ from redis.retry import Retry
 
 from lib.config import Settings
 from lib.errors import RegistryUnavailableError
+from lib.observability import store_call
 from lib.stores.acknowledged import AcknowledgedRedis, Acknowledgement
 from lib.stores.sentinel import async_sentinel_client, sentinel_client
 
@@ -154,7 +155,7 @@ def redis_client(settings: Settings) -> redis.Redis:
         "socket_timeout": SOCKET_TIMEOUT_S,
         "retry": Retry(RETRY_BACKOFF, COMMAND_RETRIES),
     }
-    redis_class = AcknowledgedRedis if config.replicas_to_acknowledge else redis.Redis
+    redis_class = ObservedAcknowledgedRedis if config.replicas_to_acknowledge else ObservedRedis
     if config.sentinels:
         client = sentinel_client(config, redis_class, **options)
     else:
@@ -163,6 +164,34 @@ def redis_client(settings: Settings) -> redis.Redis:
     if isinstance(client, AcknowledgedRedis):
         client.acknowledgement = Acknowledgement(config.replicas_to_acknowledge, config.wait_timeout_ms)
     return client
+
+
+class _Observed:
+    """Each command sent alone, and each pipeline run, in a ``store_call("redis", ...)``: a span, and a failure
+    counted (a transaction's ``WatchError`` is the optimistic loop's signal to re-read, not a failure)."""
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        with store_call("redis", str(args[0]) if args else "command"):
+            return super().execute_command(*args, **options)  # type: ignore[misc]
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        pipe = super().pipeline(transaction, shard_hint)  # type: ignore[misc]
+        execute = pipe.execute
+
+        def observed(raise_on_error: bool = True) -> Any:
+            with store_call("redis", "EXEC" if transaction else "PIPELINE", expected=(redis.WatchError,)):
+                return execute(raise_on_error)
+
+        pipe.execute = observed
+        return pipe
+
+
+class ObservedRedis(_Observed, redis.Redis):
+    pass
+
+
+class ObservedAcknowledgedRedis(_Observed, AcknowledgedRedis):
+    pass
 
 
 def async_redis_connector(settings: Settings) -> Callable[..., aioredis.Redis]:

@@ -24,6 +24,7 @@ from lib.notes.models import ChunkOut, DocumentDetail, DocumentOut, JobOut, JobR
 from lib.notes.search import DEFAULT_TOP, search_notes
 from lib.notes.status import EngineStatus, engine_status
 from lib.notes.stores import NoteStores
+from lib.observability.metrics import upload_bytes
 from mcp_service.rest.errors import ApiError, error_responses, validation_details
 from mcp_service.rest.upload import FORM_OVERHEAD
 from mcp_service.search_lane import run_search
@@ -164,6 +165,7 @@ async def _read_file_form(request: Request, limit: int) -> tuple[bytes, str, lis
         if upload.size is not None and upload.size > limit:
             raise FileTooLargeError(f"The upload is larger than the {limit} byte limit")
         data = await upload.read()
+        upload_bytes.labels("kb_file").inc(len(data))
         filename = upload.filename or "upload"
         tags = [t.strip() for value in form.getlist("tags") if isinstance(value, str) for t in value.split(",")]
         source_path = form.get("source_path")

@@ -14,6 +14,7 @@ from starlette.types import Message, Receive
 
 from lib.dates import parse_date
 from lib.errors import FileTooLargeError
+from lib.observability.metrics import upload_bytes
 from lib.policies.models import RevisionCreate
 from lib.text.filetypes import FileKind, detect_file_type
 from mcp_service.rest.errors import ApiError, validation_details
@@ -73,6 +74,7 @@ async def read_upload(request: Request, limit: int) -> tuple[bytes, RevisionCrea
         if upload.size is not None and upload.size > limit:
             raise FileTooLargeError(f"The upload is larger than the {limit} byte limit")
         content = await upload.read()
+        upload_bytes.labels("policy_revision").inc(len(content))
         detect_file_type(content, {FileKind.PDF}, file_name=upload.filename or "")
         fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str) and v.strip()}
     for name in ("effective_from", "effective_to"):

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
+OBSERVED_CALLS = ("put_bytes", "put_file", "get_bytes", "download", "exists", "delete", "size")
+"""The calls each backend makes in a span, failures counted (``lib.observability.store_calls``); ``list`` is a
+generator, whose work happens after the call returns."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import IO
 
 from lib.errors import FileNotFoundInStoreError, InvalidArgumentError, KBError, ObjectStoreError
-from lib.stores.objects.contract import DEFAULT_CONTENT_TYPE, StoredObject
+from lib.observability import store_calls
+from lib.stores.objects.contract import DEFAULT_CONTENT_TYPE, OBSERVED_CALLS, StoredObject
 from lib.stores.objects.files import COPY_BLOCK_SIZE, atomic_write_file, open_source
 from lib.stores.objects.keys import TEMP_PREFIX, printable, sha256_bytes, validate_key, validate_prefix
 
 logger = logging.getLogger(__name__)
 
 
+@store_calls("objects", OBSERVED_CALLS, expected=(FileNotFoundInStoreError, InvalidArgumentError))
 class LocalObjectStore:
     """Objects as files under ``root``; the embedded default (``file:///abs/dir``).
 

@@ -11,7 +11,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from lib.errors import FileNotFoundInStoreError, InvalidArgumentError, ObjectStoreError
-from lib.stores.objects.contract import DEFAULT_CONTENT_TYPE, StoredObject
+from lib.observability import store_calls
+from lib.stores.objects.contract import DEFAULT_CONTENT_TYPE, OBSERVED_CALLS, StoredObject
 from lib.stores.objects.files import atomic_write_file, open_source
 from lib.stores.objects.keys import sha256_bytes, sha256_file, validate_key, validate_prefix
 
@@ -28,6 +29,7 @@ MULTIPART_THRESHOLD = 8 * 1024 * 1024
 _T = TypeVar("_T")
 
 
+@store_calls("objects", OBSERVED_CALLS, expected=(FileNotFoundInStoreError, InvalidArgumentError))
 class S3ObjectStore:
     """Objects in an S3 bucket under ``prefix/`` (MinIO in docker-compose, any S3 in production).
 
