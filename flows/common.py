@@ -32,6 +32,7 @@ from lib.composition import Stores, open_stores
 from lib.config import load_settings
 from lib.errors import ObjectStoreError, RegistryUnavailableError
 from lib.logs import event_line
+from lib.observability import configure_tracing
 
 _bound_stores: ContextVar[Stores | None] = ContextVar("policy_kb_flow_stores", default=None)
 
@@ -63,8 +64,15 @@ def bound_stores(stores: Stores) -> Iterator[Stores]:
 
 
 def flow_stores() -> Stores:
-    """The stores a flow run works on: the bound ones, else ones opened from the environment."""
-    return _bound_stores.get() or open_stores(load_settings())
+    """The stores a flow run works on: the bound ones, else ones opened from the environment (a flow-run process
+    of a worker or ``deployments/serve.py``, whose spans, Prefect's task runs' among them, are then exported when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set; that run's own flow span started before and is not)."""
+    bound = _bound_stores.get()
+    if bound is not None:
+        return bound
+    settings = load_settings()
+    configure_tracing(settings.observability)
+    return open_stores(settings)
 
 
 def is_transient(exc: BaseException) -> bool:

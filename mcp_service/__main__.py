@@ -31,6 +31,7 @@ from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.logs import UVICORN_LOG_CONFIG, configure_logging
 from lib.signals import exit_on_sigterm
+from mcp_service.observability.workers import share_metrics_between_workers
 
 
 class ServerModule(Protocol):
@@ -129,6 +130,7 @@ def serve(
             )
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
+        share_metrics_between_workers(settings)  # /metrics on any worker sums them all
         uvicorn.run(f"{SERVERS['policy-kb'].module}:create_app", factory=True,
                     workers=settings.service.policy_kb_workers, host=host or settings.service.host,
                     port=port or settings.service.policy_kb_port, proxy_headers=True, log_level="info",

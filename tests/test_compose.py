@@ -30,6 +30,8 @@ THIRD_PARTY_IMAGES = {
     "minio/mc": {"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"},  # read by its entrypoint script only
     "chromadb/chroma": {"ANONYMIZED_TELEMETRY"},
     "prefecthq/prefect": {"PREFECT_SERVER_ANALYTICS_ENABLED", "PREFECT_UI_API_URL", "PREFECT_HOME"},
+    "prom/prometheus": {"METRICS_API_KEY"},  # read by its entrypoint script only, into the key file it scrapes with
+    "grafana/grafana": {"GF_SECURITY_ADMIN_PASSWORD"},
 }
 _DEFAULTED = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?::?-(?P<default>[^}]*))?\}")
 
@@ -63,7 +65,15 @@ def image_family(service: dict[str, Any]) -> str:
 def test_our_services_set_only_known_settings(compose: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     known = settings_aliases() | set(THIRD_PARTY_FOR_OUR_IMAGE)
     ours = {name: s for name, s in compose["services"].items() if s.get("image") == OUR_IMAGE}
-    assert set(ours) == {"prefect-deploy", "prefect-worker", "policy-init", "mcp"}
+    assert set(ours) == {
+        "prefect-deploy",
+        "prefect-worker",
+        "policy-init",
+        "mcp",
+        "kb",
+        "governance-init",
+        "governance",
+    }
     for name, service in ours.items():
         unknown = set(environment(service)) - known
         assert not unknown, f"{name} sets variables no setting reads: {sorted(unknown)}"
@@ -127,14 +137,23 @@ def test_the_image_builds_from_files_that_exist(compose: dict[str, Any]) -> None
 
 MODEL_MEMORY = "2G"
 """Spec 000 NFR-002 (the policy-kb MCP container) and spec 003 NFR-003 (the document store it also serves):
-2 GB; the worker and the seeder run the same model (and OCR) in their flow runs, so they get the same budget."""
-LOADS_THE_MODEL = {"mcp", "prefect-worker", "policy-init"}
+2 GB; the worker and the seeders run the same model (and OCR) in their flow runs, the governance server the same
+model for its queries, so they get the same budget."""
+LOADS_THE_MODEL = {"mcp", "prefect-worker", "policy-init", "governance-init", "governance"}
+SMALL_MEMORY = "512M"
+"""The kb MCP server in front of its engine loads no model (285 MB resident, measured); nor do Prometheus, Grafana."""
+SMALL = {"kb", "prometheus", "grafana"}
+
+
+def memory_limit(service: dict[str, Any]) -> str | None:
+    return (((service.get("deploy") or {}).get("resources") or {}).get("limits") or {}).get("memory")
 
 
 def test_every_container_that_loads_the_model_is_limited_to_the_specs_memory(compose: dict[str, Any]) -> None:
     for name, service in compose["services"].items():
-        limit = (((service.get("deploy") or {}).get("resources") or {}).get("limits") or {}).get("memory")
-        assert limit == (MODEL_MEMORY if name in LOADS_THE_MODEL else None), f"{name}: memory limit {limit}"
+        limit = memory_limit(service)
+        expected = MODEL_MEMORY if name in LOADS_THE_MODEL else SMALL_MEMORY if name in SMALL else None
+        assert limit == expected, f"{name}: memory limit {limit}"
 
 
 def test_every_long_running_service_restarts_alone_and_dependants_wait_for_its_health(compose: dict[str, Any]) -> None:
@@ -143,7 +162,7 @@ def test_every_long_running_service_restarts_alone_and_dependants_wait_for_its_h
     (or, a one-shot job, completed successfully)."""
     services = compose["services"]
     one_shot = {name for name, s in services.items() if s.get("restart") == "no"}
-    assert one_shot == {"minio-init", "prefect-deploy", "policy-init"}
+    assert one_shot == {"minio-init", "prefect-deploy", "policy-init", "governance-init"}
     for name, service in services.items():
         if name not in one_shot:
             assert service.get("healthcheck", {}).get("test"), f"{name} has no health check"
@@ -177,3 +196,74 @@ def test_the_local_stack_sets_the_same_settings_names_as_compose(
     assert settings.redis.url == stack["REDIS_URL"]
     assert settings.chroma.host == stack["CHROMA_HOST"]
     assert settings.objects.url == stack["OBJECT_STORE_URL"]
+
+
+SERVERS = {"mcp": {"policy-kb": 3003, "document-store": 3002}, "kb": {"kb": 3004}, "governance": {"governance": 3005}}
+"""The container of each MCP server and its port (``mcp_service.__main__.SERVERS``)."""
+PORT_VARIABLES = {"policy-kb": "POLICY_KB_PORT", "document-store": "DOCUMENT_STORE_PORT", "kb": "KB_MCP_PORT",
+                  "governance": "GOVERNANCE_PORT"}  # fmt: skip
+
+
+def test_all_four_servers_run_in_containers_on_every_interface_with_their_ports_published_and_checked(
+    compose: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_service.__main__ import SERVERS as SERVED
+
+    services = compose["services"]
+    assert {server for servers in SERVERS.values() for server in servers} == set(SERVED)
+    exposed = {int(p) for line in (ROOT / "deployments/Dockerfile").read_text().splitlines()
+               if line.startswith("EXPOSE") for p in line.split()[1:]}  # fmt: skip
+    for name, ports in SERVERS.items():
+        service = services[name]
+        env = environment(service)
+        assert service["command"] == ["policy-kb", "serve", "--servers", ",".join(ports)]
+        assert env["POLICY_KB_HOST"] == "0.0.0.0" and env["METRICS_API_KEY"]
+        with monkeypatch.context() as patched:
+            for variable, value in env.items():
+                patched.setenv(variable, value)
+            settings = load_settings()
+        for server, port in ports.items():
+            assert env[PORT_VARIABLES[server]] == str(port) and SERVED[server].port(settings) == port
+            assert f"{port}:{port}" in service["ports"] and port in exposed
+            probe = " ".join(service["healthcheck"]["test"])
+            assert "localhost" in probe and "/health" in probe and str(port) in probe, name
+
+
+def test_kb_is_the_mcp_server_in_front_of_the_engine_the_mcp_container_serves(compose: dict[str, Any]) -> None:
+    """Spec 002 draws the kb MCP server as its own container calling the engine's URL with the engine's key."""
+    services = compose["services"]
+    kb, mcp = environment(services["kb"]), environment(services["mcp"])
+    engine = urlsplit(kb["KB_ENGINE_URL"])
+    assert engine.hostname == "mcp" and engine.port == int(mcp["POLICY_KB_PORT"])
+    assert kb["KB_API_KEY"] == mcp["MCP_API_KEY"] and kb["KB_MCP_API_KEY"] not in {"", kb["KB_API_KEY"]}
+    assert services["kb"]["depends_on"]["mcp"]["condition"] == "service_healthy"
+
+
+def test_governance_starts_once_its_corpus_is_ingested_from_the_mounted_folder(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    init = services["governance-init"]
+    source, target, mode = init["volumes"][0].rsplit(":", 2)
+    assert resolved(source) == "./docs/decisions" and (ROOT / resolved(source)).is_dir() and mode == "ro"
+    assert init["command"] == ["policy-kb", "governance", "ingest", target]
+    assert services["governance"]["depends_on"]["governance-init"]["condition"] == "service_completed_successfully"
+    shared = ("REDIS_URL", "CHROMA_HOST", "OBJECT_STORE_URL")
+    assert {k: environment(init)[k] for k in shared} == {k: environment(services["governance"])[k] for k in shared}
+
+
+def test_the_observability_profile_scrapes_every_server_with_the_metrics_key(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert {n for n, s in services.items() if "observability" in (s.get("profiles") or [])} == {"prometheus", "grafana"}
+    assert all(not s.get("profiles") for n, s in services.items() if n not in {"prometheus", "grafana"})
+    for service in ("prometheus", "grafana"):
+        for volume in services[service]["volumes"]:
+            source = volume.split(":")[0]
+            assert not source.startswith("./") or (ROOT / source).exists(), source
+    scrape = yaml.safe_load((ROOT / "deployments/observability/prometheus.yml").read_text())
+    targets = {t for job in scrape["scrape_configs"] for group in job["static_configs"] for t in group["targets"]}
+    assert targets == {f"{name}:{port}" for name, ports in SERVERS.items() for port in ports.values()}
+    key_file = " ".join(services["prometheus"]["entrypoint"])
+    for job in scrape["scrape_configs"]:
+        assert job["metrics_path"] == "/metrics" and job["authorization"]["credentials_file"] in key_file
+    key = environment(services["prometheus"])["METRICS_API_KEY"]
+    assert all(environment(services[name])["METRICS_API_KEY"] == key for name in SERVERS)
+    assert "alerts.yml" in scrape["rule_files"][0]
