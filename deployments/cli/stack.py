@@ -1,8 +1,9 @@
 """``policy-kb stack up|down|status``: the distributed shape on one machine, without Docker.
 
 redis-server (AOF), the ChromaDB server, moto's S3 server, the Prefect server, a process worker on the
-``policy-kb`` pool with the deployments of ``prefect.yaml`` registered, and two service replicas sharing
-them; the processes are the lines of ``deployments/stack/Procfile``, kept by supervisord in the background:
+``policy-kb`` pool with the deployments of ``prefect.yaml`` registered, two policy-kb replicas sharing
+them, and the three other MCP servers (document-store, kb in front of replica-a's engine, governance) in one
+process; the processes are the lines of ``deployments/stack/Procfile``, kept by supervisord in the background:
 one that dies is restarted with backoff while the others keep running.
 """
 
@@ -14,7 +15,7 @@ from typing import Annotated
 import typer
 
 from deployments.cli.app import app
-from deployments.stack.layout import DEFAULT_PORTS, StackLayout
+from deployments.stack.layout import DEFAULT_PORTS, OTHER_SERVERS, StackLayout
 from lib.config import load_settings
 
 stack_app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
@@ -68,7 +69,7 @@ def stack_up(
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=1) from exc
     print_status(folder)
-    urls = ", ".join(f"{u}/mcp" for u in layout.replica_urls())
+    urls = ", ".join(f"{u}/mcp" for u in [*layout.replica_urls(), *(layout.url(n) for n in OTHER_SERVERS)])
     typer.echo(f"\nMCP: {urls}   Prefect UI: {layout.url('prefect')}   env: {folder / 'stack.env'}")
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import httpx
 import redis
 
-from deployments.stack.layout import StackLayout
+from deployments.stack.layout import OTHER_SERVERS, StackLayout
 
 WORK_POOL = "policy-kb"
 _TIMEOUT_S = 2.0
@@ -28,6 +28,12 @@ def _http(url: str, ok_detail: str) -> Health:
     except httpx.HTTPError as exc:
         return Health(False, type(exc).__name__)
     return Health(response.status_code == 200, ok_detail if response.status_code == 200 else str(response.status_code))
+
+
+def _all_of(checks: list[Health]) -> Health:
+    """Healthy when every one is; the detail of each that is not (else all of them)."""
+    failing = [check.detail for check in checks if not check.ok]
+    return Health(not failing, ", ".join(failing or [check.detail for check in checks]))
 
 
 def _redis(layout: StackLayout) -> Health:
@@ -62,6 +68,9 @@ CHECKS: dict[str, Callable[[StackLayout], Health]] = {
     "worker": _worker,
     "replica-a": lambda layout: _http(f"{layout.url('replica-a')}/health", "/health 200"),
     "replica-b": lambda layout: _http(f"{layout.url('replica-b')}/health", "/health 200"),
+    "servers": lambda layout: _all_of(
+        [_http(f"{layout.url(name)}/health", f"{name} /health 200") for name in OTHER_SERVERS]
+    ),
 }
 
 

@@ -25,8 +25,12 @@ BUCKET = "policy-kb"
 S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "policykb", "AWS_SECRET_ACCESS_KEY": "policykb-dev-secret"}
 """moto accepts any credentials; these are docker-compose's MinIO defaults, so the two stacks read alike."""
 
-DEFAULT_PORTS = {"redis": 6390, "chroma": 8000, "s3": 9000, "prefect": 4200, "replica-a": 3003, "replica-b": 3013}
-"""The ports of ``policy-kb stack up``; ``--free-ports`` (and the tests) pick free ones instead."""
+DEFAULT_PORTS = {"redis": 6390, "chroma": 8000, "s3": 9000, "prefect": 4200, "replica-a": 3003, "replica-b": 3013,
+                 "document-store": 3002, "kb": 3004, "governance": 3005}  # fmt: skip
+"""The ports of ``policy-kb stack up``; ``--free-ports`` (and the tests) pick free ones instead. The ``servers``
+process serves the other three MCP servers (document-store, kb in front of replica-a's engine, governance) as
+docker-compose's ``mcp``, ``kb`` and ``governance`` containers do, over the same stores, with one model loaded."""
+OTHER_SERVERS = ("document-store", "kb", "governance")
 REPLICAS = ("replica-a", "replica-b")
 MARKER = "POLICY_KB_STACK"
 """Set to the stack folder in every process of a stack (inherited by whatever they start), so ``down``
@@ -159,6 +163,9 @@ class StackLayout:
             "STACK_PREFECT_PORT": str(self.ports["prefect"]),
             "STACK_REPLICA_A_PORT": str(self.ports["replica-a"]),
             "STACK_REPLICA_B_PORT": str(self.ports["replica-b"]),
+            "STACK_DOCUMENT_STORE_PORT": str(self.ports["document-store"]),
+            "STACK_KB_PORT": str(self.ports["kb"]),
+            "STACK_GOVERNANCE_PORT": str(self.ports["governance"]),
             "PREFECT_HOME": str(self.directory / "prefect"),
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_WORKER_QUERY_SECONDS": "2",

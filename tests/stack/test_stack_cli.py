@@ -17,8 +17,12 @@ def test_stack_status_lists_every_process_up_with_its_pid_port_state_and_restart
     header, *lines = done.stdout.splitlines()[1:]
     assert header.split() == ["process", "pid", "port", "RSS", "MB", "state", "restarts", "last", "exit", "health"]
     rows = {line.split()[0]: line.split() for line in lines}
-    assert list(rows) == process_names() == ["redis", "chroma", "s3", "prefect", "worker", "replica-a", "replica-b"]
+    assert (
+        list(rows)
+        == process_names()
+        == ["redis", "chroma", "s3", "prefect", "worker", "replica-a", "replica-b", "servers"]
+    )
     for name, row in rows.items():
         assert row[1].isdigit() and row[4] == "RUNNING" and row[5].isdigit() and "up" in row, row
-        if name != "worker":
+        if name not in {"worker", "servers"}:  # the servers process listens on three ports
             assert row[2] == str(stack.ports[name])
