@@ -7,7 +7,7 @@ stores' calls, ingestion's stages); the MCP SDK makes the server span of each re
 ``docs/decisions/0032-metrics-and-traces.md``.
 """
 
-from lib.observability.measured import measured, search_leg, store_call, store_calls, timed_load
+from lib.observability.instruments import measured, search_leg, store_call, store_calls, timed_load
 from lib.observability.tracing import configure_tracing, span
 
 __all__ = ["configure_tracing", "measured", "search_leg", "span", "store_call", "store_calls", "timed_load"]

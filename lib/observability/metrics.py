@@ -10,6 +10,8 @@ value is kept in that folder's files and ``/metrics`` sums them (``lib.observabi
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Histogram
 
 OPERATION_BUCKETS = (
@@ -83,10 +85,16 @@ audit_findings = Counter(
 )  # fmt: skip
 
 
+_LOOKUP_COUNTERS: dict[str, tuple[Any, Any]] = {}
+
+
 def count_lookup(cache: str, *, hit: bool) -> None:
-    cache_lookups.labels(cache).inc()
+    counters = _LOOKUP_COUNTERS.get(cache)
+    if counters is None:  # ``labels`` takes a lock and builds a key; a handful of caches, bound once each
+        counters = _LOOKUP_COUNTERS.setdefault(cache, (cache_lookups.labels(cache), cache_misses.labels(cache)))
+    counters[0].inc()
     if not hit:
-        cache_misses.labels(cache).inc()
+        counters[1].inc()
 
 
 def record_ingestion(pipeline: str, chunks: int, seconds: dict[str, float]) -> None:
