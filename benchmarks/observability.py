@@ -5,7 +5,8 @@ Per call the service runs (counted from a real call's scrape, ``tests/mcp_servic
 operation middleware (``OperationMetrics``: one histogram observation, one counter), five search legs
 (``measured``: resolve, embed, dense, lexical, fuse: a span and a histogram observation each), one Redis
 command (``store_call``: a span), four cache lookups (``count_lookup``) and one search counted, all inside the
-MCP SDK's own server span (there in every mode: the SDK makes it). The work inside is empty, so what is timed is the instrumentation alone:
+MCP SDK's own server span (there in every mode: the SDK makes it). The work inside is empty, so what is timed
+is the instrumentation alone:
 
 - ``bare``: the same calls with every instrumentation helper replaced by a no-op (the floor: Python calls);
 - ``metrics``: the real helpers, spans replaced by a no-op context (metrics only);
@@ -103,7 +104,7 @@ def call_path(instrumented: bool) -> Callable[[], None]:
         work()
         return await _answer(ctx)
 
-    async def server(ctx: Any) -> dict[str, Any]:
+    async def server(ctx: Any) -> Any:
         # The MCP SDK's server span is in every mode: the SDK makes it whatever this project does.
         with otel_span("tools/call search_policy", kind=trace.SpanKind.SERVER):
             return await (middleware(ctx, tool) if instrumented else tool(ctx))
@@ -148,11 +149,14 @@ def main() -> None:
     print(f"{'mode':<10} {'µs/call wall':>13} {'µs/call CPU':>12}")
     for mode, (wall, cpu) in results.items():
         print(f"{mode:<10} {wall:>13.1f} {cpu:>12.1f}")
-    metrics = results["metrics"][0] - results["bare"][0]
-    noop = results["shipped"][0] - results["metrics"][0]
-    tracing = results["tracing"][0] - results["metrics"][0]
-    print(f"\nmetrics: {metrics / 1000:.4f} ms/call (goal ≤ 0.1)   tracing, no-op tracer: {noop / 1000:.4f} ms/call   "
-          f"tracing on (SDK, export dropped): {tracing / 1000:.4f} ms/call (goal ≤ 0.3)")
+    for column, what in ((1, "CPU"), (0, "wall")):
+        metrics = results["metrics"][column] - results["bare"][column]
+        noop = results["shipped"][column] - results["metrics"][column]
+        tracing = results["tracing"][column] - results["metrics"][column]
+        print(
+            f"{what}: metrics {metrics / 1000:.4f} ms/call (goal ≤ 0.1), tracing off {noop / 1000:.4f} ms/call, "
+            f"tracing on (SDK, export dropped) {tracing / 1000:.4f} ms/call (goal ≤ 0.3)"
+        )
 
 
 if __name__ == "__main__":
