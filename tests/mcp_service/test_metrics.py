@@ -18,10 +18,14 @@ from prometheus_client.samples import Sample
 from pydantic import SecretStr
 
 from lib.config import load_settings
+from mcp_service.__main__ import SERVERS
 from mcp_service.observability.endpoint import exposition
 from mcp_service.policy_kb import create_app
+from mcp_service.tools.documents.tools import SERVER_NAME as DOCUMENT_STORE
+from mcp_service.tools.governance.tools import SERVER_NAME as GOVERNANCE
+from mcp_service.tools.kb.tools import SERVER_NAME as KB
 from mcp_service.tools.policies.tools import SERVER_NAME
-from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, running
+from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running
 from tests.mcp_service.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -139,3 +143,23 @@ def test_several_worker_processes_are_summed_from_the_multiprocess_folder(tmp_pa
     samples = parse(exposition(settings).decode())
     labels = {"server": "policy-kb-mcp", "tool": "search_policy", "outcome": "success"}
     assert value(samples, "policy_kb_tool_calls_total", **labels) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "server_name"),
+    [("document-store", DOCUMENT_STORE), ("kb", KB), ("governance", GOVERNANCE)],
+)
+async def test_every_other_server_answers_metrics_for_its_own_requests(
+    nppf_service: Service, name: str, server_name: str
+) -> None:
+    """The same ``/metrics`` on the other three servers (built over the session's stores, not warmed), each
+    counting the requests it served under its own server name."""
+    app = SERVERS[name].load().create_app(nppf_service.settings, stores=nppf_service.stores, warm=False)
+    with running(app) as url:
+        before = scrape(url)
+        async with mcp_session(url) as session:
+            tools = await session.list_tools()
+        after = scrape(url)
+    assert tools.tools
+    listed = {"server": server_name, "mcp_method_name": "tools/list", "gen_ai_tool_name": "", "error_type": ""}
+    assert moved(before, after, "mcp_server_operation_duration_seconds_count", **listed) == 1
