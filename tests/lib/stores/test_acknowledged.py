@@ -40,7 +40,7 @@ def test_every_write_command_of_the_server_waits(redis_url: str) -> None:
 
 def test_with_a_url_and_no_replicas_asked_for_the_client_is_redis_own(tmp_path: Path, redis_url: str) -> None:
     client = redis_client(load_settings(data_dir=tmp_path, redis_url=redis_url))
-    assert type(client) is redis.Redis
+    assert isinstance(client, redis.Redis) and not isinstance(client, AcknowledgedRedis)  # spanned, never WAITing
 
 
 def test_an_unacknowledged_write_raises_and_is_applied_once(settings: Settings, key: str) -> None:
