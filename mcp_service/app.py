@@ -19,11 +19,14 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.mcpserver import MCPServer
 from prometheus_client.registry import Collector
+from pydantic import AnyHttpUrl, SecretStr
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -34,11 +37,13 @@ from lib.config import Settings
 from lib.logs import configure_logging
 from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
-from mcp_service.auth import BearerAuthMiddleware
+from mcp_service.auth import BearerAuthMiddleware, OAuthResource
 from mcp_service.health import liveness
 from mcp_service.heap import freeze_startup_heap
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
+from mcp_service.oauth import JwtVerifier
+from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
@@ -79,11 +84,68 @@ def finish_started_jobs() -> None:
         submit.finish_background_jobs(JOB_GRACE_S)
 
 
+@dataclass(frozen=True)
+class Access:
+    """How one server checks its callers (``auth``): its keys, its OAuth resource, its rate limit."""
+
+    server: str
+    api_key: SecretStr | None
+    read_api_key: SecretStr | None
+    oauth: OAuthResource | None
+    rate_limiter: RateLimiter | None
+
+    def middleware_options(self) -> dict[str, Any]:
+        return {"api_key": self.api_key, "read_api_key": self.read_api_key, "oauth": self.oauth,
+                "rate_limiter": self.rate_limiter, "server": self.server}  # fmt: skip
+
+    def metadata_routes(self, resource_name: str) -> list[BaseRoute]:
+        """RFC 9728 metadata, for the server (``/.well-known/oauth-protected-resource``) and for its ``/mcp``
+        (the path-suffixed form MCP clients ask for first), through the SDK's route."""
+        if self.oauth is None:
+            return []
+        issuer = [AnyHttpUrl(self.oauth.verifier.issuer)] if isinstance(self.oauth.verifier, JwtVerifier) else []
+        return [
+            route
+            for url in (self.oauth.resource_url, self.oauth.resource_url + "/mcp")
+            for route in create_protected_resource_routes(
+                AnyHttpUrl(url), issuer, scopes_supported=self.oauth.scopes, resource_name=resource_name
+            )
+        ]
+
+
+def server_access(
+    settings: Settings,
+    *,
+    server: str,
+    scope: str,
+    port: int,
+    api_key: SecretStr | None,
+    read_api_key: SecretStr | None = None,
+) -> Access:
+    """A server's ``Access`` from the settings: OAuth when ``OAUTH_ISSUER_URL`` is set (audience: the server's
+    resource URL and its ``/mcp``, or ``OAUTH_AUDIENCE``), a rate limit when ``RATE_LIMIT_PER_MINUTE`` is."""
+    oauth = None
+    if settings.oauth.issuer_url:
+        resource = settings.oauth.resource_url(settings.service.host, port)
+        audiences = settings.oauth.audience or [resource, resource + "/mcp"]
+        oauth = OAuthResource(
+            verifier=JwtVerifier(settings.oauth, audiences),
+            resource_url=resource,
+            metadata_url=str(build_resource_metadata_url(AnyHttpUrl(resource + "/mcp"))),
+            scope=scope,
+        )
+    limiter = None
+    if settings.rate_limit.per_minute is not None:
+        limiter = RateLimiter(settings.rate_limit, server, async_redis_connector(settings))
+    return Access(server, api_key, read_api_key, oauth, limiter)
+
+
 def create_mcp_app(
     settings: Settings,
     server: MCPServer,
     *,
     port: int,
+    access: Access,
     routes: Sequence[BaseRoute] = (),
     warm_up: Callable[[], None] | None = None,
     health: Callable[[Request], Awaitable[Response]] = liveness,
@@ -94,9 +156,9 @@ def create_mcp_app(
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
     connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
     when a server has more to say than liveness; ``background`` loops run from start-up until shutdown;
-    ``collectors`` add the server's own figures to ``/metrics``. A read-only key may call only the tools
-    annotated read-only (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set
-    (``lib.observability.tracing``)."""
+    ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
+    (``server_access``): a read-only key or a read-scoped token may call only the tools annotated read-only
+    (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``)."""
     configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
@@ -114,8 +176,9 @@ def create_mcp_app(
                 # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
                 await anyio.to_thread.run_sync(warm_up)
             freeze_startup_heap()
+            auth = "+".join(name for name, on in (("keys", access.api_key), ("oauth", access.oauth)) if on) or "off"
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
-                        "on" if settings.auth.api_key else "off")  # fmt: skip
+                        auth)  # fmt: skip
             try:
                 async with anyio.create_task_group() as loops:
                     for loop in background:
@@ -137,12 +200,12 @@ def create_mcp_app(
         ),
         Route("/sse", SseStream(relay), methods=["GET"]),
         Route("/messages/", SseMessages(relay), methods=["POST"]),
+        *access.metadata_routes(server.name),
         *routes,
     ]
     auth = Middleware(
         BearerAuthMiddleware,
-        api_key=settings.auth.api_key,
-        read_api_key=settings.auth.read_api_key,
+        **access.middleware_options(),
         list_tools=server.list_tools,
         exempt_paths=("/health", "/metrics") if settings.observability.metrics_api_key else ("/health",),
     )

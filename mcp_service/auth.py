@@ -1,14 +1,24 @@
-"""Bearer-token authentication for every route but ``/health`` (spec 000 FR-010), as a plain ASGI middleware.
+"""Who may call what, for every route but ``/health`` and the protected-resource metadata, as a plain ASGI middleware.
 
-- ``MCP_API_KEY`` unset or empty: no checks at all (the spec's backward-compatible no-op).
-- Otherwise each request needs ``Authorization: Bearer <token>``. Missing header, another scheme and a
-  wrong token get 401 with the spec's bodies; tokens are compared with ``hmac.compare_digest``.
-- ``MCP_READ_API_KEY`` (optional) is a second token that may only read: REST ``GET``/``HEAD`` and MCP
-  traffic except ``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own
-  tool list (``tools.registration.write_tools``). A write with it gets 403 in the same body shape. To
-  see which tool an MCP POST calls, its JSON body (at most ``MAX_INSPECTED_BODY`` bytes, as the MCP
-  transports themselves allow) is read here and replayed to the app.
+Credentials (spec 000 FR-010, and the MCP authorization specification's resource server):
 
+- ``MCP_API_KEY``: a static key that may do everything (``key:full``); ``MCP_READ_API_KEY`` one that may only
+  read (``key:read``). Compared with ``hmac.compare_digest``.
+- ``OAUTH_ISSUER_URL``: JWT access tokens of that authorization server (``oauth.JwtVerifier``), for this
+  server's resource URL. A token may read with ``<scope>:read`` and read and write with ``<scope>:write``,
+  ``<scope>`` being the server's (``policy``, ``documents``, ``kb``, ``governance``). With keys and OAuth
+  both configured, either is accepted. Neither configured: no checks (the spec's backward-compatible no-op).
+
+What a request needs: REST ``GET``/``HEAD`` read; other REST methods write; MCP traffic reads except a
+``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own tool list
+(``tools.registration.write_tools``). To see which tool an MCP POST calls, its JSON body (at most
+``MAX_INSPECTED_BODY`` bytes, as the MCP transports themselves allow) is read here and replayed to the app.
+
+Missing header, another scheme and a bad key or token get 401 with the spec's bodies; with OAuth on, its
+``WWW-Authenticate`` names the resource metadata and the scopes (RFC 9728), so an MCP client can go and get a
+token. A credential that may not do what the request does gets 403 (``error="insufficient_scope"``). Then the
+caller's budget (``rate_limit``): over it, 429 with ``Retry-After``. The caller's name is set for the
+request (``lib.callers``) and every write gets an ``audit.write`` line with it and the response's status.
 Every refusal is logged at WARNING with client IP, method and path, never with the token.
 """
 
@@ -18,29 +28,65 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from mcp.server.auth.provider import TokenVerifier
 from mcp_types import Tool
 from pydantic import SecretStr
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lib.callers import current_caller
+from lib.logs import event_line
+from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.registration import write_tools
 from mcp_service.transports.bodies import BodyTooLarge, read_body, replaying
 
 logger = logging.getLogger(__name__)
+audit_logger = logging.getLogger("policy_kb.audit")
 
 MAX_INSPECTED_BODY = 4 * 1024 * 1024
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MISSING = "Missing Authorization header"
 INVALID = "Invalid bearer token"
 BAD_FORMAT = "Invalid Authorization header format: expected 'Bearer <token>'"
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+RATE_LIMITED_RPC_CODE = -32029
+"""The JSON-RPC error code of a rate-limited MCP request (implementation-defined server error range)."""
 
 
 def _secret(value: SecretStr | None) -> bytes | None:
     raw = value.get_secret_value() if value is not None else ""
     return raw.encode() if raw else None
+
+
+@dataclass(frozen=True)
+class OAuthResource:
+    """This server as an OAuth protected resource: its verifier, resource URL, metadata URL and scope prefix."""
+
+    verifier: TokenVerifier
+    resource_url: str
+    metadata_url: str
+    scope: str
+
+    @property
+    def scopes(self) -> list[str]:
+        return [f"{self.scope}:read", f"{self.scope}:write"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a request comes from and what it may do. ``name`` is never a token."""
+
+    name: str
+    read: bool
+    write: bool
+    token: bool = False
+
+    def may(self, write: bool) -> bool:
+        return self.write if write else self.read
 
 
 class BearerAuthMiddleware:
@@ -50,68 +96,126 @@ class BearerAuthMiddleware:
         *,
         api_key: SecretStr | None,
         read_api_key: SecretStr | None = None,
+        oauth: OAuthResource | None = None,
+        rate_limiter: RateLimiter | None = None,
+        server: str = "policy-kb",
         exempt_paths: Collection[str] = ("/health",),
         mcp_post_paths: Collection[str] = ("/mcp", "/messages/"),
         list_tools: Callable[[], Awaitable[Iterable[Tool]]] | None = None,
     ) -> None:
         """``list_tools`` is the MCP server's own (``MCPServer.list_tools``): its write tools are asked of it once,
-        at the first MCP call with the read-only key. Without it (a REST-only app) no MCP call writes."""
+        at the first MCP call. Without it (a REST-only app) no MCP call writes."""
         self.app = app
         self.api_key = _secret(api_key)
         self.read_api_key = _secret(read_api_key) if self.api_key else None
+        self.oauth = oauth
+        self.rate_limiter = rate_limiter
+        self.server = server
         self.exempt_paths = frozenset(exempt_paths)
         self.mcp_post_paths = frozenset(mcp_post_paths)
         self.list_tools = list_tools
         self.write_tools: frozenset[str] | None = None
         if read_api_key is not None and self.api_key is None:
-            logger.warning("auth.disabled MCP_READ_API_KEY is set but MCP_API_KEY is not: authentication is off")
+            logger.warning("auth.disabled MCP_READ_API_KEY is set but MCP_API_KEY is not: that key is not used")
+
+    @property
+    def enabled(self) -> bool:
+        return self.api_key is not None or self.oauth is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.api_key is None or scope["path"] in self.exempt_paths:
+        path = scope["path"]
+        if scope["type"] != "http" or path in self.exempt_paths or path.startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return
+        caller = await self._authenticate(scope, receive, send)
+        if caller is None:
+            return
+        tool: str | None = None
+        if scope["method"] == "POST" and path in self.mcp_post_paths:
+            try:
+                body = await read_body(receive, MAX_INSPECTED_BODY)
+            except BodyTooLarge:
+                await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
+                    scope, receive, send
+                )
+                return
+            if body is None:
+                return
+            receive = replaying(body, receive)
+            tool = await self._write_tool_in(body)
+            writes = tool is not None
+        else:
+            writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")
+        if not caller.may(writes):
+            await self._forbid(scope, receive, send, caller, writes, tool)
+            return
+        if self.rate_limiter is not None:
+            wait = await self.rate_limiter.retry_after(caller.name)
+            if wait is not None:
+                await self._rate_limited(scope, receive, send, caller, wait)
+                return
+        reset = current_caller.set(caller.name)
+        try:
+            if writes:
+                await self._audited(scope, receive, send, caller, tool)
+            else:
+                await self.app(scope, receive, send)
+        finally:
+            current_caller.reset(reset)
+
+    async def _authenticate(self, scope: Scope, receive: Receive, send: Send) -> Caller | None:
+        """The caller, or ``None`` once a 401 has been sent."""
+        if not self.enabled:
+            client = scope.get("client")
+            return Caller(f"ip:{client[0] if client else '-'}", read=True, write=True)
         header = Headers(scope=scope).get("authorization")
         if header is None:
             await self._refuse(scope, receive, send, 401, "unauthorized", MISSING)
-            return
+            return None
         scheme, _, token = header.strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             await self._refuse(scope, receive, send, 401, "unauthorized", BAD_FORMAT)
-            return
-        presented = token.encode()
-        full = hmac.compare_digest(presented, self.api_key)
-        read_only = self.read_api_key is not None and hmac.compare_digest(presented, self.read_api_key)
-        if full:
-            await self.app(scope, receive, send)
-        elif not read_only:
-            await self._refuse(scope, receive, send, 401, "unauthorized", INVALID)
-        elif scope["method"] in READ_METHODS:
-            await self.app(scope, receive, send)
-        elif scope["method"] == "POST" and scope["path"] in self.mcp_post_paths:
-            await self._read_only_mcp_post(scope, receive, send)
-        elif scope["path"] == "/mcp" and scope["method"] == "DELETE":
-            await self.app(scope, receive, send)
-        else:
-            await self._refuse(scope, receive, send, 403, "forbidden", "This API key may only read")
+            return None
+        if self.api_key is not None:
+            presented = token.encode()
+            if hmac.compare_digest(presented, self.api_key):
+                return Caller("key:full", read=True, write=True)
+            if self.read_api_key is not None and hmac.compare_digest(presented, self.read_api_key):
+                return Caller("key:read", read=True, write=False)
+        if self.oauth is not None and token.count(".") == 2:
+            verified = await self.oauth.verifier.verify_token(token)
+            if verified is not None and verified.resource is not None:
+                read, write = (f"{self.oauth.scope}:{access}" in verified.scopes for access in ("read", "write"))
+                name = f"sub:{verified.subject}" if verified.subject else f"client:{verified.client_id}"
+                return Caller(name, read=read or write, write=write, token=True)
+        await self._refuse(scope, receive, send, 401, "unauthorized", INVALID, invalid_token=True)
+        return None
 
-    async def _read_only_mcp_post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            body = await read_body(receive, MAX_INSPECTED_BODY)
-        except BodyTooLarge:
-            await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
-                scope, receive, send
-            )
-            return
-        if body is None:
-            return
+    async def _write_tool_in(self, body: bytes) -> str | None:
+        if b"tools/call" not in body:
+            return None
         if self.write_tools is None:
             self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
-        tool = self._write_tool_called(body, self.write_tools)
-        if tool is not None:
-            await self._refuse(scope, receive, send, 403, "forbidden", f"This API key may only read; '{tool}' writes")
-            return
-        await self.app(scope, replaying(body, receive), send)
+        return self._write_tool_called(body, self.write_tools)
+
+    async def _audited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, tool: str | None) -> None:
+        """The app's answer to a write, then one ``audit.write`` line with who, what and its status."""
+        status = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            audit_logger.info(event_line(
+                "audit.write", server=self.server, caller=caller.name, method=scope["method"], path=scope["path"],
+                tool=tool or "-", status=status,
+            ))  # fmt: skip
 
     @staticmethod
     def _write_tool_called(body: bytes, writes: frozenset[str]) -> str | None:
@@ -132,12 +236,67 @@ class BearerAuthMiddleware:
                     return str(name)
         return None
 
-    @staticmethod
-    async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str) -> None:
+    async def _forbid(
+        self, scope: Scope, receive: Receive, send: Send, caller: Caller, writes: bool, tool: str | None
+    ) -> None:
+        if not caller.token:
+            message = "This API key may only read" + (f"; '{tool}' writes" if tool else "")
+            await self._refuse(scope, receive, send, 403, "forbidden", message)
+            return
+        assert self.oauth is not None
+        needed = f"{self.oauth.scope}:{'write' if writes else 'read'}"
+        what = f"'{tool}'" if tool else "this request"
+        await self._refuse(scope, receive, send, 403, "insufficient_scope", f"{what} needs the scope {needed}",
+                           scope_needed=needed, caller=caller.name)  # fmt: skip
+
+    async def _rate_limited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, wait: int) -> None:
+        logger.warning(event_line("rate_limit.refused", server=self.server, caller=caller.name,
+                                  method=scope["method"], path=scope["path"], retry_after=wait))  # fmt: skip
+        message = f"Rate limit exceeded; retry after {wait} s"
+        headers = {"Retry-After": str(wait)}
+        if scope["path"] in self.mcp_post_paths:
+            body: dict[str, Any] = {"jsonrpc": "2.0", "id": None,
+                                    "error": {"code": RATE_LIMITED_RPC_CODE, "message": message,
+                                              "data": {"retry_after": wait}}}  # fmt: skip
+        else:
+            body = {"error": {"code": "rate_limited", "message": message}}
+        await JSONResponse(body, 429, headers=headers)(scope, receive, send)
+
+    async def _refuse(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        invalid_token: bool = False,
+        scope_needed: str | None = None,
+        caller: str = "-",
+    ) -> None:
         client = scope.get("client")
         logger.warning(
-            "auth.refused status=%d reason=%r client_ip=%s method=%s path=%s",
-            status, message, client[0] if client else "-", scope["method"], scope["path"],
+            "auth.refused status=%d reason=%r client_ip=%s caller=%s method=%s path=%s",
+            status, message, client[0] if client else "-", caller, scope["method"], scope["path"],
         )  # fmt: skip
-        headers = {"WWW-Authenticate": 'Bearer realm="policy-kb"'} if status == 401 else None
-        await JSONResponse({"error": {"code": code, "message": message}}, status, headers=headers)(scope, receive, send)
+        await JSONResponse(
+            {"error": {"code": code, "message": message}},
+            status,
+            headers=self._challenge(status, invalid_token, scope_needed),
+        )(scope, receive, send)
+
+    def _challenge(self, status: int, invalid_token: bool, scope_needed: str | None) -> dict[str, str] | None:
+        """``WWW-Authenticate``: with OAuth on, where the resource metadata is and which scope to ask for."""
+        if self.oauth is None:
+            return {"WWW-Authenticate": 'Bearer realm="policy-kb"'} if status == 401 else None
+        parts = ['realm="policy-kb"']
+        if scope_needed is not None:
+            parts.append('error="insufficient_scope"')
+        elif invalid_token:
+            parts.append('error="invalid_token"')
+        if status == 403 and scope_needed is None:
+            return None  # a static read-only key: no token would help
+        parts.append(f'resource_metadata="{self.oauth.metadata_url}"')
+        parts.append(f'scope="{scope_needed or " ".join(self.oauth.scopes)}"')
+        return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}

@@ -8,7 +8,7 @@ from starlette.types import ASGIApp
 
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
-from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.tools.documents.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 
 __all__ = ["create_app", "register_tools"]
@@ -25,5 +25,13 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         settings,
         server,
         port=settings.service.document_store_port,
+        access=server_access(
+            settings,
+            server="document-store",
+            scope="documents",
+            port=settings.service.document_store_port,
+            api_key=settings.auth.api_key,
+            read_api_key=settings.auth.read_api_key,
+        ),
         warm_up=documents.embedder.warm_up if warm else None,
     )

@@ -17,6 +17,7 @@ from typing import NoReturn, cast
 
 import anyio
 from mcp_types import Tool
+from pydantic import SecretStr
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
@@ -26,7 +27,7 @@ from lib.governance.search import warm_catalog
 from lib.governance.stores import GovernanceStores
 from lib.integrations.query_log import install_query_log_handler
 from lib.logs import configure_logging
-from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.heap import freeze_startup_heap
 from mcp_service.rest.governance import create_governance_rest_app, governance_health
 from mcp_service.tools.governance.tools import INSTRUCTIONS, SERVER_NAME, register_tools
@@ -60,6 +61,13 @@ def warm_up(stores: GovernanceStores) -> None:
         logger.exception("service.warm_up_failed; the first query loads what it needs")
 
 
+def governance_key(settings: Settings) -> SecretStr | None:
+    """``GOVERNANCE_API_KEY`` (empty: no key), or ``MCP_API_KEY`` when it is unset. The server only reads, so
+    there is no read-only key: a public governance server need not share the policy-kb write key."""
+    own = settings.auth.governance_api_key
+    return own if own is not None else settings.auth.api_key
+
+
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The governance app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` (with the index's state) and ``/query``."""
     settings = settings or load_settings()
@@ -71,6 +79,13 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         settings,
         server,
         port=settings.service.governance_port,
+        access=server_access(
+            settings,
+            server="governance",
+            scope="governance",
+            port=settings.service.governance_port,
+            api_key=governance_key(settings),
+        ),
         routes=[Mount("", app=create_governance_rest_app(governance))],
         warm_up=(lambda: warm_up(governance)) if warm else None,
         health=governance_health(governance),

@@ -3,6 +3,7 @@
 Two faces on one port:
 
     /mcp /sse /messages/ /health   the kb tools (``tools.kb``), for callers presenting ``KB_MCP_API_KEY``
+                                   (or an OAuth token with a ``kb`` scope)
     /api/v1/...                    the engine: this service's REST API, under its own key ``MCP_API_KEY``
 
 The tools call the engine over HTTP at ``KB_ENGINE_URL`` with ``KB_API_KEY``, as the spec's separate MCP
@@ -25,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.notes.uploads import upload_staging
-from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.auth import BearerAuthMiddleware
 from mcp_service.kb_engine_client import KbEngineClient
 from mcp_service.rest.app import API_PREFIX, create_rest_app
@@ -61,7 +62,6 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     stores = stores or open_stores(settings)
     engine = KbEngineClient.from_settings(settings)
     self_engine = not settings.kb.engine_url
-    mcp_settings = settings.replace(mcp_api_key=settings.kb.mcp_api_key, mcp_read_api_key=None)
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     staging = upload_staging(stores.notes)
     register_tools(server, KbStores(settings, engine, staging))
@@ -69,9 +69,12 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     if not settings.jobs.prefect_api_url:  # else the cleanup-kb-uploads schedule cleans
         background.append(partial(sweep_uploads, staging, settings.kb.upload_sweep_seconds))
     mcp_app = create_mcp_app(
-        mcp_settings,
+        settings,
         server,
         port=settings.service.kb_mcp_port,
+        access=server_access(
+            settings, server="kb", scope="kb", port=settings.service.kb_mcp_port, api_key=settings.kb.mcp_api_key
+        ),
         warm_up=stores.embedder.warm_up if warm and self_engine else None,
         background=background,
     )

@@ -14,7 +14,7 @@ from lib.config import Settings, load_settings
 from lib.policies.revision_metrics import RevisionCollector
 from lib.policies.search import searchable_revisions
 from lib.policies.stores import PolicyStores
-from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 
@@ -49,6 +49,14 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         settings,
         server,
         port=settings.service.policy_kb_port,
+        access=server_access(
+            settings,
+            server="policy-kb",
+            scope="policy",
+            port=settings.service.policy_kb_port,
+            api_key=settings.auth.api_key,
+            read_api_key=settings.auth.read_api_key,
+        ),
         routes=[Mount(API_PREFIX, app=create_rest_app(stores))],
         warm_up=(lambda: warm_up(stores.policies)) if warm else None,
         collectors=[RevisionCollector(stores.policies.registry, settings.jobs.processing_timeout_seconds)],

@@ -2,8 +2,9 @@
 over HTTP or stdio, ``GET /query``, the LangChain retriever and tool all call ``logged_query``.
 
 The line is a JSON object on the ``governance.queries`` logger: ``timestamp`` (UTC, ISO 8601),
-``interface``, ``question_sha256`` (the question itself only when ``GOVERNANCE_LOG_QUESTIONS=true``:
-questions may carry what an agent was told in confidence), ``top_k``, ``filters``, ``results``,
+``interface``, ``caller`` (who asked, ``lib.callers``; never a token), ``question_sha256`` (the question
+itself only when ``GOVERNANCE_LOG_QUESTIONS=true``: questions may carry what an agent was told in
+confidence), ``top_k``, ``filters``, ``results``,
 ``latency_ms`` and ``outcome`` (``ok`` or the failure's ``error_type``). ``install_query_log_handler``
 makes that logger write bare JSON lines to stderr, never stdout (the stdio transport's wire).
 """
@@ -18,6 +19,7 @@ import time
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from lib.callers import current_caller
 from lib.errors import KBError
 from lib.governance.models import GovernanceAnswer
 from lib.governance.search import query_governance
@@ -64,6 +66,7 @@ def logged_query(
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "event": "governance.query",
         "interface": interface,
+        "caller": current_caller.get(),
         "question_sha256": question_hash(question),
         "top_k": top_k,
         "filters": {"doc_types": doc_types, "as_of": as_of, "include_inactive": include_inactive, "mode": mode},

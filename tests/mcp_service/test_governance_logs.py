@@ -51,6 +51,7 @@ async def test_mcp_and_rest_queries_each_write_one_json_line_without_the_questio
     mcp, rest = lines(query_log)
     digest = hashlib.sha256(QUESTION.encode()).hexdigest()
     assert mcp["interface"] == "mcp" and rest["interface"] == "rest"
+    assert mcp["caller"] == rest["caller"] == "ip:127.0.0.1"  # no auth here: the client's address
     for line in (mcp, rest):
         assert line["question_sha256"] == digest and "question" not in line
         assert line["timestamp"].endswith("Z") and line["latency_ms"] > 0 and line["outcome"] == "ok"
