@@ -20,7 +20,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
@@ -100,15 +100,17 @@ class Access:
 
     def metadata_routes(self, resource_name: str) -> list[BaseRoute]:
         """RFC 9728 metadata, for the server (``/.well-known/oauth-protected-resource``) and for its ``/mcp``
-        (the path-suffixed form MCP clients ask for first), through the SDK's route."""
+        (the path-suffixed form MCP clients ask for first), through the SDK's route. URLs go in as strings: the
+        metadata model keeps an empty path empty (RFC 8414 issuers compare exactly), AnyHttpUrl() adds a "/"."""
         if self.oauth is None:
             return []
-        issuer = [AnyHttpUrl(self.oauth.verifier.issuer)] if isinstance(self.oauth.verifier, JwtVerifier) else []
+        verifier = self.oauth.verifier
+        issuer = [cast(AnyHttpUrl, verifier.issuer)] if isinstance(verifier, JwtVerifier) else []
         return [
             route
             for url in (self.oauth.resource_url, self.oauth.resource_url + "/mcp")
             for route in create_protected_resource_routes(
-                AnyHttpUrl(url), issuer, scopes_supported=self.oauth.scopes, resource_name=resource_name
+                cast(AnyHttpUrl, url), issuer, scopes_supported=self.oauth.scopes, resource_name=resource_name
             )
         ]
 

@@ -123,7 +123,7 @@ class BearerAuthMiddleware:
         return self.api_key is not None or self.oauth is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope["path"]
+        path = scope.get("path", "")
         if scope["type"] != "http" or path in self.exempt_paths or path.startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return

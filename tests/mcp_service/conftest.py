@@ -60,9 +60,9 @@ def bearer(key: str = FULL_KEY) -> dict[str, str]:
 
 
 @contextmanager
-def running(app: ASGIApp) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yield its base URL."""
-    port = free_port()
+def running(app: ASGIApp, port: int | None = None) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on ``port`` (default: a free one) of loopback in a thread; yield its base URL."""
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
