@@ -190,6 +190,8 @@ def create_mcp_app(
                     finally:
                         loops.cancel_scope.cancel()
             finally:
+                if access.rate_limiter is not None:
+                    await access.rate_limiter.aclose()
                 await anyio.to_thread.run_sync(finish_started_jobs)
 
     all_routes = [

@@ -40,12 +40,14 @@ class RateLimiter:
         self.window_ms = settings.window_seconds * 1000
         self.prefix = f"ratelimit:{server}:"
         self.connect = connect
+        self._client: aioredis.Redis | None = None
         self._script: AsyncScript | None = None
 
     async def retry_after(self, caller: str) -> int | None:
         try:
             if self._script is None:
-                self._script = self.connect().register_script(WINDOW_SCRIPT)
+                self._client = self.connect()
+                self._script = self._client.register_script(WINDOW_SCRIPT)
             count, ttl_ms = await self._script(keys=[self.prefix + caller], args=[self.window_ms])
         except (RedisError, OSError) as exc:
             logger.warning("rate_limit.unavailable caller=%s reason=%r; request let through", caller, str(exc))
@@ -53,3 +55,9 @@ class RateLimiter:
         if int(count) <= self.budget:
             return None
         return max(1, math.ceil(int(ttl_ms) / 1000))
+
+    async def aclose(self) -> None:
+        """Close the Redis client (at the app's shutdown, on the loop that opened it)."""
+        client, self._client, self._script = self._client, None, None
+        if client is not None:
+            await client.aclose()

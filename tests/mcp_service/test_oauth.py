@@ -120,7 +120,8 @@ async def test_the_sdk_client_discovers_gets_a_token_lists_and_calls_tools(
             names = {tool.name for tool in (await session.list_tools()).tools}
             assert {"search_policy", "ingest_policy_revision"} <= names
             listed = await session.call_tool("list_policy_documents", {})
-            assert not listed.is_error and listed.structured_content == {"status": "success", "policy_count": 0, "policies": []}
+            assert not listed.is_error and listed.structured_content == {"status": "success", "policy_count": 0,
+                                                                         "policies": []}  # fmt: skip
             removed = await session.call_tool("remove_policy_revision", {"source": "NOPE", "revision_id": "r"})
             assert not removed.is_error and removed.structured_content["chunks_removed"] == 0  # the write ran
     assert provider.context.current_tokens is not None  # the token came from the issuer, not from this test
