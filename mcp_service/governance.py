@@ -61,11 +61,12 @@ def warm_up(stores: GovernanceStores) -> None:
         logger.exception("service.warm_up_failed; the first query loads what it needs")
 
 
-def governance_key(settings: Settings) -> SecretStr | None:
-    """``GOVERNANCE_API_KEY`` (empty: no key), or ``MCP_API_KEY`` when it is unset. The server only reads, so
-    there is no read-only key: a public governance server need not share the policy-kb write key."""
+def governance_keys(settings: Settings) -> tuple[SecretStr | None, SecretStr | None]:
+    """The keys callers present: ``GOVERNANCE_API_KEY`` alone (empty: none, the server is open), or, when it is
+    unset, ``MCP_API_KEY`` and ``MCP_READ_API_KEY`` as before. The server only reads, so its own key needs no
+    read-only twin, and a public governance server need not share the policy-kb write key."""
     own = settings.auth.governance_api_key
-    return own if own is not None else settings.auth.api_key
+    return (own, None) if own is not None else (settings.auth.api_key, settings.auth.read_api_key)
 
 
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     install_query_log_handler()
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, governance)
+    api_key, read_api_key = governance_keys(settings)
     return create_mcp_app(
         settings,
         server,
@@ -84,7 +86,8 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             server="governance",
             scope="governance",
             port=settings.service.governance_port,
-            api_key=governance_key(settings),
+            api_key=api_key,
+            read_api_key=read_api_key,
         ),
         routes=[Mount("", app=create_governance_rest_app(governance))],
         warm_up=(lambda: warm_up(governance)) if warm else None,

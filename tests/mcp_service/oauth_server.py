@@ -33,7 +33,7 @@ SCOPES = ["policy:read", "policy:write", "documents:read", "documents:write", "k
 
 
 @dataclass
-class Client(ClientMixin):  # type: ignore[misc]
+class Client(ClientMixin):
     client_id: str
     scopes: list[str]
     expires_in: int = 300
@@ -73,7 +73,7 @@ CLIENTS = {
 }
 
 
-class _Grant(ClientCredentialsGrant):  # type: ignore[misc]
+class _Grant(ClientCredentialsGrant):
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = ["client_secret_basic", "client_secret_post"]
 
 
@@ -88,7 +88,7 @@ class Issuer:
         self.keys.append(RSAKey.generate_key(2048, parameters={"kid": f"k{len(self.keys) + 1}"}))
 
     def jwks(self) -> dict[str, Any]:
-        return KeySet(list(self.keys)).as_dict(private=False)
+        return dict(KeySet(list(self.keys)).as_dict(private=False))
 
     def foreign_token(self, audience: str, scope: str = "policy:read policy:write") -> str:
         """A well-formed token for ``audience``, signed by a key this issuer never published."""
@@ -105,7 +105,7 @@ def create_issuer_app(issuer: Issuer) -> Flask:
     server = AuthorizationServer(app, query_client=CLIENTS.get, save_token=lambda token, request: None)
     server.register_grant(_Grant)
 
-    class Tokens(JWTBearerTokenGenerator):  # type: ignore[misc]
+    class Tokens(JWTBearerTokenGenerator):
         def get_jwks(self) -> KeySet:
             return KeySet([issuer.keys[-1]])
 

@@ -84,3 +84,15 @@ async def test_with_keys_set_every_route_but_health_needs_one_and_the_read_key_m
         async with mcp_session(url, key=READ_KEY) as session:
             result = await session.call_tool("query_governance", {"question": QUESTION, "top_k": 1})
         assert not result.is_error
+
+
+def test_governance_api_key_replaces_the_policy_kb_keys_and_empty_opens_it(governance_service: Service) -> None:
+    keyed = governance_service.settings.replace(mcp_api_key=SecretStr(FULL_KEY), mcp_read_api_key=SecretStr(READ_KEY))
+    own = keyed.replace(governance_api_key=SecretStr("governance-" + "g" * 24))
+    with running(create_app(own, stores=governance_service.stores, warm=False)) as url:
+        for key, status in ((FULL_KEY, 401), (READ_KEY, 401), ("governance-" + "g" * 24, 200)):
+            response = httpx.get(f"{url}/query", params={"q": QUESTION}, headers=bearer(key), timeout=30)
+            assert response.status_code == status, key
+    public = keyed.replace(governance_api_key=SecretStr(""))
+    with running(create_app(public, stores=governance_service.stores, warm=False)) as url:
+        assert httpx.get(f"{url}/query", params={"q": QUESTION}, timeout=30).status_code == 200
