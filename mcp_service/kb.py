@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             create_rest_app(stores),
             api_key=settings.auth.api_key,
             read_api_key=settings.auth.read_api_key,
+            server="kb-engine",  # static keys only: the kb tools call it with KB_API_KEY, never a caller's token
             exempt_paths=(),
         )
     logger.info("kb.engine url=%s mounted_here=%s", engine.base_url, self_engine)

@@ -24,6 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from lib.composition import open_stores
+from mcp_service.oauth import JwtVerifier
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, READ_KEY, Service, bearer, running, service_settings
@@ -206,3 +207,16 @@ def test_a_token_signed_with_a_rotated_key_is_accepted_after_the_jwks_is_refetch
     assert jwt.get_unverified_header(rotated)["kid"] == issuer.keys[-1].kid != issuer.keys[0].kid
     assert create_policy(service, bearer(rotated), "ROTATED").status_code == 201
     assert policy_exists(service, "ROTATED")
+
+
+@pytest.mark.anyio
+async def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(service: Service, issuer: Issuer) -> None:
+    verifier = JwtVerifier(service.settings.oauth.model_copy(update={"jwks_min_refresh_seconds": 3600}), [service.url])
+    assert await verifier.verify_token(token(issuer, "agent-read", "policy:read", service.url)) is not None
+    fetched = verifier.fetched_at
+    issuer.rotate()
+    rotated = token(issuer, "agent-read", "policy:read", service.url)
+    assert await verifier.verify_token(rotated) is None  # a refetch just happened: the new kid is not looked for
+    assert verifier.fetched_at == fetched
+    verifier.min_refresh_s = 0
+    assert await verifier.verify_token(rotated) is not None
