@@ -42,7 +42,7 @@ from lib.callers import current_caller
 from lib.logs import event_line
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.registration import write_tools
-from mcp_service.transports.bodies import BodyTooLarge, read_body, replaying
+from mcp_service.transports.bodies import read_body_prefix, replaying
 
 logger = logging.getLogger(__name__)
 audit_logger = logging.getLogger("policy_kb.audit")
@@ -132,17 +132,18 @@ class BearerAuthMiddleware:
             return
         tool: str | None = None
         if scope["method"] == "POST" and path in self.mcp_post_paths:
-            try:
-                body = await read_body(receive, MAX_INSPECTED_BODY)
-            except BodyTooLarge:
+            read = await read_body_prefix(receive, MAX_INSPECTED_BODY)
+            if read is None:
+                return
+            body, whole = read
+            receive = replaying(body, receive, more_body=not whole)
+            if not whole and not caller.write:
+                # Larger than the transports take: refused here, as it cannot be told what it calls.
                 await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
                     scope, receive, send
                 )
                 return
-            if body is None:
-                return
-            receive = replaying(body, receive)
-            tool = await self._write_tool_in(body)
+            tool = await self._write_tool_in(body) if whole else None
             writes = tool is not None
         else:
             writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")

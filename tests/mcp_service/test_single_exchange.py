@@ -20,7 +20,7 @@ import httpx
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_service.app import create_mcp_app, new_mcp_server
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.policy_kb import register_tools
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME
 from mcp_service.transports import single_exchange
@@ -68,7 +68,9 @@ def pair(nppf_service: Service) -> Iterator[Pair]:
         settings = nppf_service.settings.replace(mcp_single_exchange=single_exchange)
         server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
         register_tools(server, nppf_service.stores.policies)
-        return create_mcp_app(settings, server, port=0)
+        access = server_access(settings, server="policy-kb", scope="policy", port=0, api_key=settings.auth.api_key,
+                               read_api_key=settings.auth.read_api_key)  # fmt: skip
+        return create_mcp_app(settings, server, port=0, access=access)
 
     with_lane = app(True)
     route = next(r for r in with_lane.routes if getattr(r, "path", "") == "/mcp")
