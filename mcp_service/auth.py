@@ -194,8 +194,7 @@ class BearerAuthMiddleware:
         return None
 
     async def _write_tool_in(self, body: bytes) -> str | None:
-        if b"tools/call" not in body:
-            return None
+        # Always parsed, never searched for "tools/call": JSON may spell it "tools\/call".
         if self.write_tools is None:
             self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
         return self._write_tool_called(body, self.write_tools)

@@ -192,6 +192,11 @@ def test_a_read_scoped_token_reads_but_gets_403_insufficient_scope_on_a_write(se
     assert 'error="insufficient_scope"' in challenge and 'scope="policy:write"' in challenge
     over_mcp = remove_over_mcp(service, credential)
     assert over_mcp.status_code == 403 and "remove_policy_revision" in over_mcp.json()["error"]["message"]
+    escaped = (
+        rb'{"jsonrpc": "2.0", "id": 1, "method": "tools\/call", "params": {"name": "remove_policy_revision", '
+        rb'"arguments": {"source": "NOPE", "revision_id": "r"}}}'
+    )  # the same call, "/" escaped as JSON allows
+    assert httpx.post(service.mcp, content=escaped, headers=MCP_HEADERS | credential).status_code == 403
     assert not policy_exists(service, "READER")
     other_server = bearer(token(issuer, "agent-read", "kb:read", service.url))  # right audience, no policy scope
     assert httpx.get(f"{service.url}/api/v1/policies", headers=other_server).status_code == 403
