@@ -194,6 +194,19 @@ class SearchSettings(SettingsGroup):
         description="Searches a server process runs at once (the rest wait their turn in order); default: the "
         "CPU count",
     )
+    queue_max: int = Field(
+        default=64,
+        ge=0,
+        alias="SEARCH_QUEUE_MAX",
+        description="Searches that may wait for a thread of the lane; one more is refused at once (overloaded, "
+        "REST 503 with Retry-After)",
+    )
+    queue_wait_ms: int = Field(
+        default=5000,
+        ge=1,
+        alias="SEARCH_QUEUE_WAIT_MS",
+        description="The longest a search waits for a thread of the lane before it is refused (overloaded)",
+    )
 
 
 class FileSettings(SettingsGroup):
@@ -474,6 +487,8 @@ OVERRIDES: dict[str, str] = {
     "search_cache_mb": "search.cache_mb",
     "max_results": "search.max_results",
     "search_threads": "search.threads",
+    "search_queue_max": "search.queue_max",
+    "search_queue_wait_ms": "search.queue_wait_ms",
     "allowed_file_roots": "files.allowed_roots",
     "max_upload_bytes": "files.max_upload_bytes",
     "mcp_api_key": "auth.api_key",

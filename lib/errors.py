@@ -47,6 +47,15 @@ class RegistryUnavailableError(KBError):
     http_status = 503
 
 
+class OverloadedError(KBError):
+    """The search lane's queue is full, or a search waited its longest for a thread: refused at once rather
+    than answered late; retry after ``retry_after_s`` seconds (REST: 503 with ``Retry-After``)."""
+
+    error_type = "overloaded"
+    http_status = 503
+    retry_after_s: ClassVar[int] = 1
+
+
 class PolicyNotFoundError(KBError):
     error_type = "policy_not_found"
     http_status = 404

@@ -1,36 +1,93 @@
-"""The worker threads a server process runs searches on: ``SEARCH_THREADS`` at a time, the rest waiting their
-turn.
+"""The worker threads a server process runs searches on: ``SEARCH_THREADS`` at a time, at most
+``SEARCH_QUEUE_MAX`` more waiting their turn, none waiting longer than ``SEARCH_QUEUE_WAIT_MS``.
 
-Why: a search is mostly Python holding the interpreter lock, so running as many at once as there are cores
-(rather than on the 40-thread default pool) finishes them sooner and leaves the event loop its share. Only
+Why threads: a search is mostly Python holding the interpreter lock, so running as many at once as there are
+cores (rather than on the 40-thread default pool) finishes them sooner and leaves the event loop its share. Only
 searches take the lane; uploads, health and administration keep the default pool, so a search stalled on a
-store outage never holds them up. Measurements: docs/decisions/0003-search-lane.md.
+store outage never holds them up (docs/decisions/0003-search-lane.md).
+
+Why a bounded queue: past capacity an unbounded line only grows, and every call in it is answered late
+(seconds, then minutes). A search that would wait beyond the bound is refused at once with
+``OverloadedError`` (``overloaded``; REST 503 with ``Retry-After``), so the admitted ones are answered in time
+and the service is normal again as soon as the excess stops (docs/decisions/0034-capacity-and-admission.md).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+import anyio
 import anyio.to_thread
 from anyio import CapacityLimiter
 from anyio.lowlevel import RunVar
 
+from lib.config import SearchSettings
+from lib.errors import OverloadedError
+
+logger = logging.getLogger(__name__)
+
 T = TypeVar("T")
 
-_lane: RunVar[CapacityLimiter] = RunVar("search_lane")
+
+class SearchLane:
+    """``threads`` places and a line of at most ``max_queued`` waiting at most ``max_wait_ms`` each."""
+
+    def __init__(self, threads: int, max_queued: int, max_wait_ms: int) -> None:
+        self.places = CapacityLimiter(threads)
+        self._runner = CapacityLimiter(threads)  # never waited on: a holder of a place always finds one free
+        self.max_queued = max_queued
+        self.max_wait_s = max_wait_ms / 1000
+        self.waiting = 0
+        self.refused = 0
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """``work`` on a worker thread once a place is free; ``OverloadedError`` when the line is full or the
+        wait would be too long."""
+        borrower = object()
+        try:
+            self.places.acquire_on_behalf_of_nowait(borrower)
+        except anyio.WouldBlock:
+            await self._wait_for_place(borrower)
+        try:
+            return await anyio.to_thread.run_sync(work, limiter=self._runner)
+        finally:
+            self.places.release_on_behalf_of(borrower)
+
+    async def _wait_for_place(self, borrower: object) -> None:
+        if self.waiting >= self.max_queued:
+            self._refuse("queue_full")
+        self.waiting += 1
+        try:
+            with anyio.move_on_after(self.max_wait_s) as wait:
+                await self.places.acquire_on_behalf_of(borrower)
+        finally:
+            self.waiting -= 1
+        if wait.cancelled_caught:  # the place was not taken: acquiring is cancellation-safe
+            self._refuse("waited_too_long")
+
+    def _refuse(self, reason: str) -> None:
+        self.refused += 1
+        logger.info("search.refused reason=%s waiting=%d refused_total=%d", reason, self.waiting, self.refused)
+        raise OverloadedError(
+            f"The server is at capacity ({reason.replace('_', ' ')}); retry in {OverloadedError.retry_after_s} s"
+        )
 
 
-def search_lane(threads: int) -> CapacityLimiter:
-    """This event loop's lane, made with ``threads`` places on first use."""
+_lane: RunVar[SearchLane] = RunVar("search_lane")
+
+
+def search_lane(settings: SearchSettings) -> SearchLane:
+    """This event loop's lane, made from ``settings`` on first use."""
     try:
         return _lane.get()
     except LookupError:
-        lane = CapacityLimiter(threads)
+        lane = SearchLane(settings.threads, settings.queue_max, settings.queue_wait_ms)
         _lane.set(lane)
         return lane
 
 
-async def run_search(work: Callable[[], T], threads: int) -> T:
-    """``work`` on a worker thread of the lane."""
-    return await anyio.to_thread.run_sync(work, limiter=search_lane(threads))
+async def run_search(work: Callable[[], T], settings: SearchSettings) -> T:
+    """``work`` on a worker thread of the lane (``OverloadedError`` past its bounds)."""
+    return await search_lane(settings).run(work)

@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from lib.errors import KBError
+from lib.errors import KBError, OverloadedError
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +53,18 @@ def validation_details(errors: Any) -> Any:
     return jsonable_encoder(errors, exclude={"input", "ctx", "url"})
 
 
-def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
+def _error(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "details": jsonable_encoder(details or {})}}
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _kb_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, KBError)
-    return _error(exc.http_status, exc.error_type, exc.message, exc.details)
+    # An overloaded search lane says when to come back (spec-wise a 503 is "retry later").
+    headers = {"Retry-After": str(exc.retry_after_s)} if isinstance(exc, OverloadedError) else None
+    return _error(exc.http_status, exc.error_type, exc.message, exc.details, headers)
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:

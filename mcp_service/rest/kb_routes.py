@@ -109,7 +109,7 @@ router = APIRouter(tags=[TAG])
 async def search(body: SearchRequest, stores: Notes) -> SearchResult:
     """The best chunks by meaning and words (``hybrid``), meaning (``dense``) or words (``lexical``/``fts_only``)."""
     work = partial(search_notes, stores, body.query, body.top, body.tags, fts_only=body.fts_only, mode=body.mode)
-    return await run_search(work, stores.settings.search.threads)
+    return await run_search(work, stores.settings.search)
 
 
 @router.post(

@@ -20,6 +20,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import BaseModel
 
+from lib.config import SearchSettings
 from lib.errors import KBError
 from mcp_service.search_lane import run_search
 
@@ -58,15 +59,16 @@ def error(error_type: str, message: str) -> CallToolResult:
 
 
 async def run_tool(
-    tool: str, work: Callable[[], BaseModel | dict[str, Any] | WithImage], *, search_threads: int | None = None
+    tool: str, work: Callable[[], BaseModel | dict[str, Any] | WithImage], *, search: SearchSettings | None = None
 ) -> CallToolResult:
     """Run blocking ``lib`` work on a worker thread and wrap its outcome in the envelope. A search passes
-    ``search_threads`` (``settings.search.threads``) and runs on the search lane (``mcp_service.search_lane``)."""
+    ``search`` (``settings.search``) and runs on the search lane (``mcp_service.search_lane``), which may refuse
+    it as ``overloaded``."""
     try:
-        if search_threads is None:
+        if search is None:
             payload = await anyio.to_thread.run_sync(work)
         else:
-            payload = await run_search(work, search_threads)
+            payload = await run_search(work, search)
     except KBError as exc:
         logger.info("tool.failed tool=%s error_type=%s", tool, exc.error_type)
         return error(exc.error_type, exc.message)

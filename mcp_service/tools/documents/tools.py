@@ -106,7 +106,7 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
         document_id, source_file, document_type, page_numbers (comma-separated), chunk_index, total_chunks,
         extraction_method, char_count, word_count."""
         search = partial(work.search, stores, query, application_ref, document_types, max_results, mode)
-        return await run_tool("search_application_docs", search, search_threads=stores.settings.search.threads)
+        return await run_tool("search_application_docs", search, search=stores.settings.search)
 
     @tool(server, READ_ONLY)
     async def verify_document_quote(

@@ -114,7 +114,7 @@ def register_tools(server: MCPServer, stores: GovernanceStores, *, interface: st
             work.query, stores, interface, question, top_k=top_k or DEFAULT_TOP_K, doc_types=doc_types or None,
             as_of=as_of, include_inactive=bool(include_inactive), mode=mode or "hybrid",
         )  # fmt: skip
-        result = await run_tool("query_governance", job, search_threads=stores.settings.search.threads)
+        result = await run_tool("query_governance", job, search=stores.settings.search)
         if not result.is_error and result.structured_content is not None:
             result.content = [TextContent(type="text", text=render_answer(result.structured_content))]
         return result

@@ -132,7 +132,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         and dense_score / lexical_score from the rankings that found it."""
         job = partial(work.search, stores, query=query, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy", job, search_threads=stores.settings.search.threads)
+        return await run_tool("search_policy", job, search=stores.settings.search)
 
     @tool(server, READ_ONLY)
     async def search_policy_batch(
@@ -146,7 +146,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         embedding batch). Results come back per query, in order, each shaped like search_policy's."""
         job = partial(work.search_batch, stores, queries, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy_batch", job, search_threads=stores.settings.search.threads)
+        return await run_tool("search_policy_batch", job, search=stores.settings.search)
 
     @tool(server, READ_ONLY)
     async def get_policy_section(

@@ -1,0 +1,131 @@
+"""Overload without collapse: a service whose search lane has one thread and a line of two, flooded over ``/mcp``
+and REST while the test holds the lane's one place. Every search beyond the line is refused at once, in the
+spec's envelope (MCP: a tool error ``overloaded``; REST: 503 ``overloaded`` with ``Retry-After``); every
+admitted search answers in full once the place frees; right after, a normal call is answered (nothing stuck).
+
+The service runs on the test's own event loop, so the lane it uses is the one the test holds: what is refused is
+decided by the lane's bounds, never by timing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+
+from lib.composition import Stores
+from mcp_service.policy_kb import create_app
+from mcp_service.search_lane import search_lane
+from tests.conftest import free_port
+from tests.mcp_service.conftest import Service, bearer, mcp_session
+from tests.polling import eventually_async
+
+pytestmark = pytest.mark.anyio
+
+QUEUE = 2
+FLOOD_MCP = 6
+FLOOD_REST = 3
+QUESTION = {"query": "development refused on highways grounds", "effective_date": "2025-06-01", "n_results": 3}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@asynccontextmanager
+async def tiny_lane_service(nppf: Service) -> AsyncIterator[tuple[str, Stores]]:
+    """The NPPF service's stores behind an app whose lane has 1 thread and a line of ``QUEUE``, on this loop."""
+    search = nppf.settings.search.model_copy(update={"threads": 1, "queue_max": QUEUE, "queue_wait_ms": 600_000})
+    settings = nppf.settings.model_copy(update={"search": search})
+    shared = nppf.stores
+    policies = dataclasses.replace(shared.policies, settings=settings)
+    stores = Stores(settings, redis=shared.redis, chroma=shared.chroma, objects=shared.objects,
+                    embedder=shared.embedder, policies=policies)  # fmt: skip
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, stores=stores, warm=False), host="127.0.0.1",
+                                           port=port, log_level="warning", lifespan="on"))  # fmt: skip
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        await eventually_async(lambda: server.started, within=60, what="the service starting")
+        try:
+            yield f"http://127.0.0.1:{port}", stores
+        finally:
+            server.should_exit = True
+
+
+def call(i: int) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "tools/call",
+        "params": {"name": "search_policy", "arguments": QUESTION},
+    }
+
+
+async def test_a_flood_beyond_the_lane_s_line_is_refused_at_once_and_the_admitted_searches_answer(
+    nppf_service: Service,
+) -> None:
+    async with tiny_lane_service(nppf_service) as (url, stores):
+        lane = search_lane(stores.settings.search)
+        headers = {**bearer(), "Accept": "application/json, text/event-stream"}
+        release = threading.Event()
+        mcp_answers: list[httpx.Response] = []
+        rest_answers: list[httpx.Response] = []
+        async with httpx.AsyncClient(headers=headers, timeout=60) as http, anyio.create_task_group() as group:
+            try:
+                group.start_soon(lane.run, release.wait)  # the lane's one place, held until the flood is in
+                await eventually_async(lambda: lane.places.borrowed_tokens == 1, what="the place held")
+
+                async def mcp(i: int) -> None:
+                    mcp_answers.append(await http.post(f"{url}/mcp", json=call(i)))
+
+                async def rest() -> None:
+                    body = {"query": "highways", "top": 3}
+                    rest_answers.append(await http.post(f"{url}/api/v1/search", json=body))
+
+                for i in range(FLOOD_MCP):
+                    group.start_soon(mcp, i)
+                for _ in range(FLOOD_REST):
+                    group.start_soon(rest)
+                flood = FLOOD_MCP + FLOOD_REST
+                await eventually_async(lambda: lane.waiting == QUEUE and lane.refused == flood - QUEUE,
+                                       within=60, what="the line full and the rest refused")  # fmt: skip
+                # the refusals come back while the place is still held: they never wait for the lane
+                await eventually_async(lambda: len(mcp_answers) + len(rest_answers) == flood - QUEUE,
+                                       within=60, what="every refusal answered")  # fmt: skip
+                assert lane.waiting == QUEUE
+            finally:
+                release.set()
+
+        refused_mcp = [r.json()["result"] for r in mcp_answers if r.json()["result"]["isError"]]
+        answered_mcp = [r.json()["result"] for r in mcp_answers if not r.json()["result"]["isError"]]
+        refused_rest = [r for r in rest_answers if r.status_code == 503]
+        answered_rest = [r for r in rest_answers if r.status_code == 200]
+        assert len(refused_mcp) + len(refused_rest) == FLOOD_MCP + FLOOD_REST - QUEUE
+        assert len(answered_mcp) + len(answered_rest) == QUEUE, [r.status_code for r in rest_answers]
+        assert all(r.status_code == 200 for r in mcp_answers), "an MCP refusal is a tool error, not an HTTP one"
+        for result in refused_mcp:
+            envelope = result["structuredContent"]
+            assert envelope["status"] == "error" and envelope["error_type"] == "overloaded"
+            assert "retry in 1 s" in envelope["message"]
+        for response in refused_rest:
+            assert response.headers["Retry-After"] == "1"
+            assert response.json()["error"]["code"] == "overloaded"
+        for result in answered_mcp:
+            body = result["structuredContent"]
+            assert body["status"] == "success" and body["results"], "an admitted search answers in full"
+            assert {hit["source"] for hit in body["results"]} == {"NPPF"}
+        for response in answered_rest:
+            assert "results" in response.json()
+
+        async with mcp_session(url) as session:  # right after the flood: a normal call, at once
+            assert lane.waiting == 0 and lane.places.borrowed_tokens == 0
+            after = await session.call_tool("search_policy", QUESTION)
+        assert not after.is_error and after.structured_content and after.structured_content["results"]
