@@ -34,6 +34,7 @@ import os
 import random
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -91,6 +92,8 @@ class Corpus:
     texts: list[str]
     sections: list[tuple[str, str]]
     """(source, section_ref) of the policy sections the plans hold."""
+    stores: Any = None
+    """The store's ``PolicyStores``, opened in this process (for the in-process split)."""
 
 
 def prepare_store(data_dir: Path, plans: Path) -> Corpus:
@@ -122,7 +125,7 @@ def prepare_store(data_dir: Path, plans: Path) -> Corpus:
         ingest_note(stores.notes, rng.choice(texts)[:1500], [f"collection:bench{index % 3}"], title=f"note {index}")
     print(f"store {data_dir}: {len(texts)} plan chunks, {len(sections)} policy sections, {NOTES} notes, "
           f"decision records as governance documents, {APPLICATION_FILE} as {APPLICATION_REF}")  # fmt: skip
-    return Corpus(texts, sections)
+    return Corpus(texts, sections, stores.policies)
 
 
 def new_questions(texts: list[str], seed: int) -> Iterator[str]:
@@ -139,6 +142,32 @@ def new_questions(texts: list[str], seed: int) -> Iterator[str]:
         if question not in asked:
             asked.add(question)
             yield question
+
+
+def in_process(corpus: Corpus, calls: int) -> None:
+    """Where a call's server time goes below the MCP/HTTP layer: the dated hybrid ``search_policy`` of new
+    questions called directly, and the question's embedding alone (CPU of this thread, ms per call)."""
+    from lib.policies.search import search_policy
+
+    stores = corpus.stores
+    stores.embedder.warm_up()  # the ONNX query encoder, as the service's warm-up loads it
+    stores.embedder.query_cache_size = 0
+    make = argument_maker("search_policy", corpus, seed=5)
+    others = new_questions(corpus.texts, seed=6)  # embedded alone: never the question searched next
+    embed_ms: list[float] = []
+    search_ms: list[float] = []
+    for i in range(calls + 20):
+        args, other = make(), next(others)
+        started = time.thread_time()
+        stores.embedder.embed_queries([other])
+        embedded = time.thread_time()
+        search_policy(stores, args["query"], effective_date=args["effective_date"], n_results=10, mode="hybrid")
+        if i >= 20:  # the first calls load the blocks
+            embed_ms.append((embedded - started) * 1000)
+            search_ms.append((time.thread_time() - embedded) * 1000)
+    print(f"  in process, one thread, {calls} new questions, CPU ms per call (mean / p50): dated hybrid search_policy "
+          f"{sum(search_ms) / calls:.2f} / {percentiles(search_ms, (50,))[0]:.2f}, of which embedding the question "
+          f"{sum(embed_ms) / calls:.2f} / {percentiles(embed_ms, (50,))[0]:.2f}")  # fmt: skip
 
 
 def random_day(rng: random.Random) -> str:
@@ -273,7 +302,19 @@ async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: 
     return step
 
 
-HEADER = (f"  {'step':<34}{'offered/s':>10}{'answered/s':>11}{'refused':>8}{'err':>6}{'p50':>8}{'p95':>8}"
+async def until_idle(pid: int | None, settle: float, most: float = 120.0) -> None:
+    """Wait until the server has drained what it still holds (it answers calls their clients gave up on): its CPU
+    below 5% of a core over ``settle`` seconds, or ``most`` seconds. Else a step would pay for the one before."""
+    waited = 0.0
+    while True:
+        before = cpu_seconds(pid) if pid else 0.0
+        await asyncio.sleep(settle)
+        waited += settle
+        if not pid or cpu_seconds(pid) - before < 0.05 * settle or waited >= most:
+            return
+
+
+HEADER = (f"  {'step':<34}{'offered/s':>10}{'answered/s':>11}{'refused (p99 ms)':>18}{'err':>6}{'p50':>8}{'p95':>8}"
           f"{'p99':>8}{'max':>9}{'cpu ms/call':>12}{'late p99':>9}")  # fmt: skip
 
 
@@ -284,9 +325,9 @@ def report(step: Step) -> None:
     late = percentiles(step.send_late_ms, (99,))[0]
     refused = f"{len(step.refused_ms)}"
     if step.refused_ms:
-        refused += f" ({percentiles(step.refused_ms, (99,))[0]:.0f} ms p99)"
+        refused += f" ({percentiles(step.refused_ms, (99,))[0]:.0f})"
     answered = len(step.answered_ms) / max(step.wall_s, step.seconds)
-    print(f"  {step.label:<34}{step.rate:>10.0f}{answered:>11.1f}{refused:>8}{len(step.errors):>6}{p50:>8.1f}"
+    print(f"  {step.label:<34}{step.rate:>10.0f}{answered:>11.1f}{refused:>18}{len(step.errors):>6}{p50:>8.1f}"
           f"{p95:>8.1f}{p99:>8.1f}{top:>9.1f}{cpu:>12}{late:>9.1f}", flush=True)  # fmt: skip
     for error in sorted(set(step.errors))[:3]:
         print(f"      e.g. {error}")
@@ -306,7 +347,7 @@ async def sweep(urls: dict[str, str], tools: list[str], corpus: Corpus, rates: l
                 step = await run_step(http, url, tool, make_args, Step(f"{label} {tool}", rate, seconds), pid)
                 report(step)
                 steps.setdefault(tool, []).append(step)
-                await asyncio.sleep(settle)
+                await until_idle(pid, settle)
     return steps
 
 
@@ -339,9 +380,10 @@ def main() -> None:
     parser.add_argument("--tools", default=",".join(SERVERS), help="comma-separated")
     parser.add_argument("--rates", default="25,50,100,150,200,250", help="offered calls/s, comma-separated")
     parser.add_argument("--seconds", type=float, default=10.0, help="per step")
-    parser.add_argument("--settle", type=float, default=2.0, help="pause between steps")
+    parser.add_argument("--settle", type=float, default=2.0, help="idle window the server must show between steps")
     parser.add_argument("--floor", action="store_true", help="also floor_service.py (plain and --embed)")
     parser.add_argument("--overload", type=float, default=0.0, help="seconds at twice the capacity found")
+    parser.add_argument("--in-process", type=int, default=300, help="calls of the in-process split (0: none)")
     parser.add_argument("--server-core", type=int, default=0)
     parser.add_argument("--client-core", type=int, default=1)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the started server")
@@ -350,6 +392,9 @@ def main() -> None:
     rates = [float(r) for r in args.rates.split(",")]
     env_extra = dict(item.split("=", 1) for item in args.env)
     corpus = prepare_store(args.data_dir, args.plans)
+    os.sched_setaffinity(0, {args.server_core})
+    if args.in_process:
+        in_process(corpus, args.in_process)
     os.sched_setaffinity(0, {args.client_core})
     if (pid := redis_pid(args.data_dir)) is not None:
         pin(pid, args.client_core)
