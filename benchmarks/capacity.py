@@ -73,6 +73,8 @@ NOTES = 1000
 LATENCY_GOAL_MS = 50.0
 TIMEOUT_S = 30.0
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+PROFILE: dict[str, Path] = {}
+"""``--py-spy``: where each run's profiles go (raw collapsed stacks, one file per tool and rate)."""
 TEMPLATES = [
     "What does the plan say about {}?",
     "Is {} acceptable under the local plan?",
@@ -265,7 +267,7 @@ def classify(status: int, body: bytes) -> str:
 
 
 async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: Callable[[], dict[str, Any]],
-                   step: Step, pid: int | None) -> Step:  # fmt: skip
+                   step: Step, pid: int | None, profile: Path | None = None) -> Step:  # fmt: skip
     loop = asyncio.get_running_loop()
     total = int(step.rate * step.seconds)
     bodies = [orjson.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
@@ -287,6 +289,12 @@ async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: 
         else:
             step.errors.append(outcome)
 
+    profiler = None
+    if profile is not None and pid:  # py-spy samples the server over the step (its own CPU is on this core)
+        command = ["py-spy", "record", "-p", str(pid), "-d", str(int(step.seconds)), "-r", "200", "-f", "raw",
+                   "-o", str(profile.with_name(f"{profile.stem}-{tool}-{step.rate:.0f}.txt"))]  # fmt: skip
+        profiler = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.DEVNULL,
+                                                        stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
     cpu_before = cpu_seconds(pid) if pid else 0.0
     start = loop.time() + 0.05
     tasks = []
@@ -299,6 +307,8 @@ async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: 
     await asyncio.gather(*tasks)
     step.wall_s = loop.time() - start
     step.cpu_s = (cpu_seconds(pid) - cpu_before) if pid else 0.0
+    if profiler is not None:
+        await profiler.wait()
     return step
 
 
@@ -344,7 +354,8 @@ async def sweep(urls: dict[str, str], tools: list[str], corpus: Corpus, rates: l
             make_args = argument_maker(tool, corpus, seed=hash((label, tool_index)) & 0xFFFF)
             await run_step(http, url, tool, make_args, Step("warm", 20, 2), pid)  # connections open, code paths hot
             for rate in rates:
-                step = await run_step(http, url, tool, make_args, Step(f"{label} {tool}", rate, seconds), pid)
+                step = Step(f"{label} {tool}", rate, seconds)
+                await run_step(http, url, tool, make_args, step, pid, PROFILE.get(label))
                 report(step)
                 steps.setdefault(tool, []).append(step)
                 await until_idle(pid, settle)
@@ -363,11 +374,12 @@ async def overload(url: str, corpus: Corpus, rate: float, seconds: float, pid: i
         report(await run_step(http, url, "search_policy", make_args, after, pid))
 
 
-def capacity(steps: list[Step]) -> float:
-    """The highest offered rate answered in full (≥ 98%) with p99 within the goal (0 if none)."""
-    good = [s.rate for s in steps if len(s.answered_ms) >= 0.98 * s.rate * s.seconds
-            and percentiles(s.answered_ms, (99,))[0] <= LATENCY_GOAL_MS]  # fmt: skip
-    return max(good, default=0.0)
+def capacity(steps: list[Step]) -> tuple[float, bool]:
+    """The highest offered rate answered in full (≥ 98%) with p99 within the goal, and True; if none met the
+    goal (a loaded machine), the highest rate answered in full, and False (0 if none)."""
+    full = [s for s in steps if len(s.answered_ms) >= 0.98 * s.rate * s.seconds]
+    good = [s.rate for s in full if percentiles(s.answered_ms, (99,))[0] <= LATENCY_GOAL_MS]
+    return (max(good), True) if good else (max((s.rate for s in full), default=0.0), False)
 
 
 def main() -> None:
@@ -384,6 +396,7 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="also floor_service.py (plain and --embed)")
     parser.add_argument("--overload", type=float, default=0.0, help="seconds at twice the capacity found")
     parser.add_argument("--in-process", type=int, default=300, help="calls of the in-process split (0: none)")
+    parser.add_argument("--py-spy", type=Path, help="record the server with py-spy during each step, to FILE-*.txt")
     parser.add_argument("--server-core", type=int, default=0)
     parser.add_argument("--client-core", type=int, default=1)
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the started server")
@@ -391,6 +404,9 @@ def main() -> None:
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     rates = [float(r) for r in args.rates.split(",")]
     env_extra = dict(item.split("=", 1) for item in args.env)
+    if args.py_spy:
+        PROFILE.update({label: args.py_spy.with_name(f"{args.py_spy.stem}-{label.replace('+', '-')}")
+                        for label in ("service", "floor", "floor+embed")})  # fmt: skip
     corpus = prepare_store(args.data_dir, args.plans)
     os.sched_setaffinity(0, {args.server_core})
     if args.in_process:
@@ -417,8 +433,11 @@ def main() -> None:
             wanted = tools if "floor" not in label else ["search_policy"]
             steps = asyncio.run(sweep(urls, wanted, corpus, rates, args.seconds, service.pid, label, args.settle))
             if args.overload and "search_policy" in steps and "floor" not in label:
-                found = capacity(steps["search_policy"])
-                print(f"  capacity (p99 ≤ {LATENCY_GOAL_MS:.0f} ms, ≥ 98% answered): {found:.0f} calls/s")
+                found, in_goal = capacity(steps["search_policy"])
+                print(
+                    f"  capacity: {found:.0f} calls/s answered in full, "
+                    + (f"p99 ≤ {LATENCY_GOAL_MS:.0f} ms" if in_goal else "none within the latency goal")
+                )
                 if found:
                     asyncio.run(overload(f"{urls['policy-kb']}/mcp", corpus, 2 * found, args.overload, service.pid))
             return steps
