@@ -345,7 +345,7 @@ def report(step: Step) -> None:
 
 async def sweep(urls: dict[str, str], tools: list[str], corpus: Corpus, rates: list[float], seconds: float,
                 pid: int | None, label: str, settle: float) -> dict[str, list[Step]]:  # fmt: skip
-    connector = aiohttp.TCPConnector(limit=4000, force_close=False)
+    connector = aiohttp.TCPConnector(limit=4000, keepalive_timeout=2.0)  # under uvicorn's 5 s: no reuse race
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     steps: dict[str, list[Step]] = {}
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
@@ -364,7 +364,7 @@ async def sweep(urls: dict[str, str], tools: list[str], corpus: Corpus, rates: l
 
 async def overload(url: str, corpus: Corpus, rate: float, seconds: float, pid: int | None) -> None:
     """``rate`` (twice capacity) for ``seconds``, then half of capacity at once: is the service normal again?"""
-    connector = aiohttp.TCPConnector(limit=8000)
+    connector = aiohttp.TCPConnector(limit=8000, keepalive_timeout=2.0)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as http:
         make_args = argument_maker("search_policy", corpus, seed=99)
         report(
