@@ -1,0 +1,186 @@
+"""The cost curve (issue 27, part 4): corpora of 10k, 100k (and, given the time, 1M) chunks through the product's
+own stores, and what each size costs.
+
+The chunks are the four local plans' real chunks (read from ``benchmarks/capacity.py``'s store, which holds them
+with their real embeddings) recombined: each new chunk is the first half of one real chunk and the second half
+of another, with the section of the first, and a vector derived from their real embeddings (0.7 and 0.3 of
+them plus a little noise, renormalised), so building a million chunks needs no encoder call. Queries are new
+questions embedded for real. Revisions of ``--revision-size`` chunks, one per policy, all in force today, are
+written by ``lib.policies.ingest.store_chunks`` (the ingestion's own upsert, registry and metadata steps) into
+Redis and Chroma under ``--data-dir``/N (embedded Chroma; ``CHROMA_HOST`` for a Chroma server).
+
+Per size: build rate; then a replica (``policy-kb serve``, its own process): warm-up (start until ``/health``
+answers: every searchable revision loaded and indexed) and RSS; the dated hybrid ``search_policy`` p50/p95 in
+this process (its index warmed first) and over ``/mcp`` (one client, raw JSON-RPC, sequential); the consistency
+audit's time. ``SEARCH_CACHE_MB`` is raised so the whole corpus is held (the question is what holding it costs).
+
+    .venv/bin/python benchmarks/scale.py [--sizes 10000,100000,1000000] [--data-dir .bench/scale]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import aiohttp  # noqa: E402
+import numpy as np  # noqa: E402
+import orjson  # noqa: E402
+import psutil  # noqa: E402
+
+from benchmarks.capacity import HEADERS, new_questions  # noqa: E402
+from benchmarks.harness import free_port, health_ok, percentiles, start_service  # noqa: E402
+from lib.composition import open_stores  # noqa: E402
+from lib.config import load_settings  # noqa: E402
+from lib.models import Chunk  # noqa: E402
+from lib.policies.audit import audit_store  # noqa: E402
+from lib.policies.ingest import store_chunks  # noqa: E402
+from lib.policies.lifecycle import register_revision  # noqa: E402
+from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
+from lib.policies.search import search_policy  # noqa: E402
+from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
+
+ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
+"""Each revision's stored original (the registry requires one; its chunks are the recombined ones)."""
+CACHE_MB = 16384
+QUERIES = 200
+
+
+def real_chunks(capacity_dir: Path) -> tuple[list[Chunk], np.ndarray]:
+    """The plans' chunks and their real embeddings, as ``benchmarks/capacity.py`` stored them."""
+    settings = load_settings(data_dir=capacity_dir, redis_url=None)
+    stores = open_stores(settings)
+    got = stores.chroma.get_collection(settings.chroma.policy_collection).get(
+        include=["documents", "metadatas", "embeddings"]
+    )
+    chunks = []
+    for text, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+        page = int(str(meta["page_number"]))
+        kind, title = str(meta.get("section_kind", "")), str(meta.get("section_title", ""))
+        chunks.append(Chunk(text=text, section_ref=str(meta["section_ref"]), chapter=str(meta.get("chapter", "")),
+                            page_number=page, page_numbers=[page], chunk_index=0, kind=kind, title=title))  # fmt: skip
+    vectors = np.asarray(got["embeddings"], dtype=np.float32)
+    stop_embedded_redis(settings.paths.redis_dir)
+    if len(chunks) < 100:
+        raise SystemExit(f"{capacity_dir} holds {len(chunks)} chunks: run benchmarks/capacity.py first")
+    return chunks, vectors
+
+
+def recombined(
+    base: list[Chunk], vectors: np.ndarray, count: int, rng: np.random.Generator
+) -> tuple[list[Chunk], np.ndarray]:
+    """``count`` new chunks (indexed 0..count-1) and their derived unit vectors."""
+    a = rng.integers(0, len(base), count)
+    b = rng.integers(0, len(base), count)
+    mixed = 0.7 * vectors[a] + 0.3 * vectors[b] + rng.normal(0, 0.01, (count, vectors.shape[1])).astype(np.float32)
+    mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+    chunks = []
+    for index, (i, j) in enumerate(zip(a, b, strict=True)):
+        first, second = base[i].text, base[j].text
+        text = first[: len(first) // 2] + " " + second[len(second) // 2 :]
+        chunks.append(base[i].model_copy(update={"text": text, "chunk_index": index}))
+    return chunks, mixed
+
+
+def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revision_size: int) -> float:
+    """Write ``size`` chunks as revisions of ``revision_size``; seconds taken."""
+    rng = np.random.default_rng(size)
+    original = ORIGINAL.read_bytes()
+    started = time.perf_counter()
+    for number in range((size + revision_size - 1) // revision_size):
+        source = f"SCALE_{number:05d}"
+        count = min(revision_size, size - number * revision_size)
+        stores.registry.create_policy(PolicyCreate(source=source, title=f"Scale {number}", category="local_plan"))
+        created = register_revision(stores, source, RevisionCreate(version_label="v1", effective_from=date(2000, 1, 1)),
+                                    original)  # fmt: skip
+        chunks, mixed = recombined(base, vectors, count, rng)
+        store_chunks(stores.registry, stores.vectors, source, created.revision.revision_id, chunks, mixed.tolist(),
+                     page_count=1, file_size_bytes=len(original), extraction_method="text")  # fmt: skip
+    return time.perf_counter() - started
+
+
+async def over_mcp(url: str, questions: list[str]) -> list[float]:
+    samples = []
+    async with aiohttp.ClientSession() as http:
+        for i, question in enumerate(questions):
+            arguments = {"query": question, "effective_date": "2025-06-01"}
+            params = {"name": "search_policy", "arguments": arguments}
+            body = orjson.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params})
+            started = time.perf_counter()
+            async with http.post(f"{url}/mcp", data=body, headers=HEADERS) as response:
+                answer = orjson.loads(await response.read())
+            assert not answer["result"]["isError"], answer
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int) -> None:
+    settings = load_settings(data_dir=data_dir, redis_url=None, search_cache_mb=CACHE_MB)
+    stores = open_stores(settings).policies
+    built = bool(stores.registry.list_sources())  # a rerun measures the store it built before
+    seconds = 0.0 if built else build(stores, base, vectors, size, revision_size)
+    texts = [c.text for c in base]
+    questions = new_questions(texts, seed=size)
+    port = free_port()
+    env = {"POLICY_KB_DATA_DIR": str(data_dir), "REDIS_URL": embedded_url(data_dir / "redis"),
+           "POLICY_KB_PORT": str(port), "SEARCH_CACHE_MB": str(CACHE_MB)}  # fmt: skip
+    started = time.perf_counter()
+    replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
+                            health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
+    try:
+        warm_s = time.perf_counter() - started
+        rss = psutil.Process(replica.pid).memory_info().rss
+        mcp = asyncio.run(over_mcp(f"http://127.0.0.1:{port}", [next(questions) for _ in range(QUERIES)]))
+    finally:
+        replica.stop()
+    stores.embedder.warm_up()
+    search_policy(stores, next(questions), effective_date="2025-06-01")  # loads this process's index
+    in_process = []
+    for _ in range(QUERIES):
+        question = next(questions)
+        t0 = time.perf_counter()
+        search_policy(stores, question, effective_date="2025-06-01", n_results=10, mode="hybrid")
+        in_process.append((time.perf_counter() - t0) * 1000)
+    t0 = time.perf_counter()
+    report = audit_store(stores)
+    audit_s = time.perf_counter() - t0
+    build_rate = f"{size / seconds:,.0f} chunks/s" if seconds else "(built before)"
+    p50, p95 = percentiles(in_process, (50, 95))
+    m50, m95 = percentiles(mcp, (50, 95))
+    print(f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
+          f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}", flush=True)  # fmt: skip
+    stop_embedded_redis(settings.paths.redis_dir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--revision-size", type=int, default=2000)
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "scale")
+    parser.add_argument("--capacity-dir", type=Path, default=ROOT / ".bench" / "capacity")
+    args = parser.parse_args()
+    base, vectors = real_chunks(args.capacity_dir)
+    print(f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; {len(base)} real chunks "
+          f"recombined; revisions of {args.revision_size}; SEARCH_CACHE_MB={CACHE_MB}; "
+          f"{QUERIES} new questions")  # fmt: skip
+    print(f"{'chunks':>9} {'build':>16} {'warm-up s':>9} {'RSS MB':>9} {'in p50':>8} {'in p95':>8} {'mcp p50':>8} "
+          f"{'mcp p95':>8} {'audit s':>8}  (dated hybrid search_policy, ms)")  # fmt: skip
+    for size in (int(s) for s in args.sizes.split(",")):
+        measure(size, args.data_dir / str(size), base, vectors, args.revision_size)
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()
