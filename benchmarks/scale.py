@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 import orjson  # noqa: E402
 import psutil  # noqa: E402
 
-from benchmarks.capacity import HEADERS, new_questions  # noqa: E402
+from benchmarks.capacity import HEADERS, cpu_seconds, new_questions  # noqa: E402
 from benchmarks.harness import free_port, health_ok, percentiles, start_service  # noqa: E402
 from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
@@ -142,16 +142,19 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
     try:
         warm_s = time.perf_counter() - started
         rss = psutil.Process(replica.pid).memory_info().rss
+        cpu_before = cpu_seconds(replica.pid)
         mcp = asyncio.run(over_mcp(f"http://127.0.0.1:{port}", [next(questions) for _ in range(QUERIES)]))
+        mcp_cpu_ms = (cpu_seconds(replica.pid) - cpu_before) * 1000 / QUERIES
     finally:
         replica.stop()
     stores.embedder.warm_up()
     search_policy(stores, next(questions), effective_date="2025-06-01")  # loads this process's index
-    in_process = []
+    in_process, in_cpu = [], []
     for _ in range(QUERIES):
         question = next(questions)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         search_policy(stores, question, effective_date="2025-06-01", n_results=10, mode="hybrid")
+        in_cpu.append((time.thread_time() - c0) * 1000)
         in_process.append((time.perf_counter() - t0) * 1000)
     t0 = time.perf_counter()
     report = audit_store(stores)
@@ -160,7 +163,8 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
     p50, p95 = percentiles(in_process, (50, 95))
     m50, m95 = percentiles(mcp, (50, 95))
     print(f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
-          f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}", flush=True)  # fmt: skip
+          f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
+          f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f}", flush=True)  # fmt: skip
     stop_embedded_redis(settings.paths.redis_dir)
 
 
