@@ -49,7 +49,7 @@ from lib.policies.audit import audit_store  # noqa: E402
 from lib.policies.ingest import store_chunks  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
-from lib.policies.search import search_policy  # noqa: E402
+from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
@@ -148,7 +148,13 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
     finally:
         replica.stop()
     stores.embedder.warm_up()
-    search_policy(stores, next(questions), effective_date="2025-06-01")  # loads this process's index
+    # as the service's warm-up does: load every searchable revision, then keep them fresh in the background (without
+    # the keeper, blocks older than the 30 s maximum age are reloaded on the request path, and past ~100k chunks
+    # on a loaded machine a round of searches never finds them warm)
+    stores.vectors.warm(searchable_revisions(stores.registry, None, None))
+    stores.vectors.loader.keep_fresh(
+        warm=lambda: stores.vectors.warm(searchable_revisions(stores.registry, None, None))
+    )
     in_process, in_cpu = [], []
     for _ in range(QUERIES):
         question = next(questions)
