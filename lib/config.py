@@ -237,6 +237,12 @@ class AuthSettings(SettingsGroup):
         alias="GOVERNANCE_API_KEY",
         description="The governance server's own key (it only reads); unset = MCP_API_KEY, empty = no key",
     )
+    ui_session_secret: SecretStr | None = Field(
+        default=None,
+        alias="UI_SESSION_SECRET",
+        description="Signs the web page's session cookie; unset: derived from MCP_API_KEY (the same on every replica)",
+    )
+
 
 
 FORBIDDEN_ALGORITHMS = ("none", "HS256", "HS384", "HS512")
@@ -503,6 +509,7 @@ OVERRIDES: dict[str, str] = {
     "oauth_resource_base_url": "oauth.resource_base_url",
     "rate_limit_per_minute": "rate_limit.per_minute",
     "rate_limit_window_seconds": "rate_limit.window_seconds",
+    "ui_session_secret": "auth.ui_session_secret",
     "host": "service.host",
     "policy_kb_port": "service.policy_kb_port",
     "policy_kb_workers": "service.policy_kb_workers",

@@ -153,6 +153,7 @@ def create_mcp_app(
     health: Callable[[Request], Awaitable[Response]] = liveness,
     background: Sequence[Callable[[], Coroutine[Any, Any, None]]] = (),
     collectors: Sequence[Collector] = (),
+    own_auth_prefixes: Sequence[str] = (),
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
@@ -160,7 +161,8 @@ def create_mcp_app(
     when a server has more to say than liveness; ``background`` loops run from start-up until shutdown;
     ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
     (``server_access``): a read-only key or a read-scoped token may call only the tools annotated read-only
-    (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``)."""
+    (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``). Routes under
+    ``own_auth_prefixes`` check the keys themselves (the web page's sign-in)."""
     configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
@@ -212,5 +214,6 @@ def create_mcp_app(
         **access.middleware_options(),
         list_tools=server.list_tools,
         exempt_paths=("/health", "/metrics") if settings.observability.metrics_api_key else ("/health",),
+        exempt_prefixes=own_auth_prefixes,
     )
     return Starlette(routes=all_routes, middleware=[auth], lifespan=lifespan)

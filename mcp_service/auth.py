@@ -1,4 +1,5 @@
 """Who may call what, for every route but ``/health`` and the protected-resource metadata, as a plain ASGI middleware.
+The web page (``/ui``, ``mcp_service.ui``) is exempt here because it checks the same keys itself, at its sign-in.
 
 Credentials (spec 000 FR-010, and the MCP authorization specification's resource server):
 
@@ -100,6 +101,7 @@ class BearerAuthMiddleware:
         rate_limiter: RateLimiter | None = None,
         server: str = "policy-kb",
         exempt_paths: Collection[str] = ("/health",),
+        exempt_prefixes: Collection[str] = (),
         mcp_post_paths: Collection[str] = ("/mcp", "/messages/"),
         list_tools: Callable[[], Awaitable[Iterable[Tool]]] | None = None,
     ) -> None:
@@ -112,6 +114,7 @@ class BearerAuthMiddleware:
         self.rate_limiter = rate_limiter
         self.server = server
         self.exempt_paths = frozenset(exempt_paths)
+        self.exempt_prefixes = tuple(exempt_prefixes)
         self.mcp_post_paths = frozenset(mcp_post_paths)
         self.list_tools = list_tools
         self.write_tools: frozenset[str] | None = None
@@ -124,7 +127,7 @@ class BearerAuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or path in self.exempt_paths or path.startswith(METADATA_PATH):
+        if scope["type"] != "http" or self._exempt(path) or path.startswith(METADATA_PATH):
             await self.app(scope, receive, send)
             return
         caller = await self._authenticate(scope, receive, send)
@@ -192,6 +195,11 @@ class BearerAuthMiddleware:
                 return Caller(name, read=read or write, write=write, token=True)
         await self._refuse(scope, receive, send, 401, "unauthorized", INVALID, invalid_token=True)
         return None
+
+    def _exempt(self, path: str) -> bool:
+        """``/health``, and the paths of an app that checks the keys itself (the web page, ``/ui``: a signed
+        session cookie after a sign-in with the same keys)."""
+        return path in self.exempt_paths or any(path == p or path.startswith(p + "/") for p in self.exempt_prefixes)
 
     async def _write_tool_in(self, body: bytes) -> str | None:
         # Always parsed, never searched for "tools/call": JSON may spell it "tools\/call".

@@ -17,6 +17,7 @@ from lib.policies.stores import PolicyStores
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
+from mcp_service.ui.app import UI_PREFIX, create_ui_app
 
 __all__ = ["create_app", "register_tools"]
 
@@ -40,7 +41,7 @@ def warm_up(stores: PolicyStores) -> None:
 
 
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
-    """The policy-kb app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` and ``/api/v1``."""
+    """The policy-kb app: ``/mcp``, ``/sse``, ``/messages/``, ``/health``, ``/api/v1`` and the web page ``/ui``."""
     settings = settings or load_settings()
     stores = stores or open_stores(settings)
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
@@ -57,7 +58,8 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             api_key=settings.auth.api_key,
             read_api_key=settings.auth.read_api_key,
         ),
-        routes=[Mount(API_PREFIX, app=create_rest_app(stores))],
+        routes=[Mount(API_PREFIX, app=create_rest_app(stores)), Mount(UI_PREFIX, app=create_ui_app(stores))],
         warm_up=(lambda: warm_up(stores.policies)) if warm else None,
         collectors=[RevisionCollector(stores.policies.registry, settings.jobs.processing_timeout_seconds)],
+        own_auth_prefixes=(UI_PREFIX,),
     )
