@@ -32,11 +32,13 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 setup: system venv
 
 ## System packages: installed only when a binary is missing. redis-server also runs Redis Sentinel (`redis-server
-## <conf> --sentinel`, as the failover tests do), so no redis-sentinel package is needed.
+## <conf> --sentinel`, as the failover tests do), so no redis-sentinel package is needed. chromium is the headless
+## browser of the web page's tests (tests/mcp_service/test_ui.py, driven by Playwright with this system browser).
 system:
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	command -v tesseract >/dev/null || missing="$$missing tesseract-ocr"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	[ -n "$(PYTHON)" ] || missing="$$missing python3"; \
 	python3 -m venv --help >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
