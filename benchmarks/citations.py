@@ -56,7 +56,7 @@ _SENTENCE = re.compile(r"[A-Z][^.\n]{60,240}\.")
 
 def sentences(stores: PolicyStores) -> list[tuple[str, str]]:
     """(revision_ref, sentence) for every sentence of every stored chunk."""
-    out = []
+    out: list[tuple[str, str]] = []
     for chunk in stores.vectors.chunks({"revision_ref": {"$ne": ""}}):
         out.extend((str(chunk.metadata["revision_ref"]), s) for s in _SENTENCE.findall(chunk.text))
     return out
@@ -116,7 +116,8 @@ def main() -> None:
 
         snapshot = stores.registry.snapshot()
         revisions = [(s, r) for s, revs in snapshot.revisions.items() for r in revs if r.resolvable]
-        cold_ms, warm_ms = [], []
+        cold_ms: list[float] = []
+        warm_ms: list[float] = []
         for _ in range(args.pages):
             source, revision = rng.choice(revisions)
             page = rng.randrange(1, revision.page_count + 1)

@@ -100,13 +100,15 @@ def chain(doc_id: str, replaced_by: Mapping[str, set[str]]) -> list[str]:
         for new in news:
             replaces.setdefault(new, set()).add(old)
 
-    def walk(links: Mapping[str, set[str]]) -> list[str]:
+    def steps(links: Mapping[str, set[str]]) -> list[list[str]]:
+        """The documents one link away, then two, ... (each step in id order)."""
         seen, frontier, out = {doc_id}, [doc_id], []
         while frontier:
-            nxt = sorted({n for f in frontier for n in links.get(f, ()) if n not in seen})
-            seen.update(nxt)
-            out.extend(nxt)
-            frontier = nxt
+            frontier = sorted({n for f in frontier for n in links.get(f, ()) if n not in seen})
+            seen.update(frontier)
+            if frontier:
+                out.append(frontier)
         return out
 
-    return [*reversed(walk(replaces)), doc_id, *walk(replaced_by)]
+    before = [d for step in reversed(steps(replaces)) for d in step]
+    return [*before, doc_id, *(d for step in steps(replaced_by) for d in step)]
