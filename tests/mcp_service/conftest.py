@@ -87,6 +87,7 @@ def service_settings(base: Path, redis_url: str, chroma_dir: Path, db: int, **ov
         "data_dir": base / "data",
         "chroma_persist_dir": chroma_dir,
         "policy_collection": f"svc_{uuid.uuid4().hex[:16]}",
+        "governance_collection": f"gov_{uuid.uuid4().hex[:16]}",
         "object_store_url": (base / f"objects-{uuid.uuid4().hex[:8]}").as_uri(),
         "allowed_file_roots": [base / "inbox"],
         "mcp_api_key": SecretStr(FULL_KEY),

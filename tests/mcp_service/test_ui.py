@@ -16,7 +16,9 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
+from lib.governance.ingest import ingest_governance_corpus_files
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service
+from tests.mcp_service.governance_fixtures import GOVERNANCE_FIXTURES
 
 DEC_2024, DRAFT = "rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"
 QUESTION = "when may development be refused on highways grounds"
@@ -151,6 +153,21 @@ def test_the_timeline_shows_both_revisions_and_compare_shows_a_diff(page: Page, 
     page.wait_for_selector("#comparison #diff")
     assert page.locator("#diff del").count() > 0 and page.locator("#diff ins").count() > 0
     assert "different" in page.inner_text("#comparison")
+
+
+def test_governance_shows_the_documents_in_force_on_a_date_with_their_chains(page: Page, nppf_service: Service) -> None:
+    report = ingest_governance_corpus_files(nppf_service.stores.governance, GOVERNANCE_FIXTURES)
+    assert not report.failed, report
+
+    def in_force(day: str) -> dict[str, str]:
+        page.goto(f"{nppf_service.url}/ui/governance?date={day}")
+        return dict(page.eval_on_selector_all(
+            "tr[data-doc]", "rows => rows.map(r => [r.dataset.doc, r.querySelector('.chain').innerText])"))  # fmt: skip
+
+    before, after = in_force("2018-01-01"), in_force("2020-01-01")
+    assert before["PEP-0513"] == "PEP-0513 → PEP-0600" and "PEP-0600" not in before
+    assert after["PEP-0600"] == "PEP-0513 → PEP-0571 → PEP-0599 → PEP-0600" and "PEP-0513" not in after
+    assert "PEP-0722" not in after and "PEP-0003" not in after, "rejected and withdrawn: never in force"
 
 
 @pytest.mark.parametrize(
