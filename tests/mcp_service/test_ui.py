@@ -170,6 +170,22 @@ def test_governance_shows_the_documents_in_force_on_a_date_with_their_chains(pag
     assert "PEP-0722" not in after and "PEP-0003" not in after, "rejected and withdrawn: never in force"
 
 
+def test_a_phone_reads_every_view_in_one_column_without_scrolling_sideways(page: Page, nppf_service: Service) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        search(page, "2025-06-01")
+        href = page.get_attribute(".citation a.cite", "href")
+        for path in (None, href, "/ui/policies/NPPF/timeline", "/ui/policies/NPPF/contents", "/ui/ingestion"):
+            if path is not None:
+                page.goto(nppf_service.url + path)
+            wide = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert wide <= 0, f"{path or 'search'} is {wide}px wider than the phone"
+        box = page.locator("html").bounding_box()
+        assert box is not None and box["width"] <= 390
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
 @pytest.mark.parametrize(
     "path", ["/ui/search?q=highways&date=2025-06-01", "/ui/policies/NPPF/timeline", "/ui/governance", "/ui/ingestion"]
 )
