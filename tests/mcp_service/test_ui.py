@@ -70,7 +70,12 @@ def yellow_pixels(png: bytes) -> int:
 
 
 def search(page: Page, day: str) -> list[str]:
-    """Ask the question as of ``day`` through the form (htmx swaps the results in); the revisions cited."""
+    """Ask the question as of ``day`` through the search form (htmx swaps the results in); the revisions cited.
+    From another view, the search page is opened first; the results shown before are cleared, so the wait
+    below is for the new ones."""
+    if urlsplit(page.url).path != "/ui/search":
+        page.goto(page.url.split("/ui/")[0] + "/ui/search")
+    page.evaluate("() => { document.querySelector('#results').innerHTML = ''; }")
     page.fill("#q", QUESTION)
     page.fill("#date", day)
     with page.expect_response(lambda r: "/ui/search?" in r.url):
