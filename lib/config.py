@@ -244,7 +244,6 @@ class AuthSettings(SettingsGroup):
     )
 
 
-
 FORBIDDEN_ALGORITHMS = ("none", "HS256", "HS384", "HS512")
 
 

@@ -40,9 +40,9 @@ from lib.stores.redis_server import async_redis_connector
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource
 from mcp_service.health import liveness
 from mcp_service.heap import freeze_startup_heap
+from mcp_service.oauth import JwtVerifier
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
-from mcp_service.oauth import JwtVerifier
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
@@ -161,8 +161,8 @@ def create_mcp_app(
     when a server has more to say than liveness; ``background`` loops run from start-up until shutdown;
     ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
     (``server_access``): a read-only key or a read-scoped token may call only the tools annotated read-only
-    (``auth``). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``). Routes under
-    ``own_auth_prefixes`` check the keys themselves (the web page's sign-in)."""
+    (``auth``); routes under ``own_auth_prefixes`` check the keys themselves (the web page's sign-in). Spans are
+    exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``)."""
     configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)

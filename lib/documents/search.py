@@ -15,8 +15,8 @@ from lib.documents.classification import check_document_type
 from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
-from lib.retrieval.corpus_index import dense_relevances
 from lib.observability.metrics import searches
+from lib.retrieval.corpus_index import dense_relevances
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks

@@ -92,7 +92,7 @@ async def search(request: Request) -> Response:
     if question:
         work = partial(search_policy, stores, question, sources=chosen or None, effective_date=day,
                        n_results=N_RESULTS, mode=mode)  # fmt: skip
-        result = await run_search(work, stores.settings.search.threads)
+        result = await run_search(work, stores.settings.search)
     return render(request, "search.html", part="_results.html", question=question, day=day, chosen=chosen,
                   mode=mode, modes=MODES, policies=policies, result=result)  # fmt: skip
 
