@@ -95,7 +95,7 @@ test: setup inspector langchain-client
 
 ## The tests that need no model and no stack, on Python 3.12 in a venv of its own. The lock without torch
 ## (--no-deps: nothing pulls it in; these tests never import it), so no CUDA/CPU torch download. See
-## docs/decisions/0031-python-3-12-fast-tests.md for the choice and the seconds it costs.
+## docs/decisions/0031-spec-gaps-and-python-3-12.md for the choice and the seconds it costs.
 test-py312: $(VENV312)/.installed
 	$(VENV312)/bin/python -m pytest -q -p no:cacheprovider $(FAST_TESTS) $(FAST_TESTS_DESELECT)
 
