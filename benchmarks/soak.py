@@ -1,7 +1,7 @@
 """Soak: a running stack under a mixed load for a long time, watched for errors and for what leaks.
 
     policy-kb stack up --free-ports --dir /tmp/soak-stack            # or a stack already up
-    .venv/bin/python benchmarks/soak.py --stack /tmp/soak-stack [--minutes 30] [--warmup-minutes 5] \\
+    .venv/bin/python benchmarks/soak.py --stack /tmp/soak-stack [--minutes 30] [--warmup-minutes M] \\
         [--clients 6] [--pdf FILE]
 
 Over the stack's stores it starts one more service with the ``document-store`` and ``kb`` servers (the stack's
@@ -65,6 +65,12 @@ FR-007 resolves only active and superseded revisions), so a section read dated t
 CALL_TIMEOUT_S = 60.0
 SAMPLE_EVERY_S = 10.0
 RSS_GROWTH_GOAL = 0.05
+PLATEAU_WINDOW_S = 300.0
+PLATEAU_TOLERANCE = 0.01
+"""Without ``--warmup-minutes``, the warm-up ends at the first sample where every watched process's RSS grew less
+than 1% over the 5 minutes before it: the caches (answers, query vectors, searched blocks) have filled. A leak
+never gets there, or keeps growing after; either way the goal is missed. At least half the run must remain
+after the warm-up, or the run is too short to say."""
 SEARCH_FROM = date(2025, 6, 1)
 """Searches are dated from here to today: after every revision of ``SOAK_BENCH`` starts (each upload starts a
 day after the last, from 12 December 2024), so a dated read always has a revision in force."""
@@ -200,18 +206,47 @@ def uploads(url: str, key: str, pdf: Path, every_s: float, stop_at: float, done:
         time.sleep(max(0.0, min(every_s, stop_at - time.monotonic())))
 
 
+def plateau(samples: dict[str, list[Sample]], started: float) -> float | None:
+    """When the warm-up ended (``PLATEAU_WINDOW_S``, ``PLATEAU_TOLERANCE``), or ``None`` if it never did."""
+    watched = [s for s in samples.values() if s]
+    if not watched:
+        return None
+    for probe in watched[0]:
+        if probe.at < started + PLATEAU_WINDOW_S:
+            continue
+        if all(_flat_before(series, probe.at) for series in watched):
+            return probe.at
+    return None
+
+
+def _flat_before(series: list[Sample], at: float) -> bool:
+    now = [s for s in series if s.at <= at]
+    then = [s for s in now if s.at <= at - PLATEAU_WINDOW_S]
+    return bool(now and then) and now[-1].rss <= then[-1].rss * (1 + PLATEAU_TOLERANCE)
+
+
 def growth(samples: list[Sample], warm_at: float) -> tuple[Sample, Sample] | None:
     after = [s for s in samples if s.at >= warm_at]
     return (after[0], after[-1]) if len(after) >= 2 else None
 
 
-def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, warm_at: float,
+def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: float,
            ingestions: list[Ingestion], audit: subprocess.CompletedProcess[str]) -> bool:  # fmt: skip
     ok = True
     total = sum(len(v) for v in tally.latencies.values())
     errors = sum(len(v) for v in tally.errors.values())
-    print(f"soak: {args.minutes:g} min, {args.clients} clients, {total} calls answered, {errors} errors "
-          f"(warm-up {args.warmup_minutes:g} min)")  # fmt: skip
+    if args.warmup_minutes is not None:
+        warm_at: float | None = started + args.warmup_minutes * 60
+        warm_up = f"warm-up {args.warmup_minutes:g} min, fixed"
+    else:
+        warm_at = plateau(sampler.samples, started)
+        warm_up = (f"warm-up {(warm_at - started) / 60:.1f} min, until RSS grew <{PLATEAU_TOLERANCE:.0%} in "
+                   f"{PLATEAU_WINDOW_S / 60:g} min" if warm_at is not None else "RSS never levelled off")  # fmt: skip
+    if warm_at is None or warm_at > started + args.minutes * 30:
+        ok = False
+        warm_up += ": too little of the run left after it to measure growth"
+        warm_at = warm_at or started + args.minutes * 30
+    print(f"soak: {args.minutes:g} min, {args.clients} clients, {total} calls answered, {errors} errors ({warm_up})")
     print(f"  {'tool':<26}{'calls':>8}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}")
     for tool in sorted(set(tally.latencies) | set(tally.errors)):
         samples = tally.latencies.get(tool, [])
@@ -255,7 +290,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stack", type=Path, required=True, help="folder of a running `policy-kb stack up`")
     parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--warmup-minutes", type=float, default=5.0)
+    parser.add_argument("--warmup-minutes", type=float, default=None,
+                        help="a fixed warm-up; unset: until RSS levels off (PLATEAU_WINDOW_S)")  # fmt: skip
     parser.add_argument("--clients", type=int, default=6)
     parser.add_argument("--upload-every", type=float, default=5.0, help="minutes between policy uploads")
     parser.add_argument("--pdf", type=Path, default=DEFAULT_PDF)
@@ -298,7 +334,7 @@ def main() -> None:
         sampler.sample()
         audit = subprocess.run([sys.executable, "-m", "deployments.cli", "audit"], env={**os.environ, **env},
                                capture_output=True, text=True, timeout=900, cwd=ROOT)  # fmt: skip
-        ok = report(args, tally, sampler, started + args.warmup_minutes * 60, ingestions, audit)
+        ok = report(args, tally, sampler, started, ingestions, audit)
     finally:
         documents.stop()
     sys.exit(0 if ok else 1)

@@ -42,6 +42,14 @@ def test_prefect_yaml_is_valid_and_deploys_every_flow_to_the_process_pool(config
     assert "--type process" in script and "policy-kb" in script
 
 
+def test_only_kb_ingestion_goes_to_the_limited_kb_notes_queue(config: dict[str, Any]) -> None:
+    """A burst of notes must not starve policy ingestion: kb runs queue apart (the queue's limit is set by
+    create_work_pool.sh, checked on a real server in tests/stack/test_prefect_deployments.py)."""
+    queues = {d["name"]: d["work_pool"]["work_queue_name"] for d in config["deployments"]}
+    assert {name for name, queue in queues.items() if queue == "kb-notes"} == {"ingest-kb-document"}
+    assert {queue for name, queue in queues.items() if name != "ingest-kb-document"} == {"default"}
+
+
 def test_every_deployment_parameter_is_a_flow_parameter_and_every_flow_parameter_is_described(
     config: dict[str, Any],
 ) -> None:

@@ -15,6 +15,7 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun
 
 from deployments.stack import StackLayout
+from flows.kb_documents import KB_DEPLOYMENT
 from tests.polling import eventually
 from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, Prefect
 
@@ -34,6 +35,19 @@ def test_an_ingestion_started_as_a_deployment_run_is_completed_by_the_worker_wit
     assert stack_nppf.deployment_id == deployment.id
     keys = {a.key for a in artifacts}
     assert {"ingest-nppf-rev-nppf-2024-12", "ingest-sections-nppf-rev-nppf-2024-12"} <= keys
+
+
+def test_kb_ingestion_runs_from_its_own_queue_one_at_a_time_after_the_default_queue(prefect: Prefect) -> None:
+    """create_work_pool.sh as the stack ran it: the kb-notes queue holds one run at a time and is polled after
+    the default queue, so with the worker's limit of 2 a burst of notes always leaves a slot for a policy."""
+    with prefect.client() as client:
+        notes = client.read_work_queue_by_name("kb-notes", work_pool_name="policy-kb")
+        default = client.read_work_queue_by_name("default", work_pool_name="policy-kb")
+        kb = client.read_deployment_by_name(KB_DEPLOYMENT)
+        ingest = client.read_deployment_by_name(INGEST_DEPLOYMENT)
+    assert notes.concurrency_limit == 1 and default.concurrency_limit is None
+    assert notes.priority > default.priority
+    assert (kb.work_queue_name, ingest.work_queue_name) == ("kb-notes", "default")
 
 
 def test_the_nightly_audit_deployment_has_its_cron_schedule_and_the_scheduler_plans_its_runs(prefect: Prefect) -> None:
