@@ -10,16 +10,18 @@ the document id or ``failed`` with the error; a run that cannot even start reach
 
 from __future__ import annotations
 
+import uuid
 from typing import Annotated
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.runtime import flow_run
 from pydantic import Field
 
 from flows.common import IO_TASK_OPTIONS, artifact_key, bound_stores, flow_stores, log_event
 from flows.submit import submit_flow_run
 from lib.composition import Stores
-from lib.notes.jobs import complete_job, fail_job, ingest_job, run_job, start_job
+from lib.notes.jobs import claim_job, complete_job, drain_jobs, fail_job, ingest_job, run_job
 from lib.notes.models import DocumentOut, JobRecord, NoteDocument
 from lib.notes.stores import NoteStores
 
@@ -34,31 +36,41 @@ def ingest(stores: NoteStores, job: JobRecord) -> NoteDocument:
 
 
 @flow(name="ingest_kb_document", validate_parameters=True)
-def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100)]) -> DocumentOut:
-    """Ingest the note or file queued as a kb job; the job ends completed (with the document) or failed.
+def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100)]) -> DocumentOut | None:
+    """Ingest the note or file queued as a kb job (the job ends completed with its document, or failed), then
+    the other queued jobs; ``None`` when another run had already taken this one.
 
     Args:
         job_id: The job id POST /api/v1/jobs returned.
     """
     stores = flow_stores().notes
     jobs = stores.jobs
+    runner = flow_run.get_id() or f"local-{uuid.uuid4().hex}"
+    document = None
     try:
-        job = start_job(jobs, job_id)
-        log_event("kb_document.started", job_id=job_id, kind=job.kind, filename=job.filename or "")
-        document = ingest(stores, job)
+        job = claim_job(jobs, job_id, runner)
+        if job is not None:
+            log_event("kb_document.started", job_id=job_id, kind=job.kind, filename=job.filename or "")
+            document = ingest(stores, job)
     except BaseException as exc:
         fail_job(jobs, job_id, exc)
         log_event("kb_document.failed", job_id=job_id, error_type=getattr(exc, "error_type", "internal"))
         raise
-    complete_job(jobs, job_id, document)
-    create_markdown_artifact(
-        f"# kb document {document.document_id}\n\n{document.kind} `{document.filename or document.title or ''}`: "
-        f"{document.chunk_count} chunks; tags {', '.join(document.tags) or 'none'}\n",
-        key=artifact_key(FLOW, job_id),
-        description=f"Ingestion of kb job {job_id}",
-    )
-    log_event("kb_document.done", job_id=job_id, document_id=document.document_id, chunks=document.chunk_count)
-    return DocumentOut.of(document)
+    if document is None:
+        log_event("kb_document.skipped", job_id=job_id, runner=runner)
+    else:
+        complete_job(jobs, job_id, document)
+        create_markdown_artifact(
+            f"# kb document {document.document_id}\n\n{document.kind} `{document.filename or document.title or ''}`: "
+            f"{document.chunk_count} chunks; tags {', '.join(document.tags) or 'none'}\n",
+            key=artifact_key(FLOW, job_id),
+            description=f"Ingestion of kb job {job_id}",
+        )
+        log_event("kb_document.done", job_id=job_id, document_id=document.document_id, chunks=document.chunk_count)
+    drained = drain_jobs(jobs, runner, lambda queued: ingest(stores, queued))
+    if drained:
+        log_event("kb_document.drained", runner=runner, jobs=drained)
+    return DocumentOut.of(document) if document is not None else None
 
 
 def submit_kb_job(stores: Stores, job_id: str) -> str:

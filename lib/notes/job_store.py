@@ -8,11 +8,14 @@ Keys::
 
 A status change moves the id between the status sets and writes the record in one script, and a finished
 job (``completed``/``failed``) never changes again, so a late or repeated report cannot undo an ending.
+A runner claims a job before ingesting it (``claim``): the claim names the runner and its time, so two
+runners never ingest one job, and a claim older than its lease (its runner died) may be taken over.
 The lifecycle itself is ``lib.notes.jobs``.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -46,6 +49,28 @@ return ARGV[2]
 """
 """KEYS: job, all jobs; ARGV: job id, new status, status-set prefix, then field/value pairs ('' deletes)."""
 
+_CLAIM = """
+local current = redis.call('HGET', KEYS[1], 'status')
+if not current then return {'missing', ''} end
+if current == 'completed' or current == 'failed' then return {current, ''} end
+local owner = redis.call('HGET', KEYS[1], 'runner')
+if current == 'running' and owner and owner ~= ARGV[2] then
+  local at = tonumber(redis.call('HGET', KEYS[1], 'claimed_at') or '0')
+  if tonumber(ARGV[3]) - at < tonumber(ARGV[4]) then return {'held', owner} end
+end
+if current == 'queued' then
+  local created = redis.call('ZSCORE', KEYS[2], ARGV[1])
+  redis.call('ZREM', ARGV[5] .. 'queued', ARGV[1])
+  redis.call('ZADD', ARGV[5] .. 'running', created or 0, ARGV[1])
+  redis.call('HSET', KEYS[1], 'status', 'running', 'started_at', ARGV[6])
+end
+redis.call('HSET', KEYS[1], 'runner', ARGV[2], 'claimed_at', ARGV[3])
+return {'claimed', owner or ''}
+"""
+"""KEYS: job, all jobs; ARGV: job id, runner, now (epoch s), lease (s), status-set prefix, now (ISO).
+Returns [outcome, previous runner]: ``claimed`` (queued, a retry of the same runner, or a stale claim taken
+over), ``held`` (another runner's live claim), ``completed``/``failed`` (ended), ``missing``."""
+
 
 def job_key(job_id: str) -> str:
     return f"kbn:job:{job_id}"
@@ -61,6 +86,7 @@ class JobStore:
     def __init__(self, client: redis.Redis) -> None:
         self._r = client
         self._move = client.register_script(_MOVE)
+        self._claim = client.register_script(_CLAIM)
 
     def create(self, job: JobRecord) -> JobRecord:
         data = {k: str(v) for k, v in job.model_dump(mode="json").items() if v is not None and k != "tags"}
@@ -94,6 +120,24 @@ class JobStore:
         for status in JobStatus:
             pipe.zcard(status_key(status))
         return {status.value: int(n) for status, n in zip(JobStatus, _call(pipe.execute), strict=True)}
+
+    def claim(self, job_id: str, runner: str, lease_s: float, *, now: float, started_at: str) -> tuple[str, str]:
+        """Claim the job for ``runner`` (``_CLAIM``): the outcome and the runner that held it before."""
+        args = [job_id, runner, repr(now), repr(lease_s), f"{JOBS}:", started_at]
+        outcome, previous = cast(builtins.list[str], _call(self._claim, [job_key(job_id), JOBS], args))
+        return outcome, previous
+
+    def oldest(self, status: JobStatus, limit: int) -> builtins.list[str]:
+        """The ids of the oldest ``limit`` jobs in ``status``, oldest first."""
+        return cast(builtins.list[str], _call(self._r.zrange, status_key(status), 0, limit - 1))
+
+    def claims(self, status: JobStatus, limit: int) -> builtins.list[tuple[str, float]]:
+        """The claimed jobs among the oldest ``limit`` in ``status``, with their claims' times."""
+        ids = self.oldest(status, limit)
+        pipe = self._r.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hget(job_key(job_id), "claimed_at")
+        return [(job_id, float(at)) for job_id, at in zip(ids, _call(pipe.execute), strict=True) if at]
 
     def move(self, job_id: str, status: JobStatus, **fields: str | None) -> JobStatus | None:
         """Set the status (and fields) unless the job has already ended; the status it has afterwards."""

@@ -3,6 +3,7 @@ a job ends completed with its document or failed with the error, and ``submit_kb
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -10,10 +11,11 @@ import pytest
 
 from flows.common import bound_stores
 from flows.kb_documents import ingest_kb_document, submit_kb_job
+from flows.kb_uploads import cleanup_kb_uploads
 from lib.composition import Stores, open_stores
 from lib.config import Settings
 from lib.errors import FileNotFoundInStoreError
-from lib.notes.jobs import new_file_job, new_note_job
+from lib.notes.jobs import JOB_LEASE_S, claim_job, new_file_job, new_note_job, stale_claims
 from lib.notes.models import JobStatus
 from tests.polling import eventually
 
@@ -63,3 +65,57 @@ def test_submitted_jobs_run_in_the_background_and_end_either_way(notes_kb: Store
 
     eventually(lambda: all(s in (JobStatus.COMPLETED, JobStatus.FAILED) for s in statuses()), within=120, every=0.1)
     assert statuses() == [JobStatus.COMPLETED, JobStatus.FAILED]
+
+
+def test_a_run_drains_the_backlog_each_job_ending_on_its_own_and_later_runs_stop_at_once(notes_kb: Stores) -> None:
+    """One process per note spent seconds loading the encoder for milliseconds of work: the first run takes the
+    queued jobs too. A bad one fails alone; a job's own run, coming later, finds it ended and ingests nothing."""
+    jobs = notes_kb.notes.jobs
+    first = new_note_job(jobs, "Bins are collected on Tuesdays.", [])
+    bad = new_file_job(notes_kb.notes, jobs, b"Plain text about gulls.\n", "gulls.txt", [])
+    assert bad.object_key is not None
+    notes_kb.objects.delete(bad.object_key)
+    later = [new_note_job(jobs, f"Recycling note {i}: glass goes in the blue box.", []) for i in range(3)]
+    document = ingest_kb_document(job_id=first.job_id)
+    assert document is not None
+    records = {job.job_id: jobs.get(job.job_id) for job in (first, bad, *later)}
+    assert {job_id: r.status if r else None for job_id, r in records.items()} == {
+        first.job_id: JobStatus.COMPLETED, bad.job_id: JobStatus.FAILED,
+        **{job.job_id: JobStatus.COMPLETED for job in later},
+    }  # fmt: skip
+    assert notes_kb.notes.registry.counts()["documents"] == 4
+    assert ingest_kb_document(job_id=later[0].job_id) is None
+    assert notes_kb.notes.registry.counts()["documents"] == 4
+    again = jobs.get(later[0].job_id)
+    assert again is not None and again.document_id == records[later[0].job_id].document_id  # type: ignore[union-attr]
+
+
+def test_a_job_another_live_runner_holds_is_left_to_it_and_a_dead_runners_is_taken_over(notes_kb: Stores) -> None:
+    jobs = notes_kb.notes.jobs
+    held = new_note_job(jobs, "Parking permits renew in April.", [])
+    assert claim_job(jobs, held.job_id, "runner-alive") is not None
+    assert ingest_kb_document(job_id=held.job_id) is None
+    record = jobs.get(held.job_id)
+    assert record is not None and record.status == JobStatus.RUNNING and record.document_id is None
+    assert notes_kb.notes.registry.counts()["documents"] == 0 and stale_claims(jobs) == []
+
+    dead = new_note_job(jobs, "Street lights are repaired within five days.", [])
+    past = time.time() - JOB_LEASE_S - 1
+    assert jobs.claim(dead.job_id, "runner-dead", JOB_LEASE_S, now=past, started_at="2026-01-01T00:00:00+00:00")[0] == (
+        "claimed"
+    )
+    assert stale_claims(jobs) == [dead.job_id]
+    assert ingest_kb_document(job_id=dead.job_id) is not None
+    record = jobs.get(dead.job_id)
+    assert record is not None and record.status == JobStatus.COMPLETED
+    assert notes_kb.notes.registry.counts()["documents"] == 1  # the live runner's job was not taken
+
+
+def test_the_cleanup_flow_ingests_a_job_whose_runner_died(notes_kb: Stores) -> None:
+    jobs = notes_kb.notes.jobs
+    dead = new_note_job(jobs, "Allotment waiting lists reopen in March.", [])
+    jobs.claim(dead.job_id, "runner-dead", JOB_LEASE_S, now=time.time() - JOB_LEASE_S - 1, started_at="2026-01-01")
+    cleanup_kb_uploads()
+    record = jobs.get(dead.job_id)
+    assert record is not None and record.status == JobStatus.COMPLETED, record.error
+    assert notes_kb.notes.registry.counts()["documents"] == 1
