@@ -174,6 +174,9 @@ class StackLayout:
             "HF_HUB_OFFLINE": "1",
             "PYTHONUNBUFFERED": "1",
             "TRANSFORMERS_OFFLINE": "1",
+            # glibc gives each thread that allocates its own 64 MB arena; a service's search and I/O threads then
+            # hold freed memory in a dozen arenas (the soak's RSS kept climbing). Two bound it (README: Soak).
+            "MALLOC_ARENA_MAX": base.get("MALLOC_ARENA_MAX", "2"),
             **self.settings_env(),
             **self.extra_env,
         }
