@@ -21,8 +21,8 @@ from pydantic import Field
 from flows.common import IO_TASK_OPTIONS, artifact_key, bound_stores, flow_stores, log_event
 from flows.submit import submit_flow_run
 from lib.composition import Stores
-from lib.notes.jobs import claim_job, complete_job, drain_jobs, fail_job, ingest_job, run_job
-from lib.notes.models import DocumentOut, JobRecord, NoteDocument
+from lib.notes.jobs import DRAIN_ASK_TTL_S, claim_job, complete_job, drain_jobs, fail_job, ingest_job, run_job
+from lib.notes.models import DocumentOut, JobRecord, JobStatus, NoteDocument
 from lib.notes.stores import NoteStores
 
 FLOW = "kb-document"
@@ -43,8 +43,10 @@ def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100
     Args:
         job_id: The job id POST /api/v1/jobs returned.
     """
-    stores = flow_stores().notes
+    all_stores = flow_stores()
+    stores = all_stores.notes
     jobs = stores.jobs
+    jobs.drain_starting()  # before any look at the queue: a job queued after this asks for a run of its own
     runner = flow_run.get_id() or f"local-{uuid.uuid4().hex}"
     document = None
     try:
@@ -70,13 +72,23 @@ def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100
     drained = drain_jobs(jobs, runner, lambda queued: ingest(stores, queued))
     if drained:
         log_event("kb_document.drained", runner=runner, jobs=drained)
+    left = jobs.oldest(JobStatus.QUEUED, 1)
+    if left:  # the drain stopped at its bounds: the jobs whose runs were folded into this one get another
+        log_event("kb_document.drain_continues", runner=runner, job_id=left[0])
+        submit_kb_job(all_stores, left[0])
     return DocumentOut.of(document) if document is not None else None
 
 
 def submit_kb_job(stores: Stores, job_id: str) -> str:
-    """Start ``ingest_kb_document`` for a queued job without waiting; the flow run id (or ``local-...``).
+    """Start ``ingest_kb_document`` for a queued job without waiting; the flow run id (or ``local-...``, or
+    ``folded`` when a run already asked for on the worker will drain it).
     Whatever stops the run before it ends the job leaves the job ``failed`` with the error."""
     jobs = stores.notes.jobs
+    if stores.settings.jobs.prefect_api_url and not jobs.ask_drain(DRAIN_ASK_TTL_S):
+        # A run asked for has not started yet; it drains this job too. One run per burst, not one per note
+        # (each a process on the worker, most of which would find their job already ended).
+        log_event("kb_document.folded", job_id=job_id)
+        return "folded"
 
     def on_failure(exc: BaseException) -> None:
         fail_job(jobs, job_id, exc)

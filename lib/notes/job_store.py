@@ -5,6 +5,7 @@ Keys::
     kbn:job:{job_id}          hash   JobRecord (a note's text under ``text`` until the job ends)
     kbn:jobs                  zset   every job id, scored by its creation time
     kbn:jobs:{status}         zset   the job ids in that status, scored by creation time
+    kbn:jobs:drain-asked      string a drain run has been asked for and has not started (``ask_drain``)
 
 A status change moves the id between the status sets and writes the record in one script, and a finished
 job (``completed``/``failed``) never changes again, so a late or repeated report cannot undo an ending.
@@ -25,6 +26,7 @@ from lib.errors import InvalidArgumentError, StoreUnavailableError
 from lib.notes.models import JobRecord, JobStatus
 
 JOBS = "kbn:jobs"
+DRAIN_ASKED = "kbn:jobs:drain-asked"
 DEFAULT_LIST = 50
 MAX_LIST = 500
 _T = TypeVar("_T")
@@ -138,6 +140,20 @@ class JobStore:
         for job_id in ids:
             pipe.hget(job_key(job_id), "claimed_at")
         return [(job_id, float(at)) for job_id, at in zip(ids, _call(pipe.execute), strict=True) if at]
+
+    def queued_before(self, created_before: float, limit: int) -> builtins.list[str]:
+        """The ids of queued jobs created before ``created_before`` (epoch s), oldest first, at most ``limit``."""
+        found = _call(self._r.zrangebyscore, status_key(JobStatus.QUEUED), "-inf", created_before, 0, limit)
+        return cast(builtins.list[str], found)
+
+    def ask_drain(self, ttl_s: int) -> bool:
+        """Whether the caller should start a drain run: ``False`` while one asked for has not yet started (it
+        will see the caller's job). The ask expires after ``ttl_s``, should that run never start."""
+        return bool(_call(self._r.set, DRAIN_ASKED, "1", nx=True, ex=ttl_s))
+
+    def drain_starting(self) -> None:
+        """A drain run starts: jobs queued from now on ask for another (this one may already have looked)."""
+        _call(self._r.delete, DRAIN_ASKED)
 
     def move(self, job_id: str, status: JobStatus, **fields: str | None) -> JobStatus | None:
         """Set the status (and fields) unless the job has already ended; the status it has afterwards."""

@@ -24,9 +24,11 @@ from lib.notes.stores import NoteStores
 
 __all__ = [
     "DEFAULT_LIST",
+    "DRAIN_ASK_TTL_S",
     "DRAIN_MAX_JOBS",
     "JOB_LEASE_S",
     "MAX_LIST",
+    "QUEUE_WAIT_S",
     "JobStore",
     "claim_job",
     "complete_job",
@@ -49,6 +51,11 @@ JOB_LEASE_S = 900.0
 """How long a runner's claim on a job holds. A runner that died holding one leaves the job ``running``; past
 the lease another run may take it over (``stale_claims`` finds them for the cleanup flow to resubmit). Longer
 than any one ingestion: a file at the upload limit takes a few minutes."""
+QUEUE_WAIT_S = 300.0
+"""A job still queued after this long has no run coming (the one asked for never started): the cleanup flow
+takes it (``take_over_stale``)."""
+DRAIN_ASK_TTL_S = 600
+"""How long an ask for a drain run stands (``JobStore.ask_drain``) if that run never starts."""
 DRAIN_MAX_JOBS = 200
 DRAIN_MAX_SECONDS = 120.0
 """Bounds of one run's drain, so a run ends and the queue's other work gets its turn."""
@@ -143,9 +150,11 @@ def stale_claims(jobs: JobStore, lease_s: float = JOB_LEASE_S, *, limit: int = M
 def take_over_stale(
     jobs: JobStore, runner: str, ingest: Callable[[JobRecord], NoteDocument], lease_s: float = JOB_LEASE_S
 ) -> int:
-    """Claim and ingest the jobs whose runner died holding them (``stale_claims``); how many ran."""
+    """Claim and ingest the jobs whose runner died holding them (``stale_claims``) and those queued for longer
+    than ``QUEUE_WAIT_S`` (no run is coming for them); how many ran."""
     ran = 0
-    for job_id in stale_claims(jobs, lease_s):
+    waiting = jobs.queued_before(time.time() - QUEUE_WAIT_S, MAX_LIST)
+    for job_id in [*stale_claims(jobs, lease_s), *waiting]:
         job = claim_job(jobs, job_id, runner, lease_s)
         if job is not None:
             _finish(jobs, job, ingest)

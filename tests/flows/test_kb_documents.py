@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,8 +16,8 @@ from flows.kb_uploads import cleanup_kb_uploads
 from lib.composition import Stores, open_stores
 from lib.config import Settings
 from lib.errors import FileNotFoundInStoreError
-from lib.notes.jobs import JOB_LEASE_S, claim_job, new_file_job, new_note_job, stale_claims
-from lib.notes.models import JobStatus
+from lib.notes.jobs import JOB_LEASE_S, QUEUE_WAIT_S, claim_job, new_file_job, new_note_job, stale_claims
+from lib.notes.models import JobRecord, JobStatus
 from tests.polling import eventually
 
 
@@ -119,3 +120,33 @@ def test_the_cleanup_flow_ingests_a_job_whose_runner_died(notes_kb: Stores) -> N
     record = jobs.get(dead.job_id)
     assert record is not None and record.status == JobStatus.COMPLETED, record.error
     assert notes_kb.notes.registry.counts()["documents"] == 1
+
+
+def test_a_burst_asks_for_one_run_and_a_run_that_starts_lets_the_next_job_ask_again(notes_kb: Stores) -> None:
+    """With a worker, a job whose drain run has been asked for and not yet started folds into that run rather
+    than making a process of its own; the run, starting, clears the ask, so a job queued after it asks again."""
+    on_worker = Stores(notes_kb.settings.replace(prefect_api_url="http://127.0.0.1:9/api"), notes=notes_kb.notes)
+    jobs = notes_kb.notes.jobs
+    assert jobs.ask_drain(60)  # a run has been asked for and has not started
+    folded = new_note_job(jobs, "Council tax bands were revalued in 1991.", [])
+    assert submit_kb_job(on_worker, folded.job_id) == "folded"
+    record = jobs.get(folded.job_id)
+    assert record is not None and record.status == JobStatus.QUEUED
+
+    ingest_kb_document(job_id=folded.job_id)  # the run asked for: it starts, takes the job, clears the ask
+    record = jobs.get(folded.job_id)
+    assert record is not None and record.status == JobStatus.COMPLETED
+    assert jobs.ask_drain(60)
+    jobs.drain_starting()
+
+
+def test_the_cleanup_flow_takes_a_job_left_queued_with_no_run_coming(notes_kb: Stores) -> None:
+    jobs = notes_kb.notes.jobs
+    created = datetime.now(UTC) - timedelta(seconds=QUEUE_WAIT_S + 60)
+    stranded = jobs.create(JobRecord(job_id=uuid.uuid4().hex, kind="note", text="Bus passes renew yearly.",
+                                     created_at=created))  # fmt: skip
+    fresh = new_note_job(jobs, "Library hours change in summer.", [])
+    cleanup_kb_uploads()
+    ended, waiting = jobs.get(stranded.job_id), jobs.get(fresh.job_id)
+    assert ended is not None and ended.status == JobStatus.COMPLETED
+    assert waiting is not None and waiting.status == JobStatus.QUEUED  # its own run is coming: left to it
