@@ -67,7 +67,8 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     swapped = request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request")
     chosen = part if part is not None and swapped else name
     root = request.scope.get("root_path", "")
-    context = {"root": root, "signed_in": request.app.state.keys.open is False, **context}
+    session = request.session if "session" in request.scope else {}
+    context = {"root": root, "signed_in": request.app.state.keys.open is False, "who": session.get("sub"), **context}
     return TEMPLATES.TemplateResponse(request, chosen, context, status_code=status_code)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -14,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from lib.governance.ingest import ingest_governance_corpus_files
 from lib.policies.audit import audit_store
@@ -26,16 +25,6 @@ from tests.mcp_service.governance_fixtures import GOVERNANCE_FIXTURES
 DEC_2024, DRAFT = "rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"
 QUESTION = "when may development be refused on highways grounds"
 FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is a system package of `make system`"
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
