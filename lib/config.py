@@ -275,6 +275,14 @@ class OAuthSettings(SettingsGroup):
         description="At most one JWKS refetch per this interval for tokens naming an unknown kid",
     )
     leeway_seconds: int = Field(default=30, ge=0, le=300, alias="OAUTH_LEEWAY_SECONDS", description="exp/nbf slack")
+    ui_client_id: str | None = Field(
+        default=None,
+        alias="UI_OAUTH_CLIENT_ID",
+        description="The web page's client at the issuer (authorization code + PKCE); unset = key sign-in only",
+    )
+    ui_client_secret: SecretStr | None = Field(
+        default=None, alias="UI_OAUTH_CLIENT_SECRET", description="That client's secret (client_secret_basic)"
+    )
     resource_base_url: str | None = Field(
         default=None,
         alias="OAUTH_RESOURCE_BASE_URL",
@@ -506,6 +514,8 @@ OVERRIDES: dict[str, str] = {
     "oauth_jwks_min_refresh_seconds": "oauth.jwks_min_refresh_seconds",
     "oauth_leeway_seconds": "oauth.leeway_seconds",
     "oauth_resource_base_url": "oauth.resource_base_url",
+    "ui_oauth_client_id": "oauth.ui_client_id",
+    "ui_oauth_client_secret": "oauth.ui_client_secret",
     "rate_limit_per_minute": "rate_limit.per_minute",
     "rate_limit_window_seconds": "rate_limit.window_seconds",
     "ui_session_secret": "auth.ui_session_secret",

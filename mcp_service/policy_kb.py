@@ -46,19 +46,23 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     stores = stores or open_stores(settings)
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, stores.policies)
+    access = server_access(
+        settings,
+        server="policy-kb",
+        scope="policy",
+        port=settings.service.policy_kb_port,
+        api_key=settings.auth.api_key,
+        read_api_key=settings.auth.read_api_key,
+    )
     return create_mcp_app(
         settings,
         server,
         port=settings.service.policy_kb_port,
-        access=server_access(
-            settings,
-            server="policy-kb",
-            scope="policy",
-            port=settings.service.policy_kb_port,
-            api_key=settings.auth.api_key,
-            read_api_key=settings.auth.read_api_key,
-        ),
-        routes=[Mount(API_PREFIX, app=create_rest_app(stores)), Mount(UI_PREFIX, app=create_ui_app(stores))],
+        access=access,
+        routes=[
+            Mount(API_PREFIX, app=create_rest_app(stores)),
+            Mount(UI_PREFIX, app=create_ui_app(stores, access.oauth, settings)),
+        ],
         warm_up=(lambda: warm_up(stores.policies)) if warm else None,
         collectors=[RevisionCollector(stores.policies.registry, settings.jobs.processing_timeout_seconds)],
         own_auth_prefixes=(UI_PREFIX,),

@@ -25,8 +25,9 @@ unreferenced file may be an upload a millisecond from registration; repair re-re
 before deleting anything, which leaves only that millisecond. Revisions in ``processing`` are in flight
 and only judged by their age.
 
-The audit reads and never writes, so the nightly flow, the CLI and the service's deep health check can
-all run it.
+The audit reads the three stores and never changes them, so the nightly flow, the CLI and the service's deep
+health check can all run it. The one thing it writes is its outcome, the last audit's record in Redis
+(``lib.policies.audit_record``), which the web page's Ingestion view shows.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pydantic import BaseModel, Field
 
 from lib.dates import to_int
 from lib.observability.metrics import record_audit
+from lib.policies.audit_record import save_last_audit
 from lib.policies.chunks import PolicyVectorStore, policy_lexical_text, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
 from lib.policies.stores import PolicyStores
@@ -132,7 +134,8 @@ def _read_chunks(vectors: PolicyVectorStore) -> dict[tuple[str, str], _RevisionC
 
 
 def audit_store(stores: PolicyStores, *, now: datetime | None = None) -> AuditReport:
-    """Compare the three stores and list every inconsistency found (read-only)."""
+    """Compare the three stores and list every inconsistency found (read-only), and keep the outcome as the last
+    audit (``save_last_audit``)."""
     now = now or datetime.now(UTC)
     stuck_before = now - timedelta(seconds=stores.settings.jobs.processing_timeout_seconds)
     chunks = _read_chunks(stores.vectors)
@@ -195,6 +198,7 @@ def audit_store(stores: PolicyStores, *, now: datetime | None = None) -> AuditRe
         report.revisions, report.chunks, report.files, len(findings),
     )  # fmt: skip
     record_audit("policies", report.counts())
+    save_last_audit(stores.registry, report)
     return report
 
 

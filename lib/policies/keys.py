@@ -7,6 +7,7 @@
     policy_revisions:{source}                zset   revision ids scored by effective_from (epoch days)
     policies_all                             set    every source slug
     policy_registry:generation               string random token, replaced by every write
+    policy_registry:last_audit               string JSON of the last consistency audit (``audit_record``)
 
 A source or revision id is checked before it is put into a key, so a caller's typo is an
 ``invalid_source``/``invalid_revision_id`` error rather than a lookup of a key that cannot exist.
@@ -19,6 +20,7 @@ from lib.policies.models import is_valid_revision_id, is_valid_source
 
 POLICIES_ALL = "policies_all"
 GENERATION_KEY = "policy_registry:generation"
+LAST_AUDIT_KEY = "policy_registry:last_audit"
 
 
 def policy_key(source: str) -> str:

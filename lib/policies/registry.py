@@ -26,6 +26,7 @@ from lib.errors import PolicyAlreadyExistsError, RevisionNotFoundError
 from lib.policies.codec import CHUNKS_GENERATION_FIELD, policy_to_hash, revision_from_hash
 from lib.policies.keys import (
     GENERATION_KEY,
+    LAST_AUDIT_KEY,
     POLICIES_ALL,
     check_revision_id,
     check_source,
@@ -318,6 +319,15 @@ class PolicyRegistry:
         if keys:
             token = uuid.uuid4().hex
             redis_call(self._chunks_changed_script, [GENERATION_KEY, *keys], [CHUNKS_GENERATION_FIELD, token])
+
+    def put_last_audit(self, record: str) -> None:
+        """Replace the last audit's record (``lib.policies.audit_record``): one SET, so a reader sees the old
+        record or the new one, never a mix of two audits."""
+        redis_call(self._r.set, LAST_AUDIT_KEY, record)
+
+    def get_last_audit(self) -> str | None:
+        found = redis_call(self._r.get, LAST_AUDIT_KEY)
+        return str(found) if found is not None else None
 
     @property
     def client(self) -> redis.Redis:

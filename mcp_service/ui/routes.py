@@ -7,7 +7,7 @@
     /policies/{s}/timeline  list_revisions as bars in time; /policies/{s}/compare: compare_section's diff
     /policies/{s}/contents  list_policy_sections, each opening its page
     /governance             the governance documents in force on a date with their chains; the policies too
-    /ingestion              revisions processing (revision_status) and failed; /ingestion/audit runs audit_store
+    /ingestion              revisions processing (revision_status) and failed, the last audit (``last_audit``)
 
 A handler reads its query, calls ``lib`` on a worker thread (searches on the search lane) and renders a
 template; an htmx request (``HX-Request``) gets only the part it swaps in. ``lib``'s typed errors are shown
@@ -31,7 +31,7 @@ from starlette.templating import Jinja2Templates
 from lib.dates import parse_date
 from lib.governance.catalog import lifecycle
 from lib.governance.in_force import in_force_ids, replacements
-from lib.policies.audit import audit_store
+from lib.policies.audit_record import last_audit
 from lib.policies.compare import compare_section
 from lib.policies.models import RevisionStatus
 from lib.policies.page_images import page_image
@@ -67,7 +67,8 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     swapped = request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request")
     chosen = part if part is not None and swapped else name
     root = request.scope.get("root_path", "")
-    context = {"root": root, "signed_in": request.app.state.keys.open is False, **context}
+    session = request.session if "session" in request.scope else {}
+    context = {"root": root, "signed_in": request.app.state.keys.open is False, "who": session.get("sub"), **context}
     return TEMPLATES.TemplateResponse(request, chosen, context, status_code=status_code)
 
 
@@ -199,12 +200,9 @@ async def ingestion(request: Request) -> Response:
     running = [revision_status(r) for r in revisions if r.status == RevisionStatus.PROCESSING]
     failed = [r for r in revisions if r.status == RevisionStatus.FAILED]
     counts = {status.value: sum(r.status == status for r in revisions) for status in RevisionStatus}
-    return render(request, "ingestion.html", part="_progress.html", running=running, failed=failed, counts=counts)
-
-
-async def audit(request: Request) -> Response:
-    report = await threaded(audit_store, _stores(request))
-    return render(request, "audit.html", part="_audit.html", report=report)
+    audit = await threaded(last_audit, stores.registry)
+    return render(request, "ingestion.html", part="_progress.html", running=running, failed=failed, counts=counts,
+                  audit=audit)  # fmt: skip
 
 
 def _ids(request: Request) -> tuple[str, str]:
@@ -223,5 +221,4 @@ ROUTES = [
     Route("/policies/{source}/contents", policy_contents),
     Route("/governance", governance),
     Route("/ingestion", ingestion),
-    Route("/ingestion/audit", audit),
 ]

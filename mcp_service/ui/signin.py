@@ -5,7 +5,11 @@ The cookie is Starlette's ``SessionMiddleware`` (itsdangerous-signed, ``HttpOnly
 ``/ui``, 12 hours). Its secret is ``UI_SESSION_SECRET``, or else derived from ``MCP_API_KEY``, so every replica
 accepts every other's cookie without one more setting and changing the key signs everyone out. The session
 holds a fingerprint of the key used, checked on each request: a read key taken away ends its sessions too.
-With no ``MCP_API_KEY`` the page is open, like the API.
+With no ``MCP_API_KEY`` (and no issuer sign-in) the page is open, like the API.
+
+Where ``OAUTH_ISSUER_URL`` and ``UI_OAUTH_CLIENT_ID`` are set, a person may instead sign in at the issuer
+(``issuer``): that session holds the caller's ``sub``, whether it may write, and until when (the token's
+``exp``, at most the cookie's 12 hours), never the token. The secret is then derived from the client secret too.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import time
 from urllib.parse import quote
 
 from pydantic import SecretStr
@@ -27,7 +32,9 @@ logger = logging.getLogger(__name__)
 COOKIE = "policy_kb_ui"
 MAX_AGE_S = 12 * 60 * 60
 SESSION_KEY = "key"
-OPEN_PATHS = ("/signin", "/static/")
+SESSION_SUB, SESSION_WRITE, SESSION_UNTIL = "sub", "write", "until"
+"""What an issuer sign-in keeps in the session (``issuer``): who, whether it may write, until when (epoch s)."""
+OPEN_PATHS = ("/signin", "/static/", "/auth/")
 """Paths of the UI app (below its mount) served before signing in."""
 
 
@@ -43,15 +50,23 @@ def fingerprint(key: bytes) -> str:
 class Keys:
     """The keys a sign-in is checked against, from the settings, compared in constant time."""
 
-    def __init__(self, auth: AuthSettings) -> None:
+    def __init__(self, auth: AuthSettings, *, client_secret: SecretStr | None = None) -> None:
+        """``client_secret``: the issuer sign-in's, when it is on (``issuer``); it is then part of the secret
+        derived, so a page with OAuth and no key never signs its cookies with a secret anyone can derive."""
         self._keys = [k for k in (_raw(auth.api_key), _raw(auth.read_api_key) if auth.api_key else b"") if k]
+        self.issuer = client_secret is not None
         explicit = _raw(auth.ui_session_secret)
-        full = _raw(auth.api_key)
-        self.secret = (explicit or hashlib.sha256(b"policy-kb-ui-session:" + full).digest()).hex()
+        material = _raw(auth.api_key) + (b"\0" + _raw(client_secret) if client_secret is not None else b"")
+        self.secret = (explicit or hashlib.sha256(b"policy-kb-ui-session:" + material).digest()).hex()
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a key sign-in is offered (a key is configured)."""
+        return bool(self._keys)
 
     @property
     def open(self) -> bool:
-        return not self._keys
+        return not self._keys and not self.issuer
 
     def accepts(self, typed: str) -> str | None:
         """The fingerprint of the key ``typed`` is, or ``None``; every key is compared, whichever matches."""
@@ -63,7 +78,15 @@ class Keys:
         if self.open:
             return True
         held = request.session.get(SESSION_KEY)
-        return isinstance(held, str) and any(hmac.compare_digest(held, fingerprint(k)) for k in self._keys)
+        if isinstance(held, str) and any(hmac.compare_digest(held, fingerprint(k)) for k in self._keys):
+            return True
+        until = request.session.get(SESSION_UNTIL)
+        return (
+            self.issuer
+            and isinstance(request.session.get(SESSION_SUB), str)
+            and isinstance(until, int)
+            and (time.time() < until)
+        )
 
 
 def safe_next(value: str | None, root: str) -> str:

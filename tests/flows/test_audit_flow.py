@@ -14,6 +14,8 @@ from flows.ingest import ingest_policy_revision
 from lib.composition import Stores
 from lib.errors import InconsistentStoreError
 from lib.policies.audit import FindingKind, audit_store
+from lib.policies.audit_record import MAX_DETAIL_CHARS, MAX_FINDINGS, last_audit, record_of
+from lib.policies.keys import LAST_AUDIT_KEY
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import RevisionCreate, RevisionStatus
 from lib.policies.registry import revision_hash_key, revisions_key
@@ -190,3 +192,46 @@ def test_the_nightly_audit_covers_the_governance_corpus_and_deletes_a_generation
     assert [a.ok for a in audited.governance_repairs] == [True]
     assert audited.governance_after is not None and audited.governance_after.ok
     assert audited.remaining == 0
+
+
+def test_the_last_audit_is_stored_with_its_time_counts_and_findings_whoever_ran_it(
+    nppf: Stores, redis_client: redis.Redis
+) -> None:
+    registry = nppf.policies.registry
+    assert last_audit(registry) is None, "no audit ran on this store yet"
+    stray = policy_pdf_bytes("stray")
+    stray_key = policy_file_key("NPPF", "rev_NPPF_2027_01", sha256_bytes(stray))
+    nppf.objects.put_bytes(stray_key, stray)
+
+    result = consistency_audit()
+
+    stored = last_audit(registry)
+    assert stored is not None and stored.checked_at == result.before.checked_at
+    assert (stored.revisions, stored.chunks, stored.files, stored.total) == (2, 12, 3, 1)
+    assert stored.counts == result.before.counts() and stored.counts["unreferenced_file"] == 1
+    assert stored.findings == [{"kind": "unreferenced_file", "source": "", "revision_id": "", "key": stray_key,
+                                "count": 0, "detail": "no revision refers to this file",
+                                "repair": "delete the file"}]  # fmt: skip
+    assert redis_client.type(LAST_AUDIT_KEY) == "string", "one key, written whole by one SET"
+
+    repaired = consistency_audit(repair=True)
+
+    assert repaired.after is not None
+    stored = last_audit(registry)
+    assert stored is not None and stored.ok and stored.findings == [], "the re-audit after repair is the last"
+    assert stored.checked_at == repaired.after.checked_at
+
+
+def test_a_stored_audit_keeps_every_count_but_only_the_first_findings_each_cut_short(nppf: Stores) -> None:
+    """Many unreferenced files (an upload loop gone wrong): the record stays small, the total says how many."""
+    for n in range(MAX_FINDINGS + 20):
+        nppf.objects.put_bytes(f"policies/NPPF/rev_NPPF_2030_01/{n:04d}.pdf", b"%PDF-1.7 stray")
+
+    report = audit_store(nppf.policies)
+
+    stored = last_audit(nppf.policies.registry)
+    assert stored is not None and stored.total == len(report.findings) == MAX_FINDINGS + 20
+    assert stored.counts["unreferenced_file"] == MAX_FINDINGS + 20 and stored.left_out == 20
+    assert [f["key"] for f in stored.findings] == [f.key for f in report.findings[:MAX_FINDINGS]]
+    long = report.model_copy(update={"findings": [report.findings[0].model_copy(update={"detail": "x" * 5000})]})
+    assert len(str(record_of(long).findings[0]["detail"])) == MAX_DETAIL_CHARS

@@ -12,6 +12,7 @@ The Redis databases here (7 and 8) are not the one the rest of the suite flushes
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from playwright.sync_api import Browser, sync_playwright
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
@@ -217,3 +219,14 @@ def service_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
 from tests.mcp_service.governance_fixtures import empty_governance_service, governance_service  # noqa: E402
 
 __all__ = ["empty_governance_service", "governance_service"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium driven by Playwright (decision 0029), one per module of the web page's tests."""
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is a system package of `make system`"
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield launched
+        launched.close()

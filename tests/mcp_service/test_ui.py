@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
@@ -14,25 +13,18 @@ import httpx
 import numpy as np
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from lib.governance.ingest import ingest_governance_corpus_files
+from lib.policies.audit import audit_store
+from lib.stores.objects import policy_file_key, sha256_bytes
+from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service
 from tests.mcp_service.governance_fixtures import GOVERNANCE_FIXTURES
 
 DEC_2024, DRAFT = "rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"
 QUESTION = "when may development be refused on highways grounds"
 FOCUSABLE = "a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex]:not([tabindex='-1'])"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is a system package of `make system`"
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -226,9 +218,6 @@ def test_every_view_loads_only_from_its_own_origin(page: Page, nppf_service: Ser
     counts = re.search(r"Revisions: (\d+) processing · (\d+) active · (\d+) superseded · (\d+) failed",
                        page.inner_text("#progress"))  # fmt: skip
     assert counts is not None and int(counts[2]) + int(counts[3]) >= 2, "both NPPF revisions are counted"
-    page.click("text=Run the audit now")
-    page.wait_for_selector("#audit p")
-    assert "revisions" in page.inner_text("#audit")
     page.goto(nppf_service.url + "/ui/policies/NPPF/contents")
     page.click("ul.sections a >> nth=5")
     page.wait_for_function("() => document.querySelector('#page-image').naturalWidth > 0")
@@ -237,3 +226,28 @@ def test_every_view_loads_only_from_its_own_origin(page: Page, nppf_service: Ser
     assert any("/ui/image/" in u for u in requests_made)
     foreign = [u for u in requests_made if not u.startswith(origin + "/")]
     assert not foreign, foreign
+
+
+def test_ingestion_shows_the_last_audit_stored_not_one_run_for_the_page(page: Page, nppf_service: Service) -> None:
+    """The audit runs elsewhere (the flow, the CLI: both call ``audit_store``); the page shows what it stored."""
+    stores = nppf_service.stores.policies
+    stray = policy_pdf_bytes("stray")
+    stray_key = policy_file_key("NPPF", "rev_NPPF_2098_01", sha256_bytes(stray))
+    stores.objects.put_bytes(stray_key, stray)
+    try:
+        found = audit_store(stores)
+        assert [f.key for f in found.findings] == [stray_key]
+    finally:
+        stores.objects.delete(stray_key)
+    page.goto(f"{nppf_service.url}/ui/ingestion")
+    verdict = page.inner_text("#audit-verdict")
+    assert f"Last audit {found.checked_at:%Y-%m-%d %H:%M:%S} UTC" in verdict and "1 finding(s)." in verdict
+    (row,) = page.eval_on_selector_all("#audit tr.finding", "rows => rows.map(r => r.innerText)")
+    assert "unreferenced_file" in row and stray_key in row and "delete the file" in row
+    page.reload()
+    assert stray_key in page.inner_text("#audit"), "the file is gone, but no audit ran since: the record stands"
+
+    audit_store(stores)
+    page.reload()
+    assert "Consistent: no findings." in page.inner_text("#audit-verdict")
+    assert page.locator("#audit tr.finding").count() == 0
