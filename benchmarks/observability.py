@@ -3,13 +3,13 @@ in process around empty work, in four modes.
 
 Per call the service runs (counted from a real call's scrape, ``tests/mcp_service/test_metrics.py``): the
 operation middleware (``OperationMetrics``: one histogram observation, one counter), five search legs
-(``measured``: resolve, embed, dense, lexical, fuse: a span and a histogram observation each), one Redis
-command (``store_call``: a span), four cache lookups (``count_lookup``) and one search counted, all inside the
-MCP SDK's own server span (there in every mode: the SDK makes it). The work inside is empty, so what is timed
-is the instrumentation alone:
+(``measured``: a histogram observation each; a span for embed, dense and lexical, an event on the current span
+for resolve and fuse), one Redis command inside resolve (``store_call``: a span), four cache lookups
+(``count_lookup``) and one search counted, all inside the MCP SDK's own server span (there in every mode: the SDK
+makes it). The work inside is empty, so what is timed is the instrumentation alone:
 
 - ``bare``: the same calls with every instrumentation helper replaced by a no-op (the floor: Python calls);
-- ``metrics``: the real helpers, spans replaced by a no-op context (metrics only);
+- ``metrics``: the real helpers, spans and events replaced by a no-op context (metrics only);
 - ``shipped``: the real helpers as a process without ``OTEL_EXPORTER_OTLP_ENDPOINT`` runs them (metrics, and
   OpenTelemetry's no-op tracer);
 - ``tracing``: the real helpers under the SDK's ``TracerProvider`` with a ``BatchSpanProcessor`` whose
@@ -113,7 +113,7 @@ def call_path(instrumented: bool) -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def no_span(name: str, **attributes: object) -> Iterator[None]:
+def no_span(*args: object, **kwargs: object) -> Iterator[None]:
     yield
 
 
@@ -135,10 +135,11 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, tuple[float, float]] = {}
     results["bare"] = timed(call_path(False), args.calls, args.repeats)
-    real_span = instruments.span
-    instruments.span = no_span  # type: ignore[assignment]
+    real = instruments.span, instruments.span_event, instruments.tracing_on
+    instruments.span = instruments.span_event = no_span  # type: ignore[assignment]
+    instruments.tracing_on = lambda: False
     results["metrics"] = timed(call_path(True), args.calls, args.repeats)
-    instruments.span = real_span
+    instruments.span, instruments.span_event, instruments.tracing_on = real
     results["shipped"] = timed(call_path(True), args.calls, args.repeats)
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Dropped(), max_queue_size=65536))

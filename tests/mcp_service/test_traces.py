@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -77,15 +78,40 @@ async def test_a_section_read_is_one_trace_from_the_client_to_the_chroma_query(
 
 
 async def test_a_search_traces_each_leg_under_the_tool_call(spans: InMemorySpanExporter, nppf_service: Service) -> None:
+    """The legs of real work (embed, dense, lexical) are spans under the tool call; the short ones (resolve, fuse)
+    events on it, stamped and timed; the registry's Redis read a span of the same trace."""
     spans.clear()
     with trace.get_tracer("test").start_as_current_span("agent searches"):
-        out = await call(nppf_service.url, "search_policy", {"query": "parking standards for new homes"})
+        out = await call(nppf_service.url, "search_policy", {"query": f"parking standards {uuid.uuid4().hex[:8]}"})
     assert out["status"] == "success"
     finished = spans.get_finished_spans()
     named = one_trace(finished, "agent searches")
-    for leg in ("search.resolve", "search.embed", "search.fuse"):
-        assert "tools/call search_policy" in ancestors(named[leg], finished), leg
-    assert "redis GET" in named or any(name.startswith("redis ") for name in named), sorted(named)
+    for leg in ("search.embed", "search.dense", "search.lexical"):
+        assert "tools/call search_policy" in ancestors(named[leg], finished), (leg, sorted(named))
+    assert named["search.embed"].attributes == {"queries": 1}
+    assert not any(name in named for name in ("search.resolve", "search.fuse")), sorted(named)
+    server = named["tools/call search_policy"]
+    events = {event.name: event for event in server.events}
+    assert {"search.resolve", "search.fuse"} <= set(events), sorted(events)
+    for event in (events["search.resolve"], events["search.fuse"]):
+        assert event.attributes is not None and event.attributes["duration_ms"] >= 0
+        assert "error.type" not in event.attributes
+        assert server.start_time is not None and server.end_time is not None
+        assert server.start_time <= event.timestamp <= server.end_time
+    redis = [s for s in named.values() if s.name.startswith("redis ")]
+    assert redis, sorted(named)
+    assert redis[0].attributes is not None and redis[0].attributes["db.system.name"] == "redis"
+    assert "tools/call search_policy" in ancestors(redis[0], finished)
+
+
+async def test_a_failed_leg_is_marked_on_its_event(spans: InMemorySpanExporter, nppf_service: Service) -> None:
+    spans.clear()
+    with trace.get_tracer("test").start_as_current_span("agent asks for a missing policy"):
+        out = await call(nppf_service.url, "search_policy", {"query": "parking", "sources": ["NOSUCHPOLICY"]})
+    assert out["status"] == "error"
+    named = one_trace(spans.get_finished_spans(), "agent asks for a missing policy")
+    [resolve] = [e for e in named["tools/call search_policy"].events if e.name == "search.resolve"]
+    assert resolve.attributes is not None and resolve.attributes["error.type"] == "PolicyNotFoundError"
 
 
 CONFIGURE = """
