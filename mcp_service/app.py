@@ -123,9 +123,11 @@ def server_access(
     port: int,
     api_key: SecretStr | None,
     read_api_key: SecretStr | None = None,
+    writes: bool = True,
 ) -> Access:
     """A server's ``Access`` from the settings: OAuth when ``OAUTH_ISSUER_URL`` is set (audience: the server's
-    resource URL and its ``/mcp``, or ``OAUTH_AUDIENCE``), a rate limit when ``RATE_LIMIT_PER_MINUTE`` is."""
+    resource URL and its ``/mcp``, or ``OAUTH_AUDIENCE``; scopes ``<scope>:read`` and, unless ``writes`` is
+    false, ``<scope>:write``), a rate limit when ``RATE_LIMIT_PER_MINUTE`` is."""
     oauth = None
     if settings.oauth.issuer_url:
         resource = settings.oauth.resource_url(settings.service.host, port)
@@ -135,6 +137,7 @@ def server_access(
             resource_url=resource,
             metadata_url=str(build_resource_metadata_url(AnyHttpUrl(resource + "/mcp"))),
             scope=scope,
+            writes=writes,
         )
     limiter = None
     if settings.rate_limit.per_minute is not None:

@@ -18,8 +18,9 @@ What a request needs: REST ``GET``/``HEAD`` read; other REST methods write; MCP 
 Missing header, another scheme and a bad key or token get 401 with the spec's bodies; with OAuth on, its
 ``WWW-Authenticate`` names the resource metadata and the scopes (RFC 9728), so an MCP client can go and get a
 token. A credential that may not do what the request does gets 403 (``error="insufficient_scope"``). Then the
-caller's budget (``rate_limit``): over it, 429 with ``Retry-After``. The caller's name is set for the
-request (``lib.callers``) and every write gets an ``audit.write`` line with it and the response's status.
+caller's budget (``rate_limit``): over it, 429 with ``Retry-After`` (counted: ``policy_kb_rate_limited_total``
+by server). The caller's name is set for the request (``lib.callers``) and every write gets an
+``audit.write`` line with it and the response's status.
 Every refusal is logged at WARNING with client IP, method and path, never with the token.
 """
 
@@ -41,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lib.callers import current_caller
 from lib.logs import event_line
+from lib.observability.metrics import rate_limited
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.registration import write_tools
 from mcp_service.transports.bodies import read_body_prefix, replaying
@@ -65,16 +67,19 @@ def _secret(value: SecretStr | None) -> bytes | None:
 
 @dataclass(frozen=True)
 class OAuthResource:
-    """This server as an OAuth protected resource: its verifier, resource URL, metadata URL and scope prefix."""
+    """This server as an OAuth protected resource: its verifier, resource URL, metadata URL and scope prefix.
+    ``writes`` is false for a server that only reads (governance): it publishes and asks for ``<scope>:read``
+    alone, never a write scope no authorization server defines."""
 
     verifier: TokenVerifier
     resource_url: str
     metadata_url: str
     scope: str
+    writes: bool = True
 
     @property
     def scopes(self) -> list[str]:
-        return [f"{self.scope}:read", f"{self.scope}:write"]
+        return [f"{self.scope}:read", f"{self.scope}:write"] if self.writes else [f"{self.scope}:read"]
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,7 @@ class BearerAuthMiddleware:
         self.oauth = oauth
         self.rate_limiter = rate_limiter
         self.server = server
+        self._refusals = rate_limited.labels(server)
         self.exempt_paths = frozenset(exempt_paths)
         self.exempt_prefixes = tuple(exempt_prefixes)
         self.mcp_post_paths = frozenset(mcp_post_paths)
@@ -258,6 +264,7 @@ class BearerAuthMiddleware:
                            scope_needed=needed, caller=caller.name)  # fmt: skip
 
     async def _rate_limited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, wait: int) -> None:
+        self._refusals.inc()  # policy_kb_rate_limited_total{server}
         logger.warning(event_line("rate_limit.refused", server=self.server, caller=caller.name,
                                   method=scope["method"], path=scope["path"], retry_after=wait))  # fmt: skip
         message = f"Rate limit exceeded; retry after {wait} s"

@@ -88,6 +88,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             port=settings.service.governance_port,
             api_key=api_key,
             read_api_key=read_api_key,
+            writes=False,  # scope governance:read only
         ),
         routes=[Mount("", app=create_governance_rest_app(governance))],
         warm_up=(lambda: warm_up(governance)) if warm else None,

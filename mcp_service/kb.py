@@ -10,9 +10,11 @@ The tools call the engine over HTTP at ``KB_ENGINE_URL`` with ``KB_API_KEY``, as
 container does. Unset, the engine is the one mounted here (``kb_engine_client.engine_url``), so
 ``--servers kb`` alone is a whole deployment; set, this app is only the MCP server in front of that engine
 and mounts no API. The two keys are independent: the MCP key opens no engine route and the engine key opens
-no MCP route. The server starts whether or not the engine answers; a tool that needs it then returns
-``engine_unavailable``. Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``);
-without ``PREFECT_API_URL`` the server also removes abandoned ones itself (``upload_sweeper``).
+no MCP route. With ``OAUTH_ISSUER_URL`` set the MCP paths take tokens too, never passed on, and a mounted
+engine needs ``MCP_API_KEY`` (the server refuses to start without it: the engine would be open). The server
+starts whether or not the engine answers; a tool that needs it then returns ``engine_unavailable``.
+Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``); without
+``PREFECT_API_URL`` the server also removes abandoned ones itself (``upload_sweeper``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -56,9 +59,17 @@ class _KbApp:
             await self.engine.aclose()
 
 
+def _secret_set(value: SecretStr | None) -> bool:
+    return value is not None and bool(value.get_secret_value())
+
+
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The ``kb`` app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` and, with no ``KB_ENGINE_URL``, ``/api/v1``."""
     settings = settings or load_settings()
+    if not settings.kb.engine_url and settings.oauth.issuer_url and not _secret_set(settings.auth.api_key):
+        # The engine takes static keys only (the tools' own credential): without MCP_API_KEY it would be open
+        # to anyone while the operator believes OAuth guards the server.
+        raise ValueError("kb: with OAUTH_ISSUER_URL set, the engine mounted at /api/v1 needs MCP_API_KEY")
     stores = stores or open_stores(settings)
     engine = KbEngineClient.from_settings(settings)
     self_engine = not settings.kb.engine_url

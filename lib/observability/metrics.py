@@ -79,6 +79,11 @@ ingestion_stage = Histogram(
     ["pipeline", "stage"],
     buckets=STAGE_BUCKETS,
 )
+rate_limited = Counter(
+    "policy_kb_rate_limited",
+    "Requests refused with 429 because the caller was over its budget (RATE_LIMIT_PER_MINUTE), by server",
+    ["server"],
+)
 audit_findings = Counter(
     "policy_kb_audit_findings", "Findings of consistency audits run in this process, by store and kind",
     ["store", "kind"],

@@ -4,8 +4,8 @@
 Behind the service's bearer auth like every route but ``/health``; with ``METRICS_API_KEY`` set, ``/metrics``
 is exempt from it and takes that key instead (a scraper then holds no key that reads the knowledge base).
 With ``PROMETHEUS_MULTIPROC_DIR`` set (several worker processes), the values of every worker's files are
-summed (prometheus-client's ``MultiProcessCollector``); the process collector (memory, CPU, open files) is
-then this worker's alone, so it is left out there and graphed from a single-process server.
+summed (prometheus-client's ``MultiProcessCollector``); the process collector (memory, CPU, open files) would
+then be this worker's alone, so every worker's figures are read instead, labelled ``pid`` (``processes``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from lib.config import ObservabilitySettings
+from mcp_service.observability.processes import WorkerProcesses
 
 
 def exposition(settings: ObservabilitySettings, collectors: Sequence[Collector] = ()) -> bytes:
@@ -30,6 +31,7 @@ def exposition(settings: ObservabilitySettings, collectors: Sequence[Collector] 
     if settings.multiproc_dir is not None:
         merged = CollectorRegistry()
         MultiProcessCollector(merged, path=str(settings.multiproc_dir))
+        merged.register(WorkerProcesses(settings.multiproc_dir))
         text = generate_latest(merged)
     else:
         text = generate_latest(REGISTRY)

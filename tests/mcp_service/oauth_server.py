@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import httpx
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import AuthorizationCodeMixin, ClientMixin
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
@@ -254,3 +255,11 @@ def running_issuer(host: str = "127.0.0.1") -> Iterator[Issuer]:
     finally:
         server.shutdown()
         thread.join(timeout=10)
+
+
+def token(issuer: Issuer, client: str, scope: str, resource: str) -> str:
+    """An access token from the running issuer by the client-credentials grant, for ``resource`` (its ``aud``)."""
+    response = httpx.post(f"{issuer.url}/token", auth=(client, SECRET),
+                          data={"grant_type": "client_credentials", "scope": scope, "resource": resource})  # fmt: skip
+    response.raise_for_status()
+    return str(response.json()["access_token"])

@@ -28,7 +28,7 @@ from mcp_service.oauth import JwtVerifier
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, READ_KEY, Service, bearer, running, service_settings
-from tests.mcp_service.oauth_server import SECRET, Issuer, running_issuer
+from tests.mcp_service.oauth_server import SECRET, Issuer, running_issuer, token
 
 OAUTH_DB = 12
 
@@ -69,13 +69,6 @@ def service(issuer: Issuer, service_base: Path, redis_url: str, chroma_dir: Path
     stores = open_stores(settings)
     with running(create_app(settings, stores=stores, warm=False), port=port) as url:
         yield Service(url, stores, settings)
-
-
-def token(issuer: Issuer, client: str, scope: str, resource: str) -> str:
-    response = httpx.post(f"{issuer.url}/token", auth=(client, SECRET),
-                          data={"grant_type": "client_credentials", "scope": scope, "resource": resource})  # fmt: skip
-    response.raise_for_status()
-    return str(response.json()["access_token"])
 
 
 def create_policy(service: Service, credential: dict[str, str], source: str) -> httpx.Response:

@@ -25,7 +25,9 @@ from tests.mcp_service.conftest import (
     sse_events,
     wait_healthy,
 )
+from tests.mcp_service.test_metrics import parse
 from tests.mcp_service.tool_names import POLICY_READS, POLICY_WRITES
+from tests.polling import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,6 +98,13 @@ def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_servi
         assert unknown.status_code == 404
 
 
+def worker_memory(url: str) -> dict[str, float]:
+    """``process_resident_memory_bytes`` on ``/metrics`` by ``pid`` (one process: no label, key "")."""
+    samples = parse(httpx.get(f"{url}/metrics", headers=bearer(), timeout=10).text)
+    return {dict(labels).get("pid", ""): v for (name, labels), v in samples.items()
+            if name == "process_resident_memory_bytes"}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("command", "workers"),
     [(["-m", "mcp_service"], 1), (["-m", "deployments.cli", "serve"], 1), (["-m", "mcp_service"], 2)],
@@ -117,6 +126,8 @@ def test_the_service_starts_from_its_commands_with_settings_from_the_environment
         for _ in range(2 * workers):  # stateless: whichever worker takes a request answers it
             assert httpx.get(f"{url}/api/v1/policies", headers=bearer(), timeout=10).json()["total"] == 1
         assert httpx.get(f"{url}/api/v1/policies", timeout=10).status_code == 401
+        eventually(lambda: len(worker_memory(url)) == workers, within=30, every=0.2, what="every worker's memory")
+        assert all(rss > 0 for rss in worker_memory(url).values())
     finally:
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
