@@ -85,7 +85,9 @@ CREDENTIALS = {
 
 def send(service: Service, route: Route, credential: dict[str, str]) -> httpx.Response:
     headers = {**(route.headers or {}), **credential}
-    with httpx.Client(base_url=service.url, timeout=10, follow_redirects=False) as client:
+    # Generous: the first job route a process serves imports Prefect (seconds of CPU on a loaded machine, where
+    # 10 s once timed out); this test is about status codes, never speed.
+    with httpx.Client(base_url=service.url, timeout=60, follow_redirects=False) as client:
         if route.stream:
             with client.stream(route.method, route.path, headers=headers) as response:
                 if response.status_code != 200:
