@@ -161,11 +161,16 @@ class JwtVerifier:
             logger.info("oauth.jwks_fetched issuer=%s keys=%d", self.issuer, len(keys))
 
     async def _discover(self, client: httpx.AsyncClient) -> str:
-        for url in metadata_urls(self.issuer):
-            response = await client.get(url)
-            if response.status_code == 200:
-                metadata = response.json()
-                if metadata.get("issuer") != self.issuer:
-                    raise ValueError(f"metadata at {url} names issuer {metadata.get('issuer')!r}")
-                return str(metadata["jwks_uri"])
-        raise ValueError(f"no authorization server metadata for {self.issuer}")
+        return str((await issuer_metadata(client, self.issuer))["jwks_uri"])
+
+
+async def issuer_metadata(client: httpx.AsyncClient, issuer: str) -> dict[str, Any]:
+    """The issuer's RFC 8414 metadata (the first of ``metadata_urls`` that answers), which must name ``issuer``."""
+    for url in metadata_urls(issuer):
+        response = await client.get(url)
+        if response.status_code == 200:
+            metadata: dict[str, Any] = response.json()
+            if metadata.get("issuer") != issuer:
+                raise ValueError(f"metadata at {url} names issuer {metadata.get('issuer')!r}")
+            return metadata
+    raise ValueError(f"no authorization server metadata for {issuer}")

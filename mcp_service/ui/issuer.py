@@ -34,7 +34,7 @@ from starlette.responses import RedirectResponse, Response
 
 from lib.config import OAuthSettings
 from mcp_service.auth import OAuthResource
-from mcp_service.oauth import FETCH_TIMEOUT_S, JwtVerifier, metadata_urls
+from mcp_service.oauth import FETCH_TIMEOUT_S, JwtVerifier, issuer_metadata
 from mcp_service.ui.signin import MAX_AGE_S, SESSION_SUB, SESSION_UNTIL, SESSION_WRITE, safe_next
 
 logger = logging.getLogger(__name__)
@@ -91,16 +91,8 @@ class IssuerSignIn:
         """``authorization_endpoint`` and ``token_endpoint`` from the issuer's metadata (fetched once)."""
         if self._endpoints is None:
             async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_S) as client:
-                for url in metadata_urls(self.issuer):
-                    response = await client.get(url)
-                    if response.status_code == 200:
-                        metadata = response.json()
-                        if metadata.get("issuer") != self.issuer:
-                            raise ValueError(f"metadata at {url} names issuer {metadata.get('issuer')!r}")
-                        self._endpoints = (str(metadata["authorization_endpoint"]), str(metadata["token_endpoint"]))
-                        break
-                else:
-                    raise ValueError(f"no authorization server metadata for {self.issuer}")
+                metadata = await issuer_metadata(client, self.issuer)
+            self._endpoints = (str(metadata["authorization_endpoint"]), str(metadata["token_endpoint"]))
         return self._endpoints
 
     async def start(self, request: Request) -> Response:
