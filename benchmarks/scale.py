@@ -13,6 +13,8 @@ Per size: build rate; then a replica (``policy-kb serve``, its own process): war
 answers: every searchable revision loaded and indexed) and RSS; the dated hybrid ``search_policy`` p50/p95 in
 this process (its index warmed first) and over ``/mcp`` (one client, raw JSON-RPC, sequential); the consistency
 audit's time. ``SEARCH_CACHE_MB`` is raised so the whole corpus is held (the question is what holding it costs).
+Then where the memory goes: each held part of the in-process index measured (``held_bytes``), per chunk, so every
+cost that grows linearly with the corpus is named with its size.
 
     .venv/bin/python benchmarks/scale.py [--sizes 10000,100000,1000000] [--data-dir .bench/scale]
 """
@@ -25,6 +27,7 @@ import os
 import random
 import sys
 import time
+from collections import Counter
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,7 @@ from lib.policies.ingest import store_chunks  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
+from lib.retrieval.corpus_index import CorpusIndex  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
@@ -92,6 +96,32 @@ def recombined(
         text = first[: len(first) // 2] + " " + second[len(second) // 2 :]
         chunks.append(base[i].model_copy(update={"text": text, "chunk_index": index}))
     return chunks, mixed
+
+
+def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
+    """What the held slices hold, by part, measured (each Python object counted once, by identity): the
+    vectors, the BM25 postings, the texts, the metadata dicts (with their keys and values), the ids, the filter
+    columns and anything derived."""
+    seen: set[int] = set()
+
+    def size(obj: object) -> int:
+        if id(obj) in seen:
+            return 0
+        seen.add(id(obj))
+        return sys.getsizeof(obj)
+
+    parts: Counter[str] = Counter()
+    for index in indexes:
+        parts["vectors (float32 + norm)"] += index.scoring.nbytes
+        parts["BM25 postings and vocabulary"] += index.lexical.nbytes
+        parts["texts"] += size(index.texts) + sum(size(t) for t in index.texts)
+        parts["ids"] += size(index.ids) + sum(size(i) for i in index.ids)
+        parts["metadata dicts"] += size(index.metadatas) + sum(
+            size(m) + sum(size(k) + size(v) for k, v in m.items()) for m in index.metadatas
+        )
+        parts["filter columns"] += sum(c.nbytes for c in index._columns.values())
+        parts["derived"] += sum(getattr(d, "nbytes", 0) for d in index._derived.values())
+    return parts
 
 
 def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revision_size: int) -> float:
@@ -162,6 +192,9 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
         search_policy(stores, question, effective_date="2025-06-01", n_results=10, mode="hybrid")
         in_cpu.append((time.thread_time() - c0) * 1000)
         in_process.append((time.perf_counter() - t0) * 1000)
+    held = stores.vectors.loader.cache.indexes()
+    rows = sum(len(i.ids) for i in held)
+    parts = held_bytes(held)
     t0 = time.perf_counter()
     report = audit_store(stores)
     audit_s = time.perf_counter() - t0
@@ -171,6 +204,11 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
     print(f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
           f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
           f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f}", flush=True)  # fmt: skip
+    print(
+        f"  held in process: {rows:,} rows, {sum(parts.values()) / 2**20:,.0f} MB measured; bytes per row: "
+        + ", ".join(f"{name} {n / max(rows, 1):,.0f}" for name, n in parts.most_common()),
+        flush=True,
+    )
     stop_embedded_redis(settings.paths.redis_dir)
 
 

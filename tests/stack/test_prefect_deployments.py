@@ -3,6 +3,10 @@ process worker on the ``policy-kb`` pool, as the UI and the nightly schedule sta
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
 from zoneinfo import ZoneInfo
 
 import chromadb
@@ -15,6 +19,7 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun
 
 from deployments.stack import StackLayout
+from deployments.stack.layout import PROJECT_ROOT
 from flows.kb_documents import KB_DEPLOYMENT
 from tests.polling import eventually
 from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, Prefect
@@ -91,3 +96,35 @@ def test_an_audit_run_with_findings_ends_failed(stack: StackLayout, stack_nppf: 
         collection.delete(where={"revision_ref": ghost_ref})
     assert run.state is not None and run.state.is_failed(), run.state
     assert "orphan_chunks=1" in (run.state.message or "")
+
+
+def _submitted(log: str) -> set[str]:
+    return set(re.findall(r"submitting flow run '([0-9a-f-]{36})'", log))
+
+
+def test_two_workers_on_the_pool_share_one_queue_and_run_each_flow_run_once(
+    stack: StackLayout, prefect: Prefect
+) -> None:
+    """Ingestion scales out by starting another worker on the same pool (decision 0034): a second worker
+    (limit 1) beside the stack's (limit 2) drains the same default queue; every run completes, run once, by
+    exactly one of them. Six audits at once outnumber the two workers' three slots, so both take runs."""
+    log = stack.logs / "worker-second.log"
+    command = ["prefect", "worker", "start", "--pool", "policy-kb", "--type", "process", "--limit", "1",
+               "--name", "second-worker"]  # fmt: skip
+    with log.open("w") as out:
+        second = subprocess.Popen(command, env=stack.env(dict(os.environ)), cwd=PROJECT_ROOT, stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    try:
+        eventually(lambda: "started!" in log.read_text(errors="replace"), within=120, every=0.5)
+        runs = [prefect.start(AUDIT_DEPLOYMENT, {"repair": False, "fail_on_findings": False}) for _ in range(6)]
+        ended = [prefect.wait_final(run.id) for run in runs]
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(timeout=60)
+    ids = {str(run.id) for run in runs}
+    assert all(run.state is not None and run.state.is_completed() for run in ended), [r.state for r in ended]
+    assert all(run.run_count == 1 and run.work_queue_name == "default" for run in ended)
+    first = _submitted((stack.logs / "worker.log").read_text(errors="replace")) & ids
+    other = _submitted(log.read_text(errors="replace")) & ids
+    assert first | other == ids and not first & other, (first, other)
+    assert first and other, (first, other)
