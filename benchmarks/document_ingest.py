@@ -9,7 +9,7 @@ scan is above it and is skipped as image-based (spec 003), unless ``--threshold 
 Two measurements, in one process, after the embedding model is loaded:
 
 1. OCR throughput: extraction alone of the scanned pages, one single-threaded Tesseract per core
-   (target ≤ 1.1 s a page at 300 DPI; one Tesseract alone measured 2.0 s a page on this machine);
+   (target ≤ 1.1 s a page at 300 DPI; one Tesseract alone: README Performance › Document ingestion);
    ``--baseline`` also times one worker on two pages for comparison.
 2. The whole folder through ``ingest_document`` (extraction, OCR, chunking, embedding, Chroma, Redis,
    object store): documents and pages per minute, and each document's outcome.
@@ -103,7 +103,7 @@ def measure_ocr(
     folder: Path, planned: list[Planned], workers: int, max_pages: int | None = None
 ) -> tuple[int, float, float]:
     """(OCR pages, wall seconds, CPU seconds of this process and Tesseract) for extracting the documents with
-    scanned appendices (their text pages cost ~1 ms each). CPU time is what other load cannot inflate much:
+    scanned appendices (their text pages cost next to nothing). CPU time is what other load cannot inflate much:
     divided by the cores, it is the wall time a page would take on an otherwise idle machine."""
     pages, seconds = 0, 0.0
     own_before, children_before = _cpu_seconds()

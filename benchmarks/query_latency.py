@@ -22,8 +22,8 @@ Printed, for queries with and without ``effective_date``:
 ``/mcp`` is served by the SDK's transport (the service's default); ``--single-exchange`` turns the optional lane on
 (``MCP_SINGLE_EXCHANGE=true``) to compare.
 
-``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the ~1 min
-of NPPF ingestion and ~30 s of synthetic writes.
+``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the NPPF ingestion and
+the synthetic writes. Figures: README Performance › "Query latency (benchmarks/query_latency.py)".
 """
 
 from __future__ import annotations
@@ -360,7 +360,7 @@ def measure_over_mcp(
 def report_targets(results: Results, worker_counts: list[int]) -> None:
     """Ratios at the same concurrency and the targets. The issue's in-process baseline is "embedding + vector
     query": the unique-question rows, where every query is embedded. With repeated questions the in-process
-    side is a remembered vector plus the exact search (~1-2 ms), less than the SDK client's own CPU per call,
+    side is a remembered vector plus the exact search (README Performance), less than the SDK client's own CPU per call,
     so that ratio is printed too but says more about the client than about the service."""
     for workers in worker_counts:
         print(f"\nratios MCP ({workers} worker(s)) / in-process, same concurrency   p50     p95")

@@ -1,6 +1,6 @@
 """Prefect's temporary local API in the embedded default: started once per process, stopped with it.
 
-Without ``PREFECT_API_URL`` Prefect starts a temporary server (a uvicorn subprocess, ~230 MB) the first
+Without ``PREFECT_API_URL`` Prefect starts a temporary server (a uvicorn subprocess; size: decision 0020) the first
 time anything in the process needs its API. Prefect's own start is not safe across threads: a second
 caller arriving while the first is still starting sees it "running" with no process yet and fails with a
 bare ``AssertionError`` (two uploads posted back to back did exactly that). ``ensure_local_api`` makes the

@@ -1,9 +1,9 @@
 """SIGTERM ends a process of the project the way Ctrl-C does: through the normal exit path.
 
 Python's default action for SIGTERM kills the process at once: no ``finally``, no ``atexit``. Whatever the
-process started and stops on exit is then left behind; Prefect's temporary local API server (a ~230 MB
-uvicorn subprocess, stopped from ``atexit``) was, once per stopped service or CLI command. SIGINT already
-raises ``KeyboardInterrupt``; ``exit_on_sigterm`` makes SIGTERM raise ``SystemExit``.
+process started and stops on exit is then left behind; Prefect's temporary local API server (a uvicorn
+subprocess, stopped from ``atexit``; its size: decision 0020) was, once per stopped service or CLI command.
+SIGINT already raises ``KeyboardInterrupt``; ``exit_on_sigterm`` makes SIGTERM raise ``SystemExit``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ never the token.
 
 A verified token is remembered (``VERIFIED_CACHE`` tokens, least recently used out) until its ``exp`` (plus the
 leeway): an agent presents the same token on every call of a session, and checking it again costs a signature
-verification and PyJWT's parsing, ~10x the 0.2 ms goal on a loaded machine (``benchmarks/auth.py``,
+verification and PyJWT's parsing, over the 0.2 ms goal (figures: README Performance › Authentication,
 ``docs/decisions/0030-oauth-resource-server.md``). Remembered tokens are forgotten when a refetched JWKS
 drops a key that was published before (a withdrawn key).
 """

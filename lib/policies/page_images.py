@@ -40,8 +40,8 @@ RENDER_PREFIX = "renders/pages"
 BOXES_KEY, PAGES_KEY = "policy-kb:highlighted", "policy-kb:page-count"
 """Kept in the PNG's text chunks, so a render read back from the object store says what it marked."""
 PNG_LEVEL = 1
-"""zlib level of a render: a page of text compresses as small at 1 as at the default 6 (307 against 306 KB at
-150 dpi) in about half the time, which is most of a cold render (docs/decisions/0029)."""
+"""zlib level of a render: a page of text compresses as small at 1 as at the default 6 in about half the time,
+which is most of a cold render (figures: README Performance › Citations, docs/decisions/0029)."""
 MIN_RUN = 4
 """The fewest words in a row, as the page prints them, that count as the highlighted text being there."""
 
@@ -95,7 +95,7 @@ class Render:
         """A render kept in the object store, with what it marked (from its PNG text chunks)."""
         with Image.open(io.BytesIO(png)) as kept:
             # ``info``, not ``text``: the notes are written before the pixels, and ``text`` decodes the whole
-            # image to look for more after them (~100 ms of a ~100.5 ms warm read at 150 dpi).
+            # image to look for more after them (most of a warm read's time: docs/decisions/0029).
             notes = kept.info
             return cls(png, kept.width, kept.height, int(notes.get(BOXES_KEY, 0)), int(notes.get(PAGES_KEY, 0)))
 
