@@ -29,6 +29,25 @@ def configure_logging(level: int = logging.INFO) -> None:
         logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
 
 
+QUIET_LIBRARIES = ("httpx", "httpcore", "chromadb", "botocore", "urllib3")
+"""Libraries that log each outgoing request (or more) at INFO: a service's own INFO events must not drown in
+them (a replica calls Chroma and Redis on every search)."""
+
+
+def configure_service_logging() -> None:
+    """A server process logs its own events at INFO (``audit.write``, ``service.*``, ``tool.failed``): they are
+    its record, and the CLI's other commands stay quiet at WARNING (``policy-kb serve`` runs after the CLI's
+    callback set the root logger to WARNING, which silenced every write's audit line)."""
+    configure_logging()
+    root = logging.getLogger()
+    if root.level == logging.NOTSET or root.level > logging.INFO:
+        root.setLevel(logging.INFO)
+    for name in QUIET_LIBRARIES:
+        library = logging.getLogger(name)
+        if library.level == logging.NOTSET:
+            library.setLevel(logging.WARNING)
+
+
 UVICORN_LOG_CONFIG: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
-from lib.logs import UVICORN_LOG_CONFIG, configure_logging
+from lib.logs import UVICORN_LOG_CONFIG, configure_service_logging
 from lib.signals import exit_on_sigterm
 from mcp_service.observability.workers import share_metrics_between_workers
 
@@ -118,7 +118,7 @@ def serve(
     settings = settings or load_settings()
     names = check_servers(servers)
     exit_on_sigterm()  # so what this process started (Prefect's local API) is stopped on SIGTERM too
-    configure_logging()
+    configure_service_logging()
     if len(names) > 1 and port is not None:
         raise InvalidArgumentError("--port applies to one server; with several, set each one's port variable")
     if names == ["policy-kb"] and settings.service.policy_kb_workers > 1:

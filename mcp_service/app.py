@@ -39,7 +39,7 @@ from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource
 from mcp_service.health import liveness
-from mcp_service.heap import freeze_startup_heap
+from mcp_service.heap import freeze_startup_heap, thaw_loop
 from mcp_service.oauth import JwtVerifier
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
@@ -188,7 +188,7 @@ def create_mcp_app(
                         auth)  # fmt: skip
             try:
                 async with anyio.create_task_group() as loops:
-                    for loop in background:
+                    for loop in (*background, thaw_loop):
                         loops.start_soon(loop)
                     try:
                         yield

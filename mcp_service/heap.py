@@ -4,8 +4,10 @@ Why: everything a warm replica holds (the SDK, schemas, the encoder, clients, ca
 long as it runs, yet CPython's full collection walks it all again and again, pausing the process. So the warm
 heap is frozen (``gc.freeze``) after start-up, and what survives any slow full collection later (the heap also
 grows for good, e.g. when the first upload imports Prefect's client) is frozen too. What requests allocate is
-collected as before; cyclic garbage among objects alive at a freeze is never collected, which rare freezes
-bound. Measurements and history: docs/decisions/0004-frozen-heap.md.
+collected as before. Cyclic garbage among objects alive at a freeze (an in-flight request's frames and tasks)
+is never collected while frozen, so after any refreeze the heap is thawed, collected in full and frozen again at
+most every ``THAW_EVERY_S`` (``thaw_loop``): one full pause per interval bounds what refreezes can keep.
+Measurements and history: docs/decisions/0004-frozen-heap.md.
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ import logging
 import time
 from typing import Any
 
+import anyio
+
 logger = logging.getLogger(__name__)
 
 SLOW_FULL_COLLECTION_S = 0.025
 """A full collection slower than this means many long-lived objects are being walked again and again."""
 
+THAW_EVERY_S = 600.0
+"""At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
+
 _full_started: list[float] = [0.0]
+_state = {"refrozen": 0, "thawed_at": 0.0}
+"""Refreezes since the last thaw, and when it ran (``time.monotonic``): one per process, whatever the servers."""
 
 
 def freeze_startup_heap() -> int:
@@ -46,4 +55,26 @@ def _refreeze_after_slow_full_collection(phase: str, info: dict[str, Any]) -> No
     took = time.perf_counter() - _full_started[0]
     if took > SLOW_FULL_COLLECTION_S:
         gc.freeze()
+        _state["refrozen"] += 1
         logger.info("service.heap_refrozen objects=%d full_collection_ms=%.1f", gc.get_freeze_count(), took * 1000)
+
+
+def thaw() -> int:
+    """Unfreeze, collect everything that has become garbage since the freezes (cycles included), freeze the
+    survivors again; how many objects the collection found unreachable."""
+    started = time.perf_counter()
+    gc.unfreeze()
+    found = gc.collect()
+    gc.freeze()
+    _state["refrozen"], _state["thawed_at"] = 0, time.monotonic()
+    logger.info("service.heap_thawed unreachable=%d frozen=%d ms=%.1f", found, gc.get_freeze_count(),
+                (time.perf_counter() - started) * 1000)  # fmt: skip
+    return found
+
+
+async def thaw_loop(every_s: float = THAW_EVERY_S) -> None:
+    """A service's background loop: thaw once per ``every_s`` when a refreeze happened since the last thaw."""
+    while True:
+        await anyio.sleep(every_s / 10)
+        if _state["refrozen"] and time.monotonic() - _state["thawed_at"] >= every_s:
+            thaw()

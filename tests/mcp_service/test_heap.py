@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 from mcp_service import heap
@@ -38,3 +40,43 @@ def test_the_start_up_heap_is_frozen_and_the_survivors_of_a_slow_full_collection
     assert gc.get_freeze_count() > at_start + 0.99 * len(kept)
     assert all(o is not kept[-1] for o in gc.get_objects()), "the new objects are no longer walked"
     assert heap._refreeze_after_slow_full_collection in gc.callbacks
+
+
+class Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_cycle_frozen_while_alive_is_never_collected_until_a_thaw(frozen_heap: None) -> None:
+    """The soak's slow RSS climb: a request's cyclic objects, alive when a slow collection refroze the heap,
+    stay frozen after the request ends; ``thaw`` collects them and freezes the survivors again."""
+    heap.freeze_startup_heap()
+    in_flight = Cycle()
+    gone = weakref.ref(in_flight)
+    gc.freeze()  # what a refreeze after a slow full collection does while the request runs
+    del in_flight  # the request ends: its cycle is garbage
+    gc.collect()
+    assert gone() is not None, "frozen cyclic garbage outlives a full collection"
+    assert heap.thaw() >= 1 and gone() is None
+    assert gc.get_freeze_count() > 0, "the survivors are frozen again"
+
+
+@pytest.mark.anyio
+async def test_the_thaw_loop_thaws_only_after_a_refreeze(frozen_heap: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    thaws: list[int] = []
+
+    def counted_thaw() -> int:
+        thaws.append(heap._state["refrozen"])
+        heap._state["refrozen"] = 0
+        return 0
+
+    monkeypatch.setattr(heap, "thaw", counted_thaw)
+    monkeypatch.setitem(heap._state, "refrozen", 0)
+    monkeypatch.setitem(heap._state, "thawed_at", 0.0)
+    with anyio.move_on_after(0.3):
+        await heap.thaw_loop(every_s=0.05)
+    assert thaws == [], "no refreeze, no thaw"
+    heap._state["refrozen"] = 3
+    with anyio.move_on_after(0.3):
+        await heap.thaw_loop(every_s=0.05)
+    assert thaws == [3], "one thaw for the refreezes, none after while nothing was refrozen again"
