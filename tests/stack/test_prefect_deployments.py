@@ -3,13 +3,16 @@ process worker on the ``policy-kb`` pool, as the UI and the nightly schedule sta
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
 import subprocess
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import chromadb
+import psutil
 from prefect.client.schemas.filters import (
     ArtifactFilter,
     ArtifactFilterFlowRunId,
@@ -20,6 +23,7 @@ from prefect.client.schemas.objects import FlowRun
 
 from deployments.stack import StackLayout
 from deployments.stack.layout import PROJECT_ROOT
+from deployments.stack.manager import status
 from flows.kb_documents import KB_DEPLOYMENT
 from tests.polling import eventually
 from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, Prefect
@@ -98,33 +102,50 @@ def test_an_audit_run_with_findings_ends_failed(stack: StackLayout, stack_nppf: 
     assert "orphan_chunks=1" in (run.state.message or "")
 
 
-def _submitted(log: str) -> set[str]:
-    return set(re.findall(r"submitting flow run '([0-9a-f-]{36})'", log))
+def _ran(log: Path) -> list[str]:
+    """The flow runs whose audit ran in the worker that wrote ``log`` (a run's output goes to its worker's)."""
+    return re.findall(r"audit\.done .*?flow_run_id=([0-9a-f-]{36})", log.read_text(errors="replace"))
 
 
-def test_two_workers_on_the_pool_share_one_queue_and_run_each_flow_run_once(
+def test_two_workers_drain_one_queue_each_run_once_and_the_deployment_limit_holds_across_them(
     stack: StackLayout, prefect: Prefect
 ) -> None:
-    """Ingestion scales out by starting another worker on the same pool (decision 0034): a second worker
-    (limit 1) beside the stack's (limit 2) drains the same default queue; every run completes, run once, by
-    exactly one of them. Six audits at once outnumber the two workers' three slots, so both take runs."""
+    """Ingestion scales out by starting another worker on the same pool and queue (decision 0034). With the
+    stack's worker stopped (SIGSTOP) only a second worker can take a run, and the other way round: so each is
+    shown to drain the default queue. Then both run at once: every run ends once, in one worker, and the audit
+    deployment's limit of one holds across the two (no two audits overlap)."""
     log = stack.logs / "worker-second.log"
     command = ["prefect", "worker", "start", "--pool", "policy-kb", "--type", "process", "--limit", "1",
                "--name", "second-worker"]  # fmt: skip
+    first = psutil.Process({row.name: row for row in status(stack.directory)}["worker"].pid)
     with log.open("w") as out:
-        second = subprocess.Popen(command, env=stack.env(dict(os.environ)), cwd=PROJECT_ROOT, stdout=out,
-                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        second_process = subprocess.Popen(command, env=stack.env(dict(os.environ)), cwd=PROJECT_ROOT, stdout=out,
+                                          stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    second = psutil.Process(second_process.pid)
+
+    def audit() -> FlowRun:
+        return prefect.wait_final(prefect.start(AUDIT_DEPLOYMENT, {"repair": False, "fail_on_findings": False}).id)
+
     try:
         eventually(lambda: "started!" in log.read_text(errors="replace"), within=120, every=0.5)
-        runs = [prefect.start(AUDIT_DEPLOYMENT, {"repair": False, "fail_on_findings": False}) for _ in range(6)]
-        ended = [prefect.wait_final(run.id) for run in runs]
+        first.suspend()
+        by_second = audit()
+        second.suspend()
+        first.resume()
+        by_first = audit()
+        second.resume()
+        both = [prefect.start(AUDIT_DEPLOYMENT, {"repair": False, "fail_on_findings": False}) for _ in range(2)]
+        ended = [by_second, by_first, *(prefect.wait_final(run.id) for run in both)]
     finally:
-        os.killpg(second.pid, signal.SIGTERM)
-        second.wait(timeout=60)
-    ids = {str(run.id) for run in runs}
-    assert all(run.state is not None and run.state.is_completed() for run in ended), [r.state for r in ended]
-    assert all(run.run_count == 1 and run.work_queue_name == "default" for run in ended)
-    first = _submitted((stack.logs / "worker.log").read_text(errors="replace")) & ids
-    other = _submitted(log.read_text(errors="replace")) & ids
-    assert first | other == ids and not first & other, (first, other)
-    assert first and other, (first, other)
+        first.resume()
+        second.resume()
+        os.killpg(second_process.pid, signal.SIGTERM)
+        second_process.wait(timeout=60)
+    assert all(r.state is not None and r.state.is_completed() and r.run_count == 1 for r in ended), ended
+    in_first, in_second = _ran(stack.logs / "worker.log"), _ran(log)
+    assert str(by_second.id) in in_second and str(by_first.id) in in_first
+    ids = [str(r.id) for r in ended]
+    assert sorted(i for i in in_first + in_second if i in ids) == sorted(ids), "each run ran once, in one worker"
+    spans = sorted((r.start_time, r.end_time) for r in ended)
+    assert all(s and e for s, e in spans)
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans)), spans  # type: ignore[operator]
