@@ -28,7 +28,7 @@ THAW_EVERY_S = 600.0
 """At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
 
 _full_started: list[float] = [0.0]
-_state = {"refrozen": 0, "thawed_at": 0.0}
+_state = {"refrozen": 0, "thawed_at": 0.0, "thawing": 0}
 """Refreezes since the last thaw, and when it ran (``time.monotonic``): one per process, whatever the servers."""
 
 
@@ -38,6 +38,7 @@ def freeze_startup_heap() -> int:
     started = time.perf_counter()
     gc.collect()
     gc.freeze()
+    _state["thawed_at"] = time.monotonic()  # the first thaw, if any refreeze, comes THAW_EVERY_S after start-up
     if _refreeze_after_slow_full_collection not in gc.callbacks:
         gc.callbacks.append(_refreeze_after_slow_full_collection)
     frozen = gc.get_freeze_count()
@@ -47,7 +48,7 @@ def freeze_startup_heap() -> int:
 
 def _refreeze_after_slow_full_collection(phase: str, info: dict[str, Any]) -> None:
     """``gc.callbacks`` hook: time each full collection; freeze what survives a slow one."""
-    if info["generation"] != 2:
+    if info["generation"] != 2 or _state["thawing"]:
         return
     if phase == "start":
         _full_started[0] = time.perf_counter()
@@ -63,9 +64,13 @@ def thaw() -> int:
     """Unfreeze, collect everything that has become garbage since the freezes (cycles included), freeze the
     survivors again; how many objects the collection found unreachable."""
     started = time.perf_counter()
-    gc.unfreeze()
-    found = gc.collect()
-    gc.freeze()
+    _state["thawing"] = 1  # this full collection is slow by design: not a refreeze
+    try:
+        gc.unfreeze()
+        found = gc.collect()
+        gc.freeze()
+    finally:
+        _state["thawing"] = 0
     _state["refrozen"], _state["thawed_at"] = 0, time.monotonic()
     logger.info("service.heap_thawed unreachable=%d frozen=%d ms=%.1f", found, gc.get_freeze_count(),
                 (time.perf_counter() - started) * 1000)  # fmt: skip
