@@ -4,7 +4,7 @@
 
 The deployments (names, descriptions, tags, default parameters, the nightly audit schedule) are read
 from ``prefect.yaml``, so the served ones and the ``prefect deploy`` ones never drift apart. Runs
-execute in subprocesses of this process, with its environment (the stores of ``lib/config.py``).
+execute in subprocesses of this process, with its environment (the stores of ``lib/config/``).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def serve_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Serve MCP servers (/mcp, /sse, /messages/, /health; REST /api/v1) until interrupted, or one "
-        "server over stdin/stdout with --stdio. Settings come from the environment (lib/config.py).",
+        "server over stdin/stdout with --stdio. Settings come from the environment (lib/config/).",
         allow_abbrev=False,
     )
     parser.add_argument("--servers", metavar="S[,S...]", help=SERVERS_HELP)

@@ -60,7 +60,8 @@ RATE_LIMITED_RPC_CODE = -32029
 """The JSON-RPC error code of a rate-limited MCP request (implementation-defined server error range)."""
 
 
-def _secret(value: SecretStr | None) -> bytes | None:
+def configured_key(value: SecretStr | None) -> bytes | None:
+    """A key setting's bytes, or ``None`` when it is unset or empty (an empty key is no key)."""
     raw = value.get_secret_value() if value is not None else ""
     return raw.encode() if raw else None
 
@@ -113,8 +114,8 @@ class BearerAuthMiddleware:
         """``list_tools`` is the MCP server's own (``MCPServer.list_tools``): its write tools are asked of it once,
         at the first MCP call. Without it (a REST-only app) no MCP call writes."""
         self.app = app
-        self.api_key = _secret(api_key)
-        self.read_api_key = _secret(read_api_key) if self.api_key else None
+        self.api_key = configured_key(api_key)
+        self.read_api_key = configured_key(read_api_key) if self.api_key else None
         self.oauth = oauth
         self.rate_limiter = rate_limiter
         self.server = server

@@ -27,9 +27,9 @@ SLOW_FULL_COLLECTION_S = 0.025
 THAW_EVERY_S = 600.0
 """At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
 
-_full_started: list[float] = [0.0]
-_state = {"refrozen": 0, "thawed_at": 0.0, "thawing": 0}
-"""Refreezes since the last thaw, and when it ran (``time.monotonic``): one per process, whatever the servers."""
+_state = {"full_started": 0.0, "refrozen": 0, "thawed_at": 0.0, "thawing": 0}
+"""When the running full collection started, refreezes since the last thaw, when that ran (``time.monotonic``)
+and whether one is running: one per process, whatever the servers."""
 
 
 def freeze_startup_heap() -> int:
@@ -51,9 +51,9 @@ def _refreeze_after_slow_full_collection(phase: str, info: dict[str, Any]) -> No
     if info["generation"] != 2 or _state["thawing"]:
         return
     if phase == "start":
-        _full_started[0] = time.perf_counter()
+        _state["full_started"] = time.perf_counter()
         return
-    took = time.perf_counter() - _full_started[0]
+    took = time.perf_counter() - _state["full_started"]
     if took > SLOW_FULL_COLLECTION_S:
         gc.freeze()
         _state["refrozen"] += 1

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 from functools import partial
 
-from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -30,7 +29,7 @@ from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.notes.uploads import upload_staging
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
-from mcp_service.auth import BearerAuthMiddleware
+from mcp_service.auth import BearerAuthMiddleware, configured_key
 from mcp_service.kb_engine_client import KbEngineClient
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
@@ -59,14 +58,10 @@ class _KbApp:
             await self.engine.aclose()
 
 
-def _secret_set(value: SecretStr | None) -> bool:
-    return value is not None and bool(value.get_secret_value())
-
-
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The ``kb`` app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` and, with no ``KB_ENGINE_URL``, ``/api/v1``."""
     settings = settings or load_settings()
-    if not settings.kb.engine_url and settings.oauth.issuer_url and not _secret_set(settings.auth.api_key):
+    if not settings.kb.engine_url and settings.oauth.issuer_url and configured_key(settings.auth.api_key) is None:
         # The engine takes static keys only (the tools' own credential): without MCP_API_KEY it would be open
         # to anyone while the operator believes OAuth guards the server.
         raise ValueError("kb: with OAUTH_ISSUER_URL set, the engine mounted at /api/v1 needs MCP_API_KEY")

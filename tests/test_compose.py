@@ -1,5 +1,5 @@
 """``docker-compose.yml``, checked by reading it (no Docker engine runs here, and nothing claims it ran):
-every variable our services read is a setting of ``lib/config.py``, every variable a third-party image
+every variable our services read is a setting of ``lib/config/``, every variable a third-party image
 reads is one that image documents, and every service a service names (``depends_on``, a URL's host)
 exists."""
 

@@ -2,7 +2,7 @@
 
 A layout is saved as ``stack.json`` in its folder, so ``stack status``/``down``, the processes' readiness
 waits (``deployments.stack.ready``) and other tools (benchmarks) find the ports of a running stack from
-the folder alone. The environment uses the settings names of ``lib/config.py`` (``REDIS_URL``,
+the folder alone. The environment uses the settings names of ``lib/config/`` (``REDIS_URL``,
 ``CHROMA_HOST``, ``OBJECT_STORE_URL``, ``S3_ENDPOINT_URL``, ``PREFECT_API_URL``, ...), as docker-compose does.
 """
 
@@ -137,7 +137,7 @@ class StackLayout:
         return [self.url(name) for name in REPLICAS]
 
     def settings_env(self) -> dict[str, str]:
-        """The stores of this stack under the names of ``lib/config.py`` (what a replica or a flow reads)."""
+        """The stores of this stack under the names of ``lib/config/`` (what a replica or a flow reads)."""
         return {
             "REDIS_URL": self.redis_url,
             "CHROMA_HOST": "127.0.0.1",

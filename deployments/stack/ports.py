@@ -7,7 +7,7 @@ pytest-xdist worker picking a port, or any client connecting anywhere) can be ha
 ``POLICY_KB_PORT_RANGE=LOW-HIGH`` set (the tests' conftest gives each xdist worker a range of its own below the
 ephemeral range), ports are drawn at random from that range instead, each checked by binding it, and none is
 handed out twice by one process until the range is used up. It is an environment variable, not a setting of
-``lib/config.py``, because it must reach the subprocesses the caller starts (``policy-kb stack up --free-ports``).
+``lib/config/``, because it must reach the subprocesses the caller starts (``policy-kb stack up --free-ports``).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, READ_KEY, Service, bearer, running, service_settings
 from tests.mcp_service.oauth_server import SECRET, Issuer, running_issuer, token
+from tests.polling import eventually_async
 
 OAUTH_DB = 12
 
@@ -118,6 +119,11 @@ async def test_the_sdk_client_discovers_gets_a_token_lists_and_calls_tools(
                                                                          "policies": []}  # fmt: skip
             removed = await session.call_tool("remove_policy_revision", {"source": "NOPE", "revision_id": "r"})
             assert not removed.is_error and removed.structured_content["chunks_removed"] == 0  # the write ran
+        # The audit line is written once the response has gone, so the client can have it first: wait for it.
+        await eventually_async(
+            lambda: any("tool=remove_policy_revision" in r.getMessage() for r in caplog.records),
+            what="the write's audit line",
+        )
     assert provider.context.current_tokens is not None  # the token came from the issuer, not from this test
     claims = jwt.decode(provider.context.current_tokens.access_token, options={"verify_signature": False})
     assert claims["aud"] == service.mcp and claims["iss"] == issuer.url
