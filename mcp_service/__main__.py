@@ -31,6 +31,7 @@ from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.logs import UVICORN_LOG_CONFIG, configure_service_logging
 from lib.signals import exit_on_sigterm
+from mcp_service import heap
 from mcp_service.observability.workers import share_metrics_between_workers
 
 
@@ -117,6 +118,7 @@ def serve(
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     settings = settings or load_settings()
     names = check_servers(servers)
+    heap.claim_process()
     exit_on_sigterm()  # so what this process started (Prefect's local API) is stopped on SIGTERM too
     configure_service_logging()
     if len(names) > 1 and port is not None:
@@ -131,7 +133,7 @@ def serve(
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
         share_metrics_between_workers(settings)  # /metrics on any worker sums them all
-        uvicorn.run(f"{SERVERS['policy-kb'].module}:create_app", factory=True,
+        uvicorn.run(f"{SERVERS['policy-kb'].module}:create_worker_app", factory=True,
                     workers=settings.service.policy_kb_workers, host=host or settings.service.host,
                     port=port or settings.service.policy_kb_port, proxy_headers=True, log_level="info",
                     log_config=UVICORN_LOG_CONFIG)  # fmt: skip
@@ -162,6 +164,7 @@ def serve_stdio(settings: Settings | None = None, *, servers: Sequence[str] = ("
     if len(names) != 1 or names[0] not in STDIO_SERVERS:
         raise InvalidArgumentError(f"--stdio serves one server, one of: {', '.join(STDIO_SERVERS)}")
     module = cast(StdioServerModule, SERVERS[names[0]].load())
+    heap.claim_process()
     module.serve_stdio(settings or load_settings())
 
 

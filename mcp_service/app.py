@@ -37,9 +37,9 @@ from lib.config import Settings
 from lib.logs import configure_logging
 from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
+from mcp_service import heap
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource
 from mcp_service.health import liveness
-from mcp_service.heap import freeze_startup_heap, thaw_loop
 from mcp_service.oauth import JwtVerifier
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
@@ -160,8 +160,9 @@ def create_mcp_app(
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
-    connections, and the warm heap is then frozen (``heap``); ``health`` answers ``/health`` (without auth)
-    when a server has more to say than liveness; ``background`` loops run from start-up until shutdown;
+    connections, and the warm heap is then frozen (``heap``) if the process is the service's own; ``health``
+    answers ``/health`` (without auth) when a server has more to say than liveness; ``background`` loops run from
+    start-up until shutdown;
     ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
     (``server_access``): a read-only key or a read-scoped token may call only the tools annotated read-only
     (``auth``); routes under ``own_auth_prefixes`` check the keys themselves (the web page's sign-in). Spans are
@@ -182,13 +183,16 @@ def create_mcp_app(
                 # Ready means warm: uvicorn accepts no connection before the start-up ends, so no first caller
                 # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
                 await anyio.to_thread.run_sync(warm_up)
-            freeze_startup_heap()
+            forever = list(background)
+            if heap.owns_process():
+                heap.freeze_startup_heap()
+                forever.append(heap.thaw_loop)
             auth = "+".join(name for name, on in (("keys", access.api_key), ("oauth", access.oauth)) if on) or "off"
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
                         auth)  # fmt: skip
             try:
                 async with anyio.create_task_group() as loops:
-                    for loop in (*background, thaw_loop):
+                    for loop in forever:
                         loops.start_soon(loop)
                     try:
                         yield

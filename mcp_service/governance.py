@@ -27,8 +27,8 @@ from lib.governance.search import warm_catalog
 from lib.governance.stores import GovernanceStores
 from lib.integrations.query_log import install_query_log_handler
 from lib.logs import configure_logging
+from mcp_service import heap
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
-from mcp_service.heap import freeze_startup_heap
 from mcp_service.rest.governance import create_governance_rest_app, governance_health
 from mcp_service.tools.governance.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 
@@ -114,4 +114,5 @@ def serve_stdio(settings: Settings) -> None:
 
 def _warm_and_freeze(stores: GovernanceStores) -> None:
     warm_up(stores)
-    freeze_startup_heap()
+    if heap.owns_process():
+        heap.freeze_startup_heap()

@@ -27,9 +27,22 @@ SLOW_FULL_COLLECTION_S = 0.025
 THAW_EVERY_S = 600.0
 """At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
 
-_state = {"full_started": 0.0, "refrozen": 0, "thawed_at": 0.0, "thawing": 0}
-"""When the running full collection started, refreezes since the last thaw, when that ran (``time.monotonic``)
-and whether one is running: one per process, whatever the servers."""
+_state = {"owner": 0, "full_started": 0.0, "refrozen": 0, "thawed_at": 0.0, "thawing": 0}
+"""Whether this process is the service (``claim_process``), when the running full collection started,
+refreezes since the last thaw, when that ran (``time.monotonic``) and whether one is running: one per process,
+whatever the servers."""
+
+
+def claim_process() -> None:
+    """Say that this process is the service (``policy-kb serve``, a uvicorn worker, the stdio server), so its
+    heap is frozen once a server has started. The collector is the whole process's: an app embedded in another
+    process (a test run, a host application) leaves it alone."""
+    _state["owner"] = 1
+
+
+def owns_process() -> bool:
+    """Whether ``claim_process`` was called: whether start-up freezes the heap and ``thaw_loop`` runs."""
+    return bool(_state["owner"])
 
 
 def freeze_startup_heap() -> int:

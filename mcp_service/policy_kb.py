@@ -14,6 +14,7 @@ from lib.config import Settings, load_settings
 from lib.policies.revision_metrics import RevisionCollector
 from lib.policies.search import searchable_revisions
 from lib.policies.stores import PolicyStores
+from mcp_service import heap
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
@@ -38,6 +39,13 @@ def warm_up(stores: PolicyStores) -> None:
     except Exception:
         logger.exception("service.warm_up_failed; requests will load what they need")
     stores.vectors.loader.keep_fresh(warm=warm_searchable)
+
+
+def create_worker_app() -> ASGIApp:
+    """One of ``POLICY_KB_WORKERS`` uvicorn worker processes: the service's own process, its app built from the
+    environment."""
+    heap.claim_process()
+    return create_app()
 
 
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:

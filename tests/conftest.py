@@ -6,6 +6,7 @@ A missing binary fails the session loudly; nothing is skipped and nothing is fak
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import socket
@@ -110,6 +111,15 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
         proc.kill()
         raise
     return proc, url
+
+
+@pytest.fixture(autouse=True)
+def collector_left_alone() -> Iterator[None]:
+    """No test leaves the test process's heap frozen: an app served in this process (not its own process, see
+    ``mcp_service.heap.claim_process``) must leave the collector alone, or later tests run against a frozen heap
+    (``gc.get_referrers`` no longer sees frozen objects: Hypothesis then refuses its own PRNG)."""
+    yield
+    assert gc.get_freeze_count() == 0, "the heap of the test process was left frozen"
 
 
 @pytest.fixture(scope="session")

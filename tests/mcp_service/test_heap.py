@@ -57,7 +57,8 @@ def test_a_cycle_frozen_while_alive_is_never_collected_until_a_thaw(frozen_heap:
     del in_flight  # the request ends: its cycle is garbage
     gc.collect()
     assert gone() is not None, "frozen cyclic garbage outlives a full collection"
-    assert heap.thaw() >= 1 and gone() is None
+    heap.thaw()  # (what it counts may be found by another thread's collection first: not asserted)
+    assert gone() is None
     assert gc.get_freeze_count() > 0, "the survivors are frozen again"
 
 

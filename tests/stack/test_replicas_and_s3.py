@@ -65,12 +65,13 @@ async def test_an_ingestion_through_replica_a_is_found_through_replica_b_on_its_
 
 def test_the_replica_logs_each_write_as_an_audit_event(stack: StackLayout, uploaded: tuple[dict, FlowRun]) -> None:
     """``policy-kb serve`` logs its own events at INFO although the CLI's other commands log at WARNING: the
-    registration and the upload through replica A each left an ``audit.write`` line (no token, no key)."""
+    registration and the upload through replica A each left an ``audit.write`` line (no token, no key). The
+    process is the service's own, so its warm heap was frozen."""
     log = (stack.logs / "replica-a.log").read_text(errors="replace")
     writes = [line for line in log.splitlines() if " audit.write " in line]
     assert any("path=/api/v1/policies " in line and "status=201" in line for line in writes), writes
     assert any("path=/api/v1/policies/LTN_1_20/revisions " in line and "status=202" in line for line in writes), writes
-    assert "service.started" in log and "HTTP Request:" not in log
+    assert "service.started" in log and "service.heap_frozen" in log and "HTTP Request:" not in log
 
 
 def test_the_original_lies_in_the_s3_servers_bucket_under_its_content_hash(
