@@ -14,7 +14,9 @@ dated ``search_policy`` through either replica (50%), ``get_policy_section`` of 
 worker ingests it) and the older one is deleted, as ``benchmarks/stack_load.py`` does.
 
 Every 10 s it samples, for each replica and the extra service (the process listening on its port), RSS, open
-file descriptors, threads and child processes. Printed at the end: calls and errors per tool (goal: 0
+file descriptors, threads and child processes; every 5 minutes it also sends each one ``SIGUSR2``, so the
+replicas' logs say what their heaps hold (``lib.observability.memory``; with ``POLICY_KB_TRACE_ALLOCATIONS``
+set when the stack starts, tracemalloc snapshots too). Printed at the end: calls and errors per tool (goal: 0
 errors), latency p50/p99 per tool, and per process the figures at the end of the warm-up and at the end with
 the growth (goal: RSS growth <= 5% after warm-up; descriptors, threads and children flat), then the consistency
 audit's verdict (``policy-kb audit`` over the stack's stores; goal: nothing found). Exit status 1 if a goal
@@ -29,6 +31,8 @@ import base64
 import contextlib
 import os
 import random
+import re
+import signal
 import subprocess
 import sys
 import threading
@@ -64,6 +68,8 @@ FR-007 resolves only active and superseded revisions), so a section read dated t
 ``revision_not_found``, which is not what a soak looks for."""
 CALL_TIMEOUT_S = 60.0
 SAMPLE_EVERY_S = 10.0
+REPORT_EVERY_SAMPLES = 30
+"""Every 5 minutes each watched process is also asked (``SIGUSR2``) to log what its heap holds."""
 RSS_GROWTH_GOAL = 0.05
 PLATEAU_WINDOW_S = 300.0
 PLATEAU_TOLERANCE = 0.01
@@ -107,6 +113,8 @@ class Sampler(threading.Thread):
             if process is None:
                 continue
             try:
+                if len(self.samples[name]) % REPORT_EVERY_SAMPLES == 0:
+                    process.send_signal(signal.SIGUSR2)  # lib.observability.memory
                 with process.oneshot():
                     figures = Sample(time.monotonic(), process.memory_info().rss, process.num_fds(),
                                      process.num_threads(), len(process.children(recursive=True)))  # fmt: skip
@@ -230,6 +238,13 @@ def growth(samples: list[Sample], warm_at: float) -> tuple[Sample, Sample] | Non
     return (after[0], after[-1]) if len(after) >= 2 else None
 
 
+def memory_reports(log: Path) -> list[dict[str, str]]:
+    """The figures of each ``service.memory`` line in a service's log, oldest first."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return [dict(re.findall(r"(\w+)=(\S+)", line.split("service.memory ", 1)[1])) for line in lines
+            if "service.memory " in line]  # fmt: skip
+
+
 def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: float,
            ingestions: list[Ingestion], audit: subprocess.CompletedProcess[str]) -> bool:  # fmt: skip
     ok = True
@@ -277,6 +292,13 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: fl
     for name, watched in sampler.samples.items():
         marks = [s for i, s in enumerate(watched) if i % int(300 / SAMPLE_EVERY_S) == 0] + watched[-1:]
         print(f"  {name:<12}" + " ".join(f"{s.rss / 2**20:.0f}" for s in marks))
+    print("  each replica's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
+          + (" / tracemalloc's MB" if os.environ.get("POLICY_KB_TRACE_ALLOCATIONS") else ""))  # fmt: skip
+    for name in ("replica-a", "replica-b"):
+        reports = memory_reports(args.stack / "logs" / f"{name}.log")
+        print(f"  {name:<12}" + " ".join(
+            f"{int(r['python_blocks']) // 1000}/{int(r.get('malloc_free', 0)) / 2**20:.0f}"
+            + (f"/{int(r['traced']) / 2**20:.0f}" if "traced" in r else "") for r in reports))  # fmt: skip
     verdict = "clean" if audit.returncode == 0 else f"findings (exit {audit.returncode})"
     print(f"  audit: {verdict}")
     if audit.returncode != 0:

@@ -30,6 +30,7 @@ from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.errors import InvalidArgumentError
 from lib.logs import UVICORN_LOG_CONFIG, configure_service_logging
+from lib.observability.memory import report_on_signal
 from lib.signals import exit_on_sigterm
 from mcp_service import heap
 from mcp_service.observability.workers import share_metrics_between_workers
@@ -119,6 +120,7 @@ def serve(
     settings = settings or load_settings()
     names = check_servers(servers)
     heap.claim_process()
+    report_on_signal(settings)
     exit_on_sigterm()  # so what this process started (Prefect's local API) is stopped on SIGTERM too
     configure_service_logging()
     if len(names) > 1 and port is not None:

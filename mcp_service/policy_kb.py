@@ -11,6 +11,7 @@ from starlette.types import ASGIApp
 
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
+from lib.observability.memory import report_on_signal
 from lib.policies.revision_metrics import RevisionCollector
 from lib.policies.search import searchable_revisions
 from lib.policies.stores import PolicyStores
@@ -44,8 +45,10 @@ def warm_up(stores: PolicyStores) -> None:
 def create_worker_app() -> ASGIApp:
     """One of ``POLICY_KB_WORKERS`` uvicorn worker processes: the service's own process, its app built from the
     environment."""
+    settings = load_settings()
     heap.claim_process()
-    return create_app()
+    report_on_signal(settings)
+    return create_app(settings)
 
 
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:

@@ -105,3 +105,10 @@ class ObservabilitySettings(SettingsGroup):
         default=None, alias="OTEL_EXPORTER_OTLP_ENDPOINT", description="Where spans go (OTLP/gRPC); unset = no tracing"
     )
     service_name: str = Field(default="policy-kb", min_length=1, alias="OTEL_SERVICE_NAME")
+    trace_allocations: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        alias="POLICY_KB_TRACE_ALLOCATIONS",
+        description="Frames tracemalloc keeps per allocation, for SIGUSR2's snapshots; 0 = not traced",
+    )

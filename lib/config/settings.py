@@ -134,6 +134,7 @@ OVERRIDES: dict[str, str] = {
     "prometheus_multiproc_dir": "observability.multiproc_dir",
     "otel_exporter_otlp_endpoint": "observability.otlp_endpoint",
     "otel_service_name": "observability.service_name",
+    "trace_allocations": "observability.trace_allocations",
 }
 
 

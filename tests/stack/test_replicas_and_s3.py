@@ -8,6 +8,8 @@ replica started afresh reads it all back (and a reindex through it rebuilds from
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from uuid import UUID
@@ -18,8 +20,10 @@ from prefect.client.schemas.objects import FlowRun
 
 from deployments.stack import StackLayout, StackProcess, start_process
 from deployments.stack.layout import BUCKET, S3_CREDENTIALS
+from deployments.stack.manager import status
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.tools import call
+from tests.polling import eventually
 from tests.stack.conftest import INGEST_DEPLOYMENT, Prefect, rest
 
 pytestmark = pytest.mark.anyio
@@ -72,6 +76,15 @@ def test_the_replica_logs_each_write_as_an_audit_event(stack: StackLayout, uploa
     assert any("path=/api/v1/policies " in line and "status=201" in line for line in writes), writes
     assert any("path=/api/v1/policies/LTN_1_20/revisions " in line and "status=202" in line for line in writes), writes
     assert "service.started" in log and "service.heap_frozen" in log and "HTTP Request:" not in log
+
+
+def test_sigusr2_makes_a_replica_log_what_its_heap_holds(stack: StackLayout) -> None:
+    """The diagnostic for a soak's memory (``lib.observability.memory``): RSS, Python's blocks, glibc's figures."""
+    log = stack.logs / "replica-a.log"
+    os.kill({row.name: row for row in status(stack.directory)}["replica-a"].pid, signal.SIGUSR2)
+    line = eventually(lambda: next((x for x in log.read_text(errors="replace").splitlines() if "service.memory " in x),
+                                   None), within=30, what="a service.memory line")  # fmt: skip
+    assert "python_blocks=" in line and "malloc_free=" in line and "snapshot=-" in line
 
 
 def test_the_original_lies_in_the_s3_servers_bucket_under_its_content_hash(
