@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -169,12 +170,13 @@ async def kb_work(kb: Any, rng: random.Random, tally: Tally, n: int) -> None:
                 await call(kb, "kb_upload_finish", {"upload_id": started["upload_id"]}, tally)
 
 
-async def client(urls: dict[str, str], key: str, seed: int, stop_at: float, tally: Tally) -> None:
+@contextlib.asynccontextmanager
+async def connected(urls: dict[str, str], key: str) -> AsyncIterator[dict[str, Any]]:
+    """One SDK session per server, initialised."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    rng = random.Random(seed)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with contextlib.AsyncExitStack() as stack:
         sessions = {}
@@ -183,26 +185,41 @@ async def client(urls: dict[str, str], key: str, seed: int, stop_at: float, tall
             read, write = await stack.enter_async_context(streamable_http_client(f"{url}/mcp", http_client=http))
             sessions[name] = await stack.enter_async_context(ClientSession(read, write))
             await sessions[name].initialize()
-        n = 0
-        while time.monotonic() < stop_at:
-            n += 1
-            replica = sessions[rng.choice(["replica-a", "replica-b"])]
-            roll = rng.random()
-            if roll < 0.5:
-                args = {"query": rng.choice(QUESTIONS), "effective_date": random_day(rng, SEARCH_FROM), "n_results": 5}
-                found = await call(replica, "search_policy", args, tally)
-                hits = (found or {}).get("results", [])[:2]
-                tally.sections.extend(h["section_ref"] for h in hits if h["source"] == SOURCE)
-                del tally.sections[:-200]
-            elif roll < 0.7 and tally.sections:
-                day = random_day(rng, SEARCH_FROM)
-                args = {"source": SOURCE, "section_ref": rng.choice(tally.sections), "effective_date": day}
-                await call(replica, "get_policy_section", args, tally)
-            elif roll < 0.8:
-                await call(sessions["documents"], "search_application_docs", {"query": rng.choice(QUESTIONS)}, tally)
-            else:
-                await kb_work(sessions["kb"], rng, tally, seed * 1_000_000 + n)
-            await asyncio.sleep(rng.random() * 0.2)
+        yield sessions
+
+
+async def client(urls: dict[str, str], key: str, seed: int, stop_at: float, tally: Tally) -> None:
+    rng = random.Random(seed)
+    n = 0
+    while time.monotonic() < stop_at:
+        try:
+            async with connected(urls, key) as sessions:
+                while time.monotonic() < stop_at:
+                    n += 1
+                    await one_call(sessions, rng, tally, seed * 1_000_000 + n)
+                    await asyncio.sleep(rng.random() * 0.2)
+        except Exception as exc:  # a lost connection ends the SDK's session: an error of the run; reconnect
+            tally.errors["(connection)"].append(repr(exc)[:200])
+            await asyncio.sleep(1.0)
+
+
+async def one_call(sessions: dict[str, Any], rng: random.Random, tally: Tally, n: int) -> None:
+    replica = sessions[rng.choice(["replica-a", "replica-b"])]
+    roll = rng.random()
+    if roll < 0.5:
+        args = {"query": rng.choice(QUESTIONS), "effective_date": random_day(rng, SEARCH_FROM), "n_results": 5}
+        found = await call(replica, "search_policy", args, tally)
+        hits = (found or {}).get("results", [])[:2]
+        tally.sections.extend(h["section_ref"] for h in hits if h["source"] == SOURCE)
+        del tally.sections[:-200]
+    elif roll < 0.7 and tally.sections:
+        day = random_day(rng, SEARCH_FROM)
+        args = {"source": SOURCE, "section_ref": rng.choice(tally.sections), "effective_date": day}
+        await call(replica, "get_policy_section", args, tally)
+    elif roll < 0.8:
+        await call(sessions["documents"], "search_application_docs", {"query": rng.choice(QUESTIONS)}, tally)
+    else:
+        await kb_work(sessions["kb"], rng, tally, n)
 
 
 def uploads(url: str, key: str, pdf: Path, every_s: float, stop_at: float, done: list[Ingestion]) -> None:

@@ -186,7 +186,7 @@ def create_mcp_app(
             forever = list(background)
             if heap.owns_process():
                 heap.freeze_startup_heap()
-                forever.append(heap.thaw_loop)
+                forever += [heap.thaw_loop, heap.trim_loop]
             auth = "+".join(name for name, on in (("keys", access.api_key), ("oauth", access.oauth)) if on) or "off"
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
                         auth)  # fmt: skip

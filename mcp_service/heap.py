@@ -7,7 +7,9 @@ grows for good, e.g. when the first upload imports Prefect's client) is frozen t
 collected as before. Cyclic garbage among objects alive at a freeze (an in-flight request's frames and tasks)
 is never collected while frozen, so after any refreeze the heap is thawed, collected in full and frozen again at
 most every ``THAW_EVERY_S`` (``thaw_loop``): one full pause per interval bounds what refreezes can keep.
-Measurements and history: docs/decisions/0004-frozen-heap.md.
+And what Python frees, glibc keeps: the pages of freed memory are given back every ``TRIM_EVERY_S``
+(``trim_loop``), so a transient peak does not stay in RSS. Measurements and history:
+docs/decisions/0004-frozen-heap.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import time
 from typing import Any
 
 import anyio
+import anyio.to_thread
+
+from lib.glibc_heap import give_back, malloc_figures
+from lib.observability.memory import rss_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +32,13 @@ SLOW_FULL_COLLECTION_S = 0.025
 
 THAW_EVERY_S = 600.0
 """At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
+
+TRIM_EVERY_S = 60.0
+"""How often glibc's freed memory is looked at, and its pages given back if it keeps more than ``TRIM_ABOVE``."""
+
+TRIM_ABOVE = 16 * 1024 * 1024
+"""Freed bytes glibc may keep without a trim (a trim walks its free lists: about 1 ms, 20 ms when it gives back
+hundreds of MB)."""
 
 _state = {"owner": 0, "full_started": 0.0, "refrozen": 0, "thawed_at": 0.0, "thawing": 0}
 """Whether this process is the service (``claim_process``), when the running full collection started,
@@ -96,3 +109,24 @@ async def thaw_loop(every_s: float = THAW_EVERY_S) -> None:
         await anyio.sleep(every_s / 10)
         if _state["refrozen"] and time.monotonic() - _state["thawed_at"] >= every_s:
             thaw()
+
+
+def trim() -> int:
+    """Give glibc's freed pages back when it keeps more than ``TRIM_ABOVE`` freed bytes; the RSS it released
+    (bytes, 0 if it did not trim)."""
+    if malloc_figures().get("malloc_free", 0) <= TRIM_ABOVE:
+        return 0
+    before = rss_bytes()
+    give_back()
+    released = max(0, before - rss_bytes())
+    if released >= 1024 * 1024:
+        logger.info("service.heap_trimmed released_mb=%.1f rss_mb=%.1f", released / 2**20, rss_bytes() / 2**20)
+    return released
+
+
+async def trim_loop(every_s: float = TRIM_EVERY_S) -> None:
+    """A service's background loop: ``trim`` every ``every_s``, on a worker thread (glibc's arena lock is held
+    while it walks the free lists, not the event loop)."""
+    while True:
+        await anyio.sleep(every_s)
+        await anyio.to_thread.run_sync(trim)

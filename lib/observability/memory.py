@@ -11,50 +11,21 @@ also writes a ``tracemalloc`` snapshot under ``<data dir>/allocations/``; two sn
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import signal
 import sys
 import time
 import tracemalloc
-from functools import cache
 from pathlib import Path
 from types import FrameType
 
 from lib.config import Settings
+from lib.glibc_heap import malloc_figures
 
 logger = logging.getLogger(__name__)
 
 REPORT_SIGNAL = signal.SIGUSR2
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
-    )]  # fmt: skip
-
-
-@cache
-def _libc() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-    except OSError:
-        return None
-    return libc if libc is not None and hasattr(libc, "mallinfo2") else None
-
-
-def malloc_figures() -> dict[str, int]:
-    """glibc's figures for the main arena and the others together (empty off glibc): ``malloc_used`` bytes
-    handed out, ``malloc_free`` bytes freed but held, ``malloc_mapped`` bytes in separate mappings."""
-    libc = _libc()
-    if libc is None:
-        return {}
-    libc.mallinfo2.restype = _MallInfo2
-    info = libc.mallinfo2()
-    return {"malloc_used": info.uordblks, "malloc_free": info.fordblks, "malloc_mapped": info.hblkhd}
 
 
 def rss_bytes() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from collections.abc import Iterator
 
@@ -10,6 +11,7 @@ import anyio
 import pytest
 
 from mcp_service import heap
+from tests.lib.test_glibc_heap import MB, fragment
 
 
 @pytest.fixture
@@ -81,3 +83,36 @@ async def test_the_thaw_loop_thaws_only_after_a_refreeze(frozen_heap: None, monk
     with anyio.move_on_after(0.3):
         await heap.thaw_loop(every_s=0.05)
     assert thaws == [3], "one thaw for the refreezes, none after while nothing was refrozen again"
+
+
+def test_a_trim_gives_back_what_glibc_keeps_over_the_threshold_and_says_so(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heap.trim()
+    kept = fragment(100)
+    monkeypatch.setattr(heap, "TRIM_ABOVE", 1024 * MB)
+    assert heap.trim() == 0, "under the threshold: left alone"
+    monkeypatch.setattr(heap, "TRIM_ABOVE", 16 * MB)
+    with caplog.at_level("INFO", logger=heap.__name__):
+        assert heap.trim() > 50 * MB
+    assert any(r.getMessage().startswith("service.heap_trimmed released_mb=") for r in caplog.records)
+    assert kept
+
+
+@pytest.mark.anyio
+async def test_the_trim_loop_trims_on_every_pass_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    loop_thread, passes = threading.get_ident(), []
+
+    class Enough(Exception):
+        pass
+
+    def counted() -> int:
+        passes.append(threading.get_ident())
+        if len(passes) == 3:
+            raise Enough
+        return 0
+
+    monkeypatch.setattr(heap, "trim", counted)
+    with pytest.raises(Enough):
+        await heap.trim_loop(every_s=0.001)
+    assert loop_thread not in passes

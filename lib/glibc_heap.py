@@ -1,0 +1,53 @@
+"""The C allocator's own heap (glibc malloc): its figures, and giving back what it keeps.
+
+Why: glibc keeps freed memory for reuse. A transient peak (a revision's slice read from Chroma, a big response)
+leaves the process's RSS at its high-water mark, and the next higher peak raises it again, although Python
+itself holds no more than before (the 8th soak: replica B's ``malloc_free`` grew from 14 to 85 MB in five
+minutes while its live Python objects grew 9 MB; ``malloc_trim(0)`` gave 71 MB back). Decision 0004.
+Elsewhere than glibc both functions do nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from functools import cache
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost",
+    )]  # fmt: skip
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    if libc is None or not hasattr(libc, "mallinfo2") or not hasattr(libc, "malloc_trim"):
+        return None
+    libc.mallinfo2.restype = _MallInfo2
+    libc.malloc_trim.argtypes = [ctypes.c_size_t]
+    libc.malloc_trim.restype = ctypes.c_int
+    return libc
+
+
+def malloc_figures() -> dict[str, int]:
+    """glibc's figures, every arena together (empty off glibc): ``malloc_used`` bytes handed out,
+    ``malloc_free`` bytes freed but kept (counted whether or not their pages were given back),
+    ``malloc_mapped`` bytes in separate mappings (given back as soon as they are freed)."""
+    libc = _libc()
+    if libc is None:
+        return {}
+    info = libc.mallinfo2()
+    return {"malloc_used": info.uordblks, "malloc_free": info.fordblks, "malloc_mapped": info.hblkhd}
+
+
+def give_back() -> bool:
+    """``malloc_trim(0)``: return the whole free pages of every arena to the kernel (the chunks stay free for
+    reuse, so ``malloc_free`` does not change; RSS does). Whether anything was returned."""
+    libc = _libc()
+    return bool(libc.malloc_trim(0)) if libc is not None else False
