@@ -100,8 +100,8 @@ def recombined(
 
 def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
     """What the held slices hold, by part, measured (each Python object counted once, by identity): the
-    vectors, the BM25 postings, the texts, the metadata dicts (with their keys and values), the ids, the filter
-    columns and anything derived."""
+    vectors, the BM25 postings, the texts, the metadata columns (codes and distinct values:
+    ``MetadataTable.nbytes``), the ids, the filter columns and anything derived."""
     seen: set[int] = set()
 
     def size(obj: object) -> int:
@@ -116,9 +116,7 @@ def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
         parts["BM25 postings and vocabulary"] += index.lexical.nbytes
         parts["texts"] += size(index.texts) + sum(size(t) for t in index.texts)
         parts["ids"] += size(index.ids) + sum(size(i) for i in index.ids)
-        parts["metadata dicts"] += size(index.metadatas) + sum(
-            size(m) + sum(size(k) + size(v) for k, v in m.items()) for m in index.metadatas
-        )
+        parts["metadata columns"] += index.metadatas.nbytes
         parts["filter columns"] += sum(c.nbytes for c in index._columns.values())
         parts["derived"] += sum(getattr(d, "nbytes", 0) for d in index._derived.values())
     return parts

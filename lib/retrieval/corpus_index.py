@@ -22,6 +22,7 @@ import numpy as np
 
 from lib.observability import search_leg
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
+from lib.retrieval.metadata_table import MetadataTable
 from lib.stores.chroma import StoredChunk, relevance
 
 T = TypeVar("T")
@@ -30,7 +31,7 @@ LEXICAL_BYTES_PER_CHAR = 2
 """About what the lexical twin costs per character of text (postings and vocabulary)."""
 ROW_BYTES = 384 * 4 + 4 + 64 + 2048 + 800 * LEXICAL_BYTES_PER_CHAR
 """About what one held chunk costs: vector, squared norm, id, text, metadata, postings (800 characters)."""
-_META_BYTES = 1024
+_ID_BYTES = 64
 _RERANK_SLACK = 8
 """Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
 _SERIALS = itertools.count()
@@ -60,30 +61,37 @@ class CorpusIndex:
     """``(rows, dims + 1)`` float32: each vector times -2, then its squared norm; its product with ``[q, 1]``
     ranks rows by squared L2 distance in one matrix-vector product (``-scoring[:, :dims] / 2`` is exact)."""
     texts: list[str]
-    metadatas: list[dict[str, Any]]
+    metadatas: MetadataTable
+    """Each chunk's metadata as dictionary-encoded columns (a list of dicts given is encoded on construction):
+    ``metadatas[row]`` is a new dict each time."""
     lexical_text: LexicalText = field(default=plain_text, compare=False, repr=False)
     serial: int = field(default_factory=lambda: next(_SERIALS))
     _columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     _derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadatas, MetadataTable):
+            object.__setattr__(self, "metadatas", MetadataTable.from_dicts(self.metadatas))
+
     @classmethod
     def from_embeddings(
         cls, key: str, stamp: Stamp, ids: list[str], embeddings: np.ndarray, texts: list[str],
-        metadatas: list[dict[str, Any]], lexical_text: LexicalText = plain_text,
+        metadatas: Sequence[Mapping[str, Any]], lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
         matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
         scoring = np.empty((len(ids), matrix.shape[1] + 1), dtype=np.float32)
         scoring[:, :-1] = -2.0 * matrix
         scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
-        return cls(key, stamp, ids, scoring, texts, metadatas, lexical_text)
+        return cls(key, stamp, ids, scoring, texts, _table(metadatas), lexical_text)
 
     @classmethod
     def from_texts(
-        cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: list[dict[str, Any]],
+        cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: Sequence[Mapping[str, Any]],
         lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
         """A slice for the lexical leg only (no vectors): ``scoring`` is empty and never searched."""
-        return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, metadatas, lexical_text)
+        return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, _table(metadatas),
+                   lexical_text)  # fmt: skip
 
     def indexed_texts(self) -> list[str]:
         """Each chunk as the lexical twin indexes it (heading context, then text)."""
@@ -120,21 +128,27 @@ class CorpusIndex:
 
     def rows_where(self, field_name: str, allowed: frozenset[str] | None) -> np.ndarray | None:
         """The mask of rows whose metadata ``field_name`` is one of ``allowed`` (``None``: every row), from a
-        column of that field's values made once per slice, so a filter costs one ``np.isin``."""
+        column of that field's values made once per slice from the metadata's codes, so a filter costs one
+        ``np.isin``."""
         if allowed is None:
             return None
         column = self._columns.get(field_name)
         if column is None:
-            column = self._columns[field_name] = np.asarray([str(m.get(field_name, "")) for m in self.metadatas])
+            column = self._columns[field_name] = self.metadatas.column(field_name)
         return np.isin(column, list(allowed)) if len(column) else np.zeros(0, dtype=bool)
 
     @property
     def nbytes(self) -> int:
         chars = sum(len(t) for t in self.texts)
-        return self.scoring.nbytes + chars * (1 + LEXICAL_BYTES_PER_CHAR) + (64 + _META_BYTES) * len(self.ids)
+        held = chars * (1 + LEXICAL_BYTES_PER_CHAR) + _ID_BYTES * len(self.ids) + self.metadatas.nbytes
+        return self.scoring.nbytes + held
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
+
+
+def _table(metadatas: Sequence[Mapping[str, Any]]) -> MetadataTable:
+    return metadatas if isinstance(metadatas, MetadataTable) else MetadataTable.from_dicts(metadatas)
 
 
 def index_digest(ids: Sequence[str], texts: Sequence[str]) -> str:

@@ -1,0 +1,188 @@
+"""A slice's chunk metadata held as dictionary-encoded columns instead of one dict per chunk.
+
+Why: a held chunk's metadata dict (about 20 keys, each value a Python object) costs about 2.3 kB, most of what a
+held chunk costs (issue 27: a replica's RSS at 1M chunks). Most values repeat across a slice's chunks (the
+revision, the chapter, the section), so each key keeps its distinct values once and a compact code per row
+(``uint16`` while the distinct values fit, else ``uint32``; code 0: the key is absent in that row). Each row's key
+order is encoded the same way, so ``table[row]`` rebuilds a new dict equal to the original, keys in the same order
+and values of the same types (``1``, ``1.0`` and ``True`` are kept apart). Values are Chroma's metadata values:
+str, int, float, bool, None, and lists of them (e.g. ``cites``), a list copied on every read so no caller can
+change what the table holds; anything else unhashable is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, cast, overload
+
+import numpy as np
+
+_NARROW_MAX = int(np.iinfo(np.uint16).max)
+_ABSENT = object()
+"""What code 0 of every field's column stands for: the key is not in that row."""
+
+
+def _value_key(value: object) -> tuple[object, ...]:
+    """What makes two values one distinct value: their type and value; a float by its exact bits (``-0.0`` is
+    not ``0.0``); a list by its elements' keys."""
+    if type(value) is float:
+        return (float, value.hex())
+    if type(value) is list:
+        return (list, *map(_value_key, value))
+    return (type(value), value)
+
+
+class _Distinct:
+    """Distinct values in first-seen order, each given its code (from ``first`` on)."""
+
+    def __init__(self, first: int) -> None:
+        self.codes: dict[object, int] = {}
+        self.values: list[object] = [_ABSENT] * first
+
+    def code(self, key: object, value: object) -> int:
+        found = self.codes.get(key)
+        if found is None:
+            found = self.codes[key] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a table's rows share: each field's distinct values, each row shape's keys, and where each column's
+    code sits in a row's codes (its ``uint16`` codes, then its ``uint32`` ones)."""
+
+    fields: dict[str, tuple[int, tuple[object, ...]]]
+    """Field -> (position of its code in a row's codes, its distinct values, index 0 meaning absent)."""
+    shapes: tuple[tuple[tuple[str, int, tuple[object, ...]], ...], ...]
+    """Per row shape (a row's keys in order), each key with its code's position and its distinct values."""
+    copied: frozenset[int]
+    """The shapes holding a key with list values, whose rows copy each list."""
+    shape_at: int
+    """Position of the row-shape code in a row's codes."""
+
+
+class MetadataTable(Sequence[dict[str, Any]]):
+    """An immutable sequence of metadata dicts, held as one code column per key plus one for each row's key
+    order. Built once per slice load (``from_dicts``); ``table[row]`` is a new dict each time."""
+
+    def __init__(self, layout: _Layout, narrow: np.ndarray, wide: np.ndarray) -> None:
+        self._layout = layout
+        self._narrow = narrow
+        """``(rows, n)`` uint16 codes of the columns with at most 65,535 distinct values."""
+        self._wide = wide
+        """``(rows, m)`` uint32 codes of the others."""
+
+    @classmethod
+    def from_dicts(cls, rows: Iterable[Mapping[str, Any]]) -> MetadataTable:
+        """The table of ``rows`` (a load's list of metadata dicts)."""
+        codes: dict[str, list[int]] = {}
+        distinct: dict[str, _Distinct] = {}
+        shapes = _Distinct(0)
+        shape_codes: list[int] = []
+        for count, row in enumerate(rows):
+            shape = tuple(row)
+            shape_codes.append(shapes.code(shape, shape))
+            for key, value in row.items():
+                if key not in codes:
+                    codes[key], distinct[key] = [0] * count, _Distinct(1)
+                try:
+                    codes[key].append(distinct[key].code(_value_key(value), value))
+                except TypeError as error:
+                    raise TypeError(f"metadata {key!r} holds an unhashable {type(value).__name__}") from error
+            if len(shape) < len(codes):
+                for column in codes.values():
+                    if len(column) == count:
+                        column.append(0)
+        names = list(codes)
+        columns = [codes[n] for n in names] + [shape_codes]
+        counts = [len(distinct[n].values) for n in names] + [len(shapes.values)]
+        wide = [c > _NARROW_MAX + 1 for c in counts]
+        order = [j for j, w in enumerate(wide) if not w] + [j for j, w in enumerate(wide) if w]
+        at = {j: position for position, j in enumerate(order)}
+        fields = {n: (at[j], tuple(distinct[n].values)) for j, n in enumerate(names)}
+        keys = cast(list[tuple[str, ...]], shapes.values)
+        lists = {n for n in names if any(type(v) is list for v in distinct[n].values)}
+        copied = frozenset(j for j, shape in enumerate(keys) if lists.intersection(shape))
+        plans = tuple(tuple((k, *fields[k]) for k in shape) for shape in keys)
+        layout = _Layout(fields=fields, shapes=plans, copied=copied, shape_at=at[len(names)])
+        rows_count = len(shape_codes)
+        narrow = _matrix([c for c, w in zip(columns, wide, strict=True) if not w], rows_count, np.uint16)
+        return cls(layout, narrow, _matrix([c for c, w in zip(columns, wide, strict=True) if w], rows_count, np.uint32))
+
+    def __len__(self) -> int:
+        return len(self._narrow)
+
+    @overload
+    def __getitem__(self, row: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> MetadataTable: ...
+
+    def __getitem__(self, row: int | slice) -> dict[str, Any] | MetadataTable:
+        if isinstance(row, slice):
+            return MetadataTable(self._layout, self._narrow[row], self._wide[row])
+        codes = self._narrow[row].tolist()
+        return self._row(codes + self._wide[row].tolist() if self._wide.shape[1] else codes)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for codes in np.hstack([self._narrow, self._wide.astype(np.uint32)]).tolist():
+            yield self._row(codes)
+
+    def _row(self, codes: list[int]) -> dict[str, Any]:
+        layout = self._layout
+        shape = codes[layout.shape_at]
+        if shape in layout.copied:
+            return {key: _fresh(values[codes[at]]) for key, at, values in layout.shapes[shape]}
+        return {key: values[codes[at]] for key, at, values in layout.shapes[shape]}
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a table or a sequence holding equal dicts, row by row."""
+        if other is self:
+            return True
+        if not isinstance(other, MetadataTable | list | tuple):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MetadataTable(rows={len(self)}, fields={list(self._layout.fields)})"
+
+    def column(self, field: str) -> np.ndarray:
+        """``str(value)`` of ``field`` per row (``""`` where the row lacks it), as a numpy string array: what a
+        row filter compares with (``CorpusIndex.rows_where``); one lookup of the codes, no Python per row."""
+        found = self._layout.fields.get(field)
+        if found is None:
+            return np.full(len(self), "", dtype="<U1")
+        at, values = found
+        strings = np.asarray(["", *(str(v) for v in values[1:])])
+        codes = self._narrow[:, at] if at < self._narrow.shape[1] else self._wide[:, at - self._narrow.shape[1]]
+        return strings[codes]
+
+    @cached_property
+    def nbytes(self) -> int:
+        """The codes, and an estimate of the shared parts (``sys.getsizeof``): each key, its tuple of distinct
+        values and each value, and each row shape's tuple of keys (with where each key's code sits)."""
+        fields = self._layout.fields.items()
+        shared = sum(sys.getsizeof(f) + sys.getsizeof(v) + sum(map(_size, v[1:])) for f, (_, v) in fields)
+        shared += sum(sys.getsizeof(s) + sum(map(sys.getsizeof, s)) for s in self._layout.shapes)
+        return self._narrow.nbytes + self._wide.nbytes + shared
+
+
+def _size(value: object) -> int:
+    return sys.getsizeof(value) + (sum(map(sys.getsizeof, value)) if type(value) is list else 0)
+
+
+def _fresh(value: object) -> object:
+    return list(value) if type(value) is list else value
+
+
+def _matrix(columns: list[list[int]], rows: int, dtype: type[np.unsignedinteger[Any]]) -> np.ndarray:
+    """``columns`` as one ``(rows, len(columns))`` C-ordered code matrix, so a row's codes are adjacent."""
+    if not columns:
+        return np.zeros((rows, 0), dtype)
+    return np.ascontiguousarray(np.array(columns, dtype=dtype).T)
