@@ -33,7 +33,7 @@ SLOW_FULL_COLLECTION_S = 0.025
 THAW_EVERY_S = 600.0
 """At most one thaw (a full collection of the whole heap) per this interval, and only after a refreeze."""
 
-TRIM_EVERY_S = 60.0
+TRIM_EVERY_S = 10.0
 """How often glibc's freed memory is looked at, and its pages given back if it keeps more than ``TRIM_ABOVE``."""
 
 TRIM_ABOVE = 16 * 1024 * 1024
