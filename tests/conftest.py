@@ -113,13 +113,17 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
+FROZEN_BEFORE_ANY_TEST = gc.get_freeze_count()
+"""What the interpreter and the imports froze themselves (0 on 3.11; a few hundred objects on 3.12)."""
+
+
 @pytest.fixture(autouse=True)
 def collector_left_alone() -> Iterator[None]:
     """No test leaves the test process's heap frozen: an app served in this process (not its own process, see
     ``mcp_service.heap.claim_process``) must leave the collector alone, or later tests run against a frozen heap
     (``gc.get_referrers`` no longer sees frozen objects: Hypothesis then refuses its own PRNG)."""
     yield
-    assert gc.get_freeze_count() == 0, "the heap of the test process was left frozen"
+    assert gc.get_freeze_count() <= FROZEN_BEFORE_ANY_TEST, "the heap of the test process was left frozen"
 
 
 @pytest.fixture(scope="session")
