@@ -3,8 +3,9 @@ answers, so a store only says how to load a slice and which slices, under which 
 
 Answers are remembered (``answers``, a ``cachetools`` memo) under the query, the row filter's scope and the
 ``serial`` of every slice searched, so one is only reused for the very slices that produced it (a reloaded
-slice has a new serial): remembering adds no difference of its own. Why they are kept, with figures:
-``docs/decisions/0014-remembered-answers.md``.
+slice has a new serial): remembering adds no difference of its own. The memo keeps where the hits are (``HITS``:
+slice, row, score), not the chunks, which are made from those same slices per call. Why they are kept, with
+figures: ``docs/decisions/0014-remembered-answers.md``.
 """
 
 from __future__ import annotations
@@ -12,20 +13,24 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar, cast
 
+import numpy as np
 from cachetools import LRUCache, cached
 
 from lib.observability.metrics import cache_lookups, cache_misses
 from lib.retrieval.corpus_index import (
     CorpusIndex,
     LexicalAnswer,
+    LexicalHits,
+    Rows,
     Stamp,
     answer_key,
-    exact_search,
+    chunks_of,
+    exact_hits,
     lexical_answer_key,
-    lexical_search,
+    lexical_hits,
 )
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
@@ -52,14 +57,25 @@ class CorpusIndexes:
         stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices."""
         self.cache = IndexCache(cache_bytes, max_age_s=max_age_s, clock=clock)
         self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock)
-        self.answers: LRUCache[tuple[object, ...], list[StoredChunk] | LexicalAnswer] = LRUCache(
+        self.answers: LRUCache[tuple[object, ...], np.ndarray | LexicalHits] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
         lock = threading.Lock()
-        self.dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(exact_search)))
+        self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(exact_hits)))
+        self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical_hits)))
+
+    def dense(
+        self, query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None,
+        scope: Hashable = (),
+    ) -> list[StoredChunk]:  # fmt: skip
         """``exact_search``, remembered."""
-        self.lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical_search)))
+        return chunks_of(self._dense(query, n_results, indexes, rows, scope), indexes)
+
+    def lexical(
+        self, query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+    ) -> LexicalAnswer:
         """``lexical_search``, remembered."""
+        return self._lexical(query, n_results, indexes, rows, scope).answer(indexes)
 
     def held(self, stamps: Mapping[str, Stamp], rows: int | None = None) -> list[CorpusIndex] | None:
         """The index of every slice of ``stamps`` (key -> stamp read from Redis), in order, loading what is

@@ -175,22 +175,28 @@ def lexical_answer_key(
     return ("lexical", query, n_results, scope, *(i.serial for i in indexes))
 
 
+HITS = np.dtype([("slice", np.uint32), ("row", np.uint32), ("score", np.float64)])
+"""An answer as remembered: per hit, rank order, the position of its slice among the indexes searched, its row
+and its score (a squared L2 distance, or a BM25 score). 16 bytes a hit, where the chunks themselves (a new
+metadata dict each, ``MetadataTable``) cost kilobytes: the answers memo keeps these and makes chunks per call."""
+
+
 @search_leg("dense")
-def exact_search(
+def exact_hits(
     query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
-) -> list[StoredChunk]:
-    """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2,
-    nearest first, ties by id; each chunk carries its distance. One product per slice, one partition over all,
-    the best ``n_results + slack`` re-ranked by direct L2: Python works per slice and candidate, never per
-    row. ``scope`` names the row filter for the answer memo and is not used here."""
+) -> np.ndarray:
+    """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
+    ``HITS``, nearest first, ties by id. One product per slice, one partition over all, the best
+    ``n_results + slack`` re-ranked by direct L2: Python works per slice and candidate, never per row. ``scope``
+    names the row filter for the answer memo and is not used here."""
     masks = list(rows) if rows is not None else [None] * len(indexes)
-    kept = [(i, m) for i, m in zip(indexes, masks, strict=True) if i.ids and (m is None or m.any())]
+    kept = [(p, i, m) for p, (i, m) in enumerate(zip(indexes, masks, strict=True)) if i.ids and (m is None or m.any())]
     if not kept:
-        return []
+        return np.zeros(0, HITS)
     query = np.asarray(query, dtype=np.float32).reshape(-1)
     extended = np.append(query, np.float32(1.0))
     parts = []
-    for index, mask in kept:
+    for _, index, mask in kept:
         part = index.scoring @ extended
         if mask is not None:
             part[~mask] = np.inf
@@ -200,18 +206,34 @@ def exact_search(
     wanted = min(n_results + _RERANK_SLACK, allowed)
     best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
     best = best[np.isfinite(scores[best])]
-    starts = np.cumsum([0] + [len(i.ids) for i, _ in kept])
+    starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
     owners = np.searchsorted(starts, best, side="right") - 1
     candidates = [(kept[o][0], int(p - starts[o])) for o, p in zip(owners.tolist(), best.tolist(), strict=True)]
     if not candidates:
-        return []
-    diff = np.stack([index.embedding(row) for index, row in candidates]) - query
+        return np.zeros(0, HITS)
+    diff = np.stack([indexes[at].embedding(row) for at, row in candidates]) - query
     exact = np.einsum("ij,ij->i", diff, diff).tolist()
     ranked = sorted(
-        ((d, index.ids[row], index, row) for d, (index, row) in zip(exact, candidates, strict=True)),
+        ((d, indexes[at].ids[row], at, row) for d, (at, row) in zip(exact, candidates, strict=True)),
         key=lambda c: c[:2],
     )[:n_results]
-    return [index.chunk(row, d) for d, _, index, row in ranked]
+    return np.array([(at, row, d) for d, _, at, row in ranked], dtype=HITS)
+
+
+def chunks_of(hits: np.ndarray, indexes: Sequence[CorpusIndex], *, distances: bool = True) -> list[StoredChunk]:
+    """The chunks ``hits`` name in ``indexes`` (the very slices searched), each with its distance when
+    ``distances``."""
+    return [
+        indexes[at].chunk(row, d if distances else None)
+        for at, row, d in zip(hits["slice"].tolist(), hits["row"].tolist(), hits["score"].tolist(), strict=True)
+    ]
+
+
+def exact_search(
+    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> list[StoredChunk]:
+    """``exact_hits`` as chunks, each carrying its distance."""
+    return chunks_of(exact_hits(query, n_results, indexes, rows, scope), indexes)
 
 
 def _rows_by_id(index: CorpusIndex) -> dict[str, int]:
@@ -242,10 +264,30 @@ class LexicalAnswer:
     ceiling: float
 
 
+@dataclass(frozen=True)
+class LexicalHits:
+    """A ``LexicalAnswer`` as remembered: its hits as ``HITS`` (BM25 scores), and its ceiling."""
+
+    hits: np.ndarray
+    ceiling: float
+
+    def answer(self, indexes: Sequence[CorpusIndex]) -> LexicalAnswer:
+        """The answer, its chunks made from ``indexes`` (the very slices searched)."""
+        chunks = chunks_of(self.hits, indexes, distances=False)
+        return LexicalAnswer(list(zip(chunks, self.hits["score"].tolist(), strict=True)), self.ceiling)
+
+
+def lexical_hits(
+    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
+) -> LexicalHits:
+    """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
+    exactly those rows; best first, ties in slice then row order; rows holding no query term never come."""
+    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows)
+    return LexicalHits(np.array([(h.block_index, h.row, h.score) for h in hits], dtype=HITS), ceiling)
+
+
 def lexical_search(
     query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
 ) -> LexicalAnswer:
-    """The ``n_results`` chunks of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
-    exactly those rows; best first, ties in slice then row order; chunks holding no query term never come."""
-    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows)
-    return LexicalAnswer([(indexes[h.block_index].chunk(h.row), h.score) for h in hits], ceiling)
+    """``lexical_hits`` as chunks with their scores."""
+    return lexical_hits(query, n_results, indexes, rows, scope).answer(indexes)
