@@ -291,9 +291,9 @@ async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: 
 
     profiler = None
     if profile is not None and pid:  # py-spy (the venv's) samples the server over the step without pausing it
-        command = [str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(pid), "-d", str(int(step.seconds)),
-                   "--nonblocking", "-r", "200", "-f", "raw",
-                   "-o", str(profile.with_name(f"{profile.stem}-{tool}-{step.rate:.0f}.txt"))]  # fmt: skip
+        spy = str(Path(sys.executable).with_name("py-spy"))
+        command = [spy, "record", "-p", str(pid), "-d", str(int(step.seconds)), "--nonblocking", "-r", "200",
+                   "-f", "raw", "-o", str(profile.with_name(f"{profile.stem}-{tool}-{step.rate:.0f}.txt"))]  # fmt: skip
         profiler = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.DEVNULL,
                                                         stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
     cpu_before = cpu_seconds(pid) if pid else 0.0
