@@ -29,8 +29,9 @@ T = TypeVar("T")
 
 LEXICAL_BYTES_PER_CHAR = 2
 """About what the lexical twin costs per character of text (postings and vocabulary)."""
-ROW_BYTES = 384 * 4 + 4 + 64 + 2048 + 800 * LEXICAL_BYTES_PER_CHAR
-"""About what one held chunk costs: vector, squared norm, id, text, metadata, postings (800 characters)."""
+ROW_BYTES = 384 * 4 + 4 + 64 + 800 + 256 + 800 * LEXICAL_BYTES_PER_CHAR
+"""About what one held chunk costs: vector, squared norm, id, text (800 characters), metadata (dictionary-encoded
+columns: ~240 bytes a chunk on the NPPF's real metadata), postings."""
 _ID_BYTES = 64
 _RERANK_SLACK = 8
 """Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
