@@ -10,7 +10,7 @@ text only from then on.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -102,5 +102,5 @@ def rank_snapshot(
     return fused, texts
 
 
-def _key(metadata: dict[str, object]) -> Key:
+def _key(metadata: Mapping[str, object]) -> Key:
     return int(str(metadata["document_id"])), int(str(metadata["chunk_index"]))

@@ -272,7 +272,7 @@ class PolicyVectorStore(ChunkCollection):
 
     def _read_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex]:
         """Uncached blocks of ``revisions`` (texts and metadata only, no embeddings), grouped in their order."""
-        rows: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]] = {key: ([], [], []) for key in revisions}
+        rows: dict[str, tuple[list[str], list[str], list[Mapping[str, Any]]]] = {key: ([], [], []) for key in revisions}
         for chunk in self.chunks(revision_filter(sorted(revisions))):
             group = rows.get(str(chunk.metadata.get("revision_ref")))
             if group is not None:

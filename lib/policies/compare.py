@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from datetime import date
 from enum import StrEnum
 
@@ -236,7 +237,7 @@ def passages(text: str) -> list[str]:
     return kept or [" ".join(text.split())]
 
 
-def _pages(metadata: dict[str, object]) -> list[str]:
+def _pages(metadata: Mapping[str, object]) -> list[str]:
     return str(metadata.get("page_numbers") or metadata.get("page_number", "")).split(",")
 
 

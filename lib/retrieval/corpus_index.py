@@ -145,7 +145,7 @@ class CorpusIndex:
         return self.scoring.nbytes + held
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
-        return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas[row], distance=distance)
+        return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas.row(row), distance=distance)
 
 
 def _table(metadatas: Sequence[Mapping[str, Any]]) -> MetadataTable:

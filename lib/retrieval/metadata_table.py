@@ -132,6 +132,22 @@ class MetadataTable(Sequence[dict[str, Any]]):
         for codes in np.hstack([self._narrow, self._wide.astype(np.uint32)]).tolist():
             yield self._row(codes)
 
+    def row(self, row: int) -> RowMetadata:
+        """Row ``row`` read in place: a field is decoded when asked for, the whole row once when iterated."""
+        return RowMetadata(self, row)
+
+    def value(self, row: int, key: str) -> Any:
+        """Field ``key`` of row ``row`` (a list copied); ``KeyError`` when the row lacks it."""
+        found = self._layout.fields.get(key)
+        if found is None:
+            raise KeyError(key)
+        at, values = found
+        width = self._narrow.shape[1]
+        code = int(self._narrow[row, at] if at < width else self._wide[row, at - width])
+        if code == 0:
+            raise KeyError(key)
+        return _fresh(values[code])
+
     def _row(self, codes: list[int]) -> dict[str, Any]:
         layout = self._layout
         shape = codes[layout.shape_at]
@@ -186,3 +202,36 @@ def _matrix(columns: list[list[int]], rows: int, dtype: type[np.unsignedinteger[
     if not columns:
         return np.zeros((rows, 0), dtype)
     return np.ascontiguousarray(np.array(columns, dtype=dtype).T)
+
+
+class RowMetadata(Mapping[str, Any]):
+    """One row of a ``MetadataTable`` as a read-only mapping, decoded as it is read: a search ranks a hundred
+    candidates by two or three fields each and returns ten, so most rows never need all their fields. A field
+    read alone costs one code lookup; iterating (``dict(...)``, ``==``, ``items()``) decodes the whole row once.
+    Equal to the dict it stands for."""
+
+    __slots__ = ("_row", "_table", "_whole")
+
+    def __init__(self, table: MetadataTable, row: int) -> None:
+        self._table = table
+        self._row = row
+        self._whole: dict[str, Any] | None = None
+
+    def _dict(self) -> dict[str, Any]:
+        if self._whole is None:
+            self._whole = self._table[self._row]
+        return self._whole
+
+    def __getitem__(self, key: str) -> Any:
+        if self._whole is not None:
+            return self._whole[key]
+        return self._table.value(self._row, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def __repr__(self) -> str:
+        return repr(self._dict())

@@ -13,7 +13,7 @@ MCP envelope and the REST API answer as ``store_unavailable`` and flows retry (i
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -96,9 +96,12 @@ def _guarded(call: Callable[..., Any]) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class StoredChunk:
+    """A chunk as read from the store or a held slice; ``metadata`` is read-only (a held slice's is decoded as
+    it is read: ``lib.retrieval.metadata_table.RowMetadata``)."""
+
     id: str
     text: str
-    metadata: dict[str, Any]
+    metadata: Mapping[str, Any]
     distance: float | None = None
 
 

@@ -41,6 +41,19 @@ def assert_round_trip(dicts: list[dict[str, Any]], table: MetadataTable) -> None
     assert [typed(r) for r in table] == [typed(d) for d in dicts]
     assert [typed(table[i]) for i in range(len(dicts))] == [typed(d) for d in dicts]
     assert [typed(table[i - len(dicts)]) for i in range(len(dicts))] == [typed(d) for d in dicts]
+    for i, d in enumerate(dicts):
+        assert_read_in_place(d, table, i)
+
+
+def assert_read_in_place(d: dict[str, Any], table: MetadataTable, i: int) -> None:
+    """Row ``i`` read field by field (each from a new view, before any decodes the whole row), then whole."""
+    missing = object()
+    for key in [*KEYS, "absent"]:
+        assert (key in table.row(i)) == (key in d)
+        assert typed({key: table.row(i).get(key, missing)}) == typed({key: d.get(key, missing)})
+    view = table.row(i)
+    assert typed(dict(view)) == typed(d) and list(view) == list(d) and len(view) == len(d)
+    assert view == d and d == view and typed({k: view[k] for k in d}) == typed(d)
 
 
 @settings(max_examples=300, deadline=None)
@@ -72,6 +85,21 @@ def test_each_row_is_a_new_dict_so_a_caller_cannot_change_what_the_table_holds()
     row["cites"].append("NPPF|Para 12")
     assert table[0] == {"a": 1, "b": "x", "cites": ["NPPF|Para 11"]} and table[0] is not table[0]
     assert next(iter(table))["cites"] is not table[0]["cites"]
+
+
+def test_a_row_read_in_place_decodes_one_field_refuses_absent_keys_and_copies_lists() -> None:
+    table = MetadataTable.from_dicts([{"a": 1, "cites": ["NPPF|Para 11"]}, {"b": "x"}])
+    view = table.row(0)
+    view["cites"].append("NPPF|Para 12")
+    assert view["cites"] == ["NPPF|Para 11"] and view["a"] == 1 and view.get("b") is None
+    for key in ("b", "unknown"):
+        try:
+            view[key]
+        except KeyError as error:
+            assert error.args == (key,)
+        else:
+            raise AssertionError(f"{key!r} is not in the row")
+    assert dict(table.row(1)) == {"b": "x"} and repr(table.row(1)) == "{'b': 'x'}"
 
 
 def test_bool_int_and_float_stay_apart_in_values_and_in_the_column() -> None:
