@@ -13,7 +13,7 @@ Where things are:
     transports/          ``/mcp`` (the SDK's Streamable HTTP), the SSE relay, request bodies
     rest/                the ``/api/v1`` REST API and the governance server's ``/query``
     auth.py, health.py   bearer-token middleware; ``/health`` and the deep check
-    search_lane.py       the worker threads searches run on; heap.py: the warm heap frozen
+    search_lane.py       the worker threads searches run on (and the kb reads' admission); heap.py: the warm heap frozen
     kb_engine_client.py  the kb engine's HTTP API as the ``kb`` tools call it
     views.py             JSON shapes that tools and REST share
 """

@@ -3,22 +3,28 @@ in chunks. Each handler is typed, runs its ``work`` function (one engine call wi
 convention, or the upload staging) and returns the spec's JSON in the project's envelope.
 
 The handlers are coroutines awaiting the engine over HTTP rather than threads blocking on it: when the
-engine is this very service, its routes need the worker threads to answer.
+engine is this very service, its routes need the worker threads to answer. The reads are admitted first
+(``run_engine_read``): past the engine lane's bounds they are refused ``overloaded`` at once, never sent on.
+The writes are not: the engine only queues their jobs (no search), and a multi-part upload is never
+refused half-way through (decision 0034).
 
 No ``from __future__ import annotations`` here: the SDK builds each tool's input schema from the
 annotations at registration.
 """
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from lib.config import SearchSettings
 from lib.errors import KBError
 from lib.notes.uploads import MAX_CHUNK_BYTES
+from mcp_service.search_lane import engine_lane
 from mcp_service.tools.envelope import INTERNAL_MESSAGE, error, success
 from mcp_service.tools.kb import work
 from mcp_service.tools.kb.outputs import (
@@ -61,9 +67,23 @@ async def run_engine_tool(name: str, pending: Awaitable[dict[str, Any]]) -> Call
     return success(payload)
 
 
+async def run_engine_read(
+    name: str, read: Callable[[], Awaitable[dict[str, Any]]], settings: SearchSettings
+) -> CallToolResult:
+    """``read()`` once this process's engine lane (``search_lane.engine_lane``) admits it; past its bounds the
+    tool answers ``overloaded`` at once, the engine never called."""
+
+    async def admitted() -> dict[str, Any]:
+        async with engine_lane(settings).admit():
+            return await read()
+
+    return await run_engine_tool(name, admitted())
+
+
 def register_tools(server: MCPServer, stores: KbStores) -> None:
     """Add the ``kb`` tools to ``server``, over the engine they call and the staging area uploads use."""
-    engine, staging, max_results = stores.engine, stores.staging, stores.settings.search.max_results
+    engine, staging, search = stores.engine, stores.staging, stores.settings.search
+    max_results = search.max_results
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
     updates = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -88,7 +108,8 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
         collection adds the tag collection:<collection> to the tags filter. Each result has document_id,
         chunk_index, text, score (with dense_score and lexical_score), title, source_path, kind (note | file),
         filename, created_at, updated_at, collection and tags (without the collection tag)."""
-        return await run_engine_tool("kb_search", work.search(engine, query, top, collection, tags, fts_only))
+        read = partial(work.search, engine, query, top, collection, tags, fts_only)
+        return await run_engine_read("kb_search", read, search)
 
     @tool(server, writes)
     async def kb_addnote(
@@ -133,13 +154,13 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
         """A document by id: the document itself, its details and chunks. Or by source path: {count, documents},
         every document with it. Give exactly one. A document has collection and tags (without the collection
         tag). Errors: document_not_found."""
-        return await run_engine_tool("kb_get", work.get_documents(engine, document_id, source_path))
+        return await run_engine_read("kb_get", partial(work.get_documents, engine, document_id, source_path), search)
 
     @tool(server, READ_ONLY)
     async def kb_status() -> Annotated[CallToolResult, StatusOutput]:
         """The engine's health and statistics: version, model and device, document and chunk counts, queue
         state (engine_status), plus this server's engine_url and uploads (in_progress and limits)."""
-        return await run_engine_tool("kb_status", work.status(engine, staging))
+        return await run_engine_read("kb_status", partial(work.status, engine, staging), search)
 
     @tool(server, READ_ONLY)
     async def kb_jobs(
@@ -149,7 +170,7 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
     ) -> Annotated[CallToolResult, JobsOutput]:
         """Recent ingestion jobs, newest first: job_id, status (failed ones with their error), created_at,
         started_at, finished_at, document_id once completed, kind, filename, collection and tags."""
-        return await run_engine_tool("kb_jobs", work.jobs(engine, status))
+        return await run_engine_read("kb_jobs", partial(work.jobs, engine, status), search)
 
     @tool(server, writes)
     async def kb_upload_start(
