@@ -60,10 +60,15 @@ def health_ok(base_url: str) -> Callable[[], bool]:
 class Service(Executor):
     """A service process, ready once ``ready()`` holds; ``ready`` may raise ``httpx.HTTPError`` (not yet)."""
 
-    def __init__(self, command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float):
+    def __init__(
+        self, command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float,
+        log: Path | None = None,
+    ) -> None:  # fmt: skip
+        """``log``: a file its output goes to (appended), else nowhere."""
         quiet = subprocess.DEVNULL
+        output = log.open("ab") if log is not None else quiet
         super().__init__(list(command), cwd=str(ROOT), timeout=timeout, sleep=0.3, envvars=dict(env),
-                         stdin=quiet, stdout=quiet, stderr=quiet)  # fmt: skip
+                         stdin=quiet, stdout=output, stderr=output)  # fmt: skip
         self._ready = ready
 
     def pre_start_check(self) -> bool:
@@ -88,11 +93,12 @@ class Service(Executor):
 
 
 def start_service(
-    command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float = 180
-) -> Service:
+    command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float = 180,
+    log: Path | None = None,
+) -> Service:  # fmt: skip
     """``command`` (``sys.executable`` first) started with ``env`` added to this environment, once ``ready()``;
-    exits the benchmark if it does not get there within ``timeout`` seconds."""
-    service = Service(command, env, ready, timeout)
+    exits the benchmark if it does not get there within ``timeout`` seconds. ``log``: where its output goes."""
+    service = Service(command, env, ready, timeout, log)
     try:
         return service.start()
     except Exception as exc:

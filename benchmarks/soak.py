@@ -255,6 +255,11 @@ def growth(samples: list[Sample], warm_at: float) -> tuple[Sample, Sample] | Non
     return (after[0], after[-1]) if len(after) >= 2 else None
 
 
+def documents_log(stack: Path) -> Path:
+    """Where the soak's own document-store and kb service logs (its ``service.memory`` lines among them)."""
+    return stack / "logs" / "soak-documents.log"
+
+
 def memory_reports(log: Path) -> list[dict[str, str]]:
     """The figures of each ``service.memory`` line in a service's log, oldest first."""
     lines = log.read_text(errors="replace").splitlines() if log.exists() else []
@@ -309,10 +314,11 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: fl
     for name, watched in sampler.samples.items():
         marks = [s for i, s in enumerate(watched) if i % int(300 / SAMPLE_EVERY_S) == 0] + watched[-1:]
         print(f"  {name:<12}" + " ".join(f"{s.rss / 2**20:.0f}" for s in marks))
-    print("  each replica's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
+    print("  each server's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
           + (" / tracemalloc's MB" if os.environ.get("POLICY_KB_TRACE_ALLOCATIONS") else ""))  # fmt: skip
-    for name in ("replica-a", "replica-b"):
-        reports = memory_reports(args.stack / "logs" / f"{name}.log")
+    for name in ("replica-a", "replica-b", "documents"):
+        log = documents_log(args.stack) if name == "documents" else args.stack / "logs" / f"{name}.log"
+        reports = memory_reports(log)
         print(f"  {name:<12}" + " ".join(
             f"{int(r['python_blocks']) // 1000}/{int(r.get('malloc_free', 0)) / 2**20:.0f}"
             + (f"/{int(r['traced']) / 2**20:.0f}" if "traced" in r else "") for r in reports))  # fmt: skip
@@ -346,7 +352,7 @@ def main() -> None:
         "POLICY_KB_PORT": str(free_port()),
     }
     documents = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "document-store,kb"],
-                              env, health_ok(f"http://127.0.0.1:{port}"))  # fmt: skip
+                              env, health_ok(f"http://127.0.0.1:{port}"), log=documents_log(args.stack))  # fmt: skip
     urls = {"replica-a": layout.url("replica-a"), "replica-b": layout.url("replica-b"),
             "documents": f"http://127.0.0.1:{port}", "kb": f"http://127.0.0.1:{env['KB_MCP_PORT']}"}  # fmt: skip
     try:
