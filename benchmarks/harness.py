@@ -66,7 +66,8 @@ class Service(Executor):
     ) -> None:  # fmt: skip
         """``log``: a file its output goes to (appended), else nowhere."""
         quiet = subprocess.DEVNULL
-        output = log.open("ab") if log is not None else quiet
+        self._log = log.open("ab") if log is not None else None
+        output = self._log or quiet
         super().__init__(list(command), cwd=str(ROOT), timeout=timeout, sleep=0.3, envvars=dict(env),
                          stdin=quiet, stdout=output, stderr=output)  # fmt: skip
         self._ready = ready
@@ -89,6 +90,8 @@ class Service(Executor):
         """Stop it and what it started; a benchmark does not judge how the service exits."""
         with contextlib.suppress(ProcessFinishedWithError):
             super().stop(stop_signal, expected_returncode)
+        if self._log is not None:
+            self._log.close()
         return self
 
 

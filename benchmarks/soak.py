@@ -316,8 +316,8 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: fl
         print(f"  {name:<12}" + " ".join(f"{s.rss / 2**20:.0f}" for s in marks))
     print("  each server's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
           + (" / tracemalloc's MB" if os.environ.get("POLICY_KB_TRACE_ALLOCATIONS") else ""))  # fmt: skip
-    for name in ("replica-a", "replica-b", "documents"):
-        log = documents_log(args.stack) if name == "documents" else args.stack / "logs" / f"{name}.log"
+    logs = {name: args.stack / "logs" / f"{name}.log" for name in ("replica-a", "replica-b")}
+    for name, log in (logs | {"documents": documents_log(args.stack)}).items():
         reports = memory_reports(log)
         print(f"  {name:<12}" + " ".join(
             f"{int(r['python_blocks']) // 1000}/{int(r.get('malloc_free', 0)) / 2**20:.0f}"
