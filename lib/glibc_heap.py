@@ -13,6 +13,14 @@ import ctypes
 import ctypes.util
 from functools import cache
 
+MMAP_THRESHOLD = 128 * 1024
+"""Bytes from which glibc gives a block a mapping of its own, returned to the kernel when freed: glibc's default,
+set fixed (``MALLOC_MMAP_THRESHOLD_``, by the stack and the image) so that glibc does not raise it. Unset, each
+freed mapped block raises the bar to its size (up to 32 MB), and the large short-lived blocks that follow (a
+Chroma page, a response, a rebuilt matrix) land in the heap among long-lived ones and strand it: in the soak,
+the kb/document-store service's freed-but-kept heap grew 44 → 98 MB with it unset (13th run) and stayed at
+1–5 MB with it set (14th; README: Soak). Decision 0004."""
+
 
 class _MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in (

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deployments.stack.ports import free_port
+from lib.glibc_heap import MMAP_THRESHOLD
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = Path(__file__).resolve().parent / "Procfile"
@@ -177,6 +178,10 @@ class StackLayout:
             # glibc gives each thread that allocates its own 64 MB arena; a service's search and I/O threads then
             # hold freed memory in a dozen arenas (the soak's RSS kept climbing). Two bound it (README: Soak).
             "MALLOC_ARENA_MAX": base.get("MALLOC_ARENA_MAX", "2"),
+            # glibc maps blocks over 128 KB on their own, then raises that bar to the largest block freed (up to
+            # 32 MB), so later large, short-lived blocks land in the heap and strand it. Fixed, they are given back
+            # when freed (decision 0004; README: Soak, 14th run).
+            "MALLOC_MMAP_THRESHOLD_": base.get("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD)),
             **self.settings_env(),
             **self.extra_env,
         }
