@@ -10,11 +10,15 @@ from deployments.stack import StackLayout, process_names
 from lib.glibc_heap import MMAP_THRESHOLD
 
 
-def test_stack_status_lists_every_process_up_with_its_pid_port_state_and_restarts(stack: StackLayout) -> None:
-    done = subprocess.run(
+def stack_status(stack: StackLayout) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "deployments.cli", "stack", "status", "--dir", str(stack.directory)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
+
+
+def test_stack_status_lists_every_process_up_with_its_pid_port_state_and_restarts(stack: StackLayout) -> None:
+    done = stack_status(stack)
     assert done.returncode == 0, done.stdout + done.stderr
     header, *lines = done.stdout.splitlines()[1:]
     assert header.split() == ["process", "pid", "port", "RSS", "MB", "state", "restarts", "last", "exit", "health"]
@@ -31,10 +35,8 @@ def test_stack_status_lists_every_process_up_with_its_pid_port_state_and_restart
 
 
 def test_the_stacks_services_run_with_glibc_held_to_two_arenas_and_a_fixed_mmap_threshold(stack: StackLayout) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "deployments.cli", "stack", "status", "--dir", str(stack.directory)],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+    done = stack_status(stack)
+    assert done.returncode == 0, done.stdout + done.stderr
     pids = {line.split()[0]: int(line.split()[1]) for line in done.stdout.splitlines()[2:]}
     for name in ("replica-a", "replica-b", "servers", "worker"):
         environ = Path(f"/proc/{pids[name]}/environ").read_bytes().split(b"\0")
