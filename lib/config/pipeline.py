@@ -56,6 +56,12 @@ class SearchSettings(SettingsGroup):
         alias="SEARCH_CACHE_MB",
         description="Per-process cache of the searched revisions' chunks for exact search; 0 = always ask Chroma",
     )
+    snapshots: bool = Field(
+        default=True,
+        alias="SEARCH_SNAPSHOTS",
+        description="Keep each cached revision's index on disk ($POLICY_KB_DATA_DIR/index_snapshots) so the next "
+        "start reads it back instead of Chroma; checked against Chroma in the background once served",
+    )
     max_results: int = Field(default=50, ge=1, le=1000, alias="MAX_RESULTS")
     threads: int = Field(
         default_factory=lambda: os.cpu_count() or 2,

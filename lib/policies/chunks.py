@@ -22,6 +22,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -35,6 +36,7 @@ from lib.retrieval.corpus import CorpusIndexes
 from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, Stamp, dense_relevances, lexical_search
 from lib.retrieval.heading import lexical_text
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S
+from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.stores.chroma import ChunkCollection, StoredChunk, relevance, where_all, where_in
 
 logger = logging.getLogger(__name__)
@@ -136,15 +138,18 @@ class PolicyVectorStore(ChunkCollection):
         cache_max_age_s: float = DEFAULT_MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
         changed: ChunksChanged | None = None,
+        snapshot_dir: Path | None = None,
     ) -> None:
         """``clock`` (monotonic seconds) ages the cached blocks; tests inject their own. ``changed`` is told of
         every write (``PolicyStores`` passes the registry's ``chunks_changed``, which moves the revisions'
-        stamps, so no replica serves an index of chunks that are gone or rewritten)."""
+        stamps, so no replica serves an index of chunks that are gone or rewritten). ``snapshot_dir``: where
+        loaded blocks are kept on disk for the next start (``lib.retrieval.index_snapshot``); none if unset."""
         super().__init__(client, collection_name)
         self._changed = changed
         self.indexes = CorpusIndexes(
             self._load_block, verify=self._block_unchanged, cache_bytes=cache_bytes, max_age_s=cache_max_age_s,
             clock=clock,
+            snapshots=None if snapshot_dir is None else IndexSnapshots(snapshot_dir, policy_lexical_text),
         )  # fmt: skip
         """One slice per revision (``lib.retrieval.corpus``); ``cache``, ``loader`` and ``answers`` are its parts."""
         self.cache = self.indexes.cache

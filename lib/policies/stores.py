@@ -41,11 +41,13 @@ def open_policy_stores(
     """The policy stores; the collection is ``CHROMA_POLICY_COLLECTION`` unless given here and must hold vectors
     of ``EMBEDDING_ENCODER`` (``EncoderMismatchError``). The keyword clients share ones already open."""
     registry = PolicyRegistry(redis or redis_client(settings))
+    name = collection or settings.chroma.policy_collection
     vectors = PolicyVectorStore(
         chroma or open_chroma(settings.chroma),
-        collection or settings.chroma.policy_collection,
+        name,
         cache_bytes=settings.search.cache_mb * 1024 * 1024,
         changed=registry.chunks_changed,
+        snapshot_dir=settings.paths.data_dir / "index_snapshots" / name if settings.search.snapshots else None,
     )
     bind_encoder(vectors, settings.embeddings.encoder)
     return PolicyStores(

@@ -34,6 +34,7 @@ from lib.retrieval.corpus_index import (
 )
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
+from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.stores.chroma import StoredChunk
 
 ANSWERS_REMEMBERED = 1024
@@ -52,11 +53,13 @@ class CorpusIndexes:
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         max_age_s: float = DEFAULT_MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
+        snapshots: IndexSnapshots | None = None,
     ) -> None:
         """``load(key, stamp)`` reads one slice (``None``: it must not be held, its rows disagree with the
-        stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices."""
+        stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices; ``snapshots``
+        keeps loaded slices on disk for the next start (``lib.retrieval.index_snapshot``)."""
         self.cache = IndexCache(cache_bytes, max_age_s=max_age_s, clock=clock)
-        self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock)
+        self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock, snapshots=snapshots)
         self.answers: LRUCache[tuple[object, ...], np.ndarray | LexicalHits] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0
         )

@@ -59,8 +59,10 @@ class CorpusIndex:
     stamp: Stamp
     ids: list[str]
     scoring: np.ndarray
-    """``(rows, dims + 1)`` float32: each vector times -2, then its squared norm; its product with ``[q, 1]``
-    ranks rows by squared L2 distance in one matrix-vector product (``-scoring[:, :dims] / 2`` is exact)."""
+    """``(dims + 1, rows)`` float32, C-ordered, a column per row: each vector times -2, then its squared norm;
+    ``[q, 1]`` times it ranks rows by squared L2 distance in one vector-matrix product (``-scoring[:dims] / 2`` is
+    exact). Columns, not rows: OpenBLAS reads this layout about twice as fast (decision 0009; 1.6 against 3.5 ms
+    over 50,000 vectors on this machine, issue 27)."""
     texts: list[str]
     metadatas: MetadataTable
     """Each chunk's metadata as dictionary-encoded columns (a list of dicts given is encoded on construction):
@@ -80,9 +82,9 @@ class CorpusIndex:
         metadatas: Sequence[Mapping[str, Any]], lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
         matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
-        scoring = np.empty((len(ids), matrix.shape[1] + 1), dtype=np.float32)
-        scoring[:, :-1] = -2.0 * matrix
-        scoring[:, -1] = np.einsum("ij,ij->i", matrix, matrix)
+        scoring = np.empty((matrix.shape[1] + 1, len(ids)), dtype=np.float32)
+        scoring[:-1] = -2.0 * matrix.T
+        scoring[-1] = np.einsum("ij,ij->i", matrix, matrix)
         return cls(key, stamp, ids, scoring, texts, _table(metadatas), lexical_text)
 
     @classmethod
@@ -91,7 +93,7 @@ class CorpusIndex:
         lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
         """A slice for the lexical leg only (no vectors): ``scoring`` is empty and never searched."""
-        return cls(key, stamp, ids, np.zeros((len(ids), 0), np.float32), texts, _table(metadatas),
+        return cls(key, stamp, ids, np.zeros((0, len(ids)), np.float32), texts, _table(metadatas),
                    lexical_text)  # fmt: skip
 
     def indexed_texts(self) -> list[str]:
@@ -118,7 +120,7 @@ class CorpusIndex:
         return cast(T, self._derived[name])
 
     def embedding(self, row: int) -> np.ndarray:
-        return self.scoring[row, :-1] * np.float32(-0.5)
+        return self.scoring[:-1, row] * np.float32(-0.5)
 
     def holds(self, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> bool:
         """Whether these rows (any order) are exactly the slice's: same ids, texts and metadata."""
@@ -198,7 +200,7 @@ def exact_hits(
     extended = np.append(query, np.float32(1.0))
     parts = []
     for _, index, mask in kept:
-        part = index.scoring @ extended
+        part = extended @ index.scoring
         if mask is not None:
             part[~mask] = np.inf
         parts.append(part)

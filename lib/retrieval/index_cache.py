@@ -1,7 +1,11 @@
-"""The corpus indexes a process holds: a byte budget, least recently used out first, none past ``max_age_s``,
-each served only under the stamp it was loaded with; and the audit's check of held indexes against the store.
+"""The corpus indexes a process holds: a byte budget, least recently used out first, each served only under the
+stamp it was loaded with; and the audit's check of held indexes against the store.
 
-The maximum age bounds how late a change made behind the pipeline's back (the stamp unchanged) is seen;
+Every write through the pipeline moves a slice's stamp (docs/decisions/0028-write-stamps.md), so a held index
+is never served after one. ``max_age_s`` is how old an index may grow before ``IndexLoader`` checks it again
+against the store in the background, which bounds how late a change made behind the pipeline's back (the stamp
+unchanged) is seen; the index is served meanwhile, so the check is never on a search's path (issue 27: at 1M
+chunks, re-reading every slice on the request path once 30 s old kept the first search from answering).
 ``stale_indexes`` finds such indexes at once and ``evict_stale`` drops them (the consistency audit's
 ``stale_search_index``). See ``docs/decisions/0001-revision-block-cache.md``.
 """
@@ -13,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cachetools import TTLCache
+from cachetools import LRUCache
 
 from lib.retrieval.corpus_index import ROW_BYTES, CorpusIndex, Stamp, index_digest
 
@@ -26,9 +30,9 @@ def _index_bytes(index: CorpusIndex) -> int:
 
 
 class IndexCache:
-    """Corpus indexes by slice key: a ``cachetools.TTLCache`` (LRU, expiry from loading, sized in bytes)
-    behind a lock, since cachetools caches are not thread-safe. Loads run outside the lock; ``clock`` is
-    injectable for tests."""
+    """Corpus indexes by slice key: a ``cachetools.LRUCache`` sized in bytes behind a lock, since cachetools
+    caches are not thread-safe. Loads run outside the lock. ``max_age_s`` and ``clock`` are what the loader
+    ages held indexes by (``IndexLoader``); the cache itself never drops an index for its age."""
 
     def __init__(
         self,
@@ -39,7 +43,8 @@ class IndexCache:
     ) -> None:
         self.max_bytes = max_bytes
         self.max_age_s = max_age_s
-        self._indexes: TTLCache[str, CorpusIndex, float] = TTLCache(max_bytes, max_age_s, clock, _index_bytes)
+        self.clock = clock
+        self._indexes: LRUCache[str, CorpusIndex] = LRUCache(max_bytes, _index_bytes)
         self._lock = threading.Lock()
 
     def fits(self, rows: int) -> bool:
@@ -47,7 +52,7 @@ class IndexCache:
         return rows * ROW_BYTES <= self.max_bytes
 
     def get(self, key: str, stamp: Stamp) -> CorpusIndex | None:
-        """The index of ``key`` if it was loaded under ``stamp`` and is younger than ``max_age_s``."""
+        """The index of ``key`` if it was loaded under ``stamp``."""
         with self._lock:
             index = self._indexes.get(key)
         return index if index is not None and index.stamp == stamp else None
@@ -66,7 +71,7 @@ class IndexCache:
             return int(self._indexes.currsize)
 
     def indexes(self) -> list[CorpusIndex]:
-        """The indexes held now (none past their age)."""
+        """The indexes held now."""
         with self._lock:
             return list(self._indexes.values())
 

@@ -1,9 +1,16 @@
-"""Loading corpus indexes into an ``IndexCache``: each once however many ask (single flight), refreshed ahead
-of expiry without anyone waiting, and kept while the service is idle.
+"""Loading corpus indexes into an ``IndexCache``: each once however many ask (single flight), checked again in
+the background as it ages without anyone waiting, and kept while the service is idle.
 
 - Single flight: a missing index is loaded by one caller; the others for the same key wait for that load.
-- Refresh ahead: one served past ``refresh_after_s`` (3/4 of the cache's ``max_age_s``) is reloaded in the
-  background while it goes on being served; none is served more than ``max_age_s`` after its load.
+- Checked in the background: one served past ``refresh_after_s`` (3/4 of the cache's ``max_age_s``) is queued
+  for one refresher thread, which checks the queue's slices one at a time, resting so that checking takes at
+  most ``CHECK_SHARE`` of a core, while they go on being served. A slice's stamp moves with every write through
+  the pipeline (decision 0028), so age only bounds how late a change made behind the pipeline's back is seen:
+  ``max_age_s`` while one pass of the queue fits in it, else the pass's length (a few minutes at 100k chunks, a
+  half hour at 1M). The search never waits for a check: at 1M chunks, reloading every slice on the request path
+  once it was 30 s old kept the first search from answering within 300 s (issue 27).
+- Idle slices go: one nobody was handed for ``keep_idle_s`` is dropped by the keeper, and one not checked for
+  that long (no keeper running) is loaded again in the foreground.
 - Ready when served: the lexical twin is built before the index is put in the cache.
 - A refresh first asks the store whether the held index is still what it holds (``verify``, no vectors);
   if so the index, its twin and its remembered answers are kept and only its age starts again.
@@ -24,6 +31,7 @@ from lib.observability import timed_load
 from lib.observability.metrics import count_lookup
 from lib.retrieval.corpus_index import CorpusIndex, Stamp
 from lib.retrieval.index_cache import IndexCache
+from lib.retrieval.index_snapshot import IndexSnapshots
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +40,9 @@ REFRESH_AT = 0.75
 
 KEEP_IDLE_S = 900.0
 """How long after its last search ``keep_fresh`` goes on refreshing an index."""
+
+CHECK_SHARE = 0.25
+"""At most this share of the refresher's time goes to checking held indexes against the store; it rests the rest."""
 
 REFRESH_RETRY_S = 2.0
 """After a failed background refresh, how long the index is served before the next one is tried."""
@@ -54,11 +65,15 @@ class IndexLoader:
         verify: IndexCheck | None = None,
         clock: Callable[[], float] = time.monotonic,
         refresh_after_s: float | None = None,
+        snapshots: IndexSnapshots | None = None,
     ) -> None:
-        """``verify``: the cheap check a refresh makes first; without it every refresh loads in full."""
+        """``verify``: the cheap check a refresh makes first; without it every refresh loads in full.
+        ``snapshots``: where a loaded index is saved, and read back by a later foreground load under the same
+        stamp (then checked against the store at once, in the background)."""
         self.cache = cache
         self._load = load
         self._verify = verify
+        self._snapshots = snapshots
         self._clock = clock
         self.refresh_after_s = cache.max_age_s * REFRESH_AT if refresh_after_s is None else refresh_after_s
         self._guard = threading.Lock()
@@ -67,6 +82,11 @@ class IndexLoader:
         """key → (serial, load time) of the index last put for it: how old the served index is."""
         self._served: dict[str, float] = {}
         """key → when a search was last handed its index."""
+        self._due: dict[str, tuple[Stamp, CorpusIndex]] = {}
+        """key → the held index a search found past its refresh age, in the order found (the refresher's queue)."""
+        self._refresher: threading.Thread | None = None
+        self._retry_at: dict[str, float] = {}
+        """key → when a failed check of its index may be tried again."""
         self.keep_idle_s = KEEP_IDLE_S
         self._keeper: threading.Thread | None = None
         self._stop = threading.Event()
@@ -79,18 +99,22 @@ class IndexLoader:
 
         Raises what the load raises (a store outage); the next caller tries again.
         """
-        self._served[key] = self._clock()
+        now = self._served[key] = self._clock()
         index = self.cache.get(key, stamp)
+        if index is not None and now - self._checked_at(index) > self.keep_idle_s:
+            index = None  # idle past the keeper's reach: never served unchecked for that long
         count_lookup("corpus_index", hit=index is not None)
         if index is not None:
             self._refresh_if_old(key, stamp, index)
             return index
         with self._lock(key):
             index = self.cache.get(key, stamp)  # loaded by the caller this one waited for
-            if index is None:
+            if index is None or now - self._checked_at(index) > self.keep_idle_s:
                 self.loads += 1
                 with timed_load("load"):
-                    index = self._load_and_keep(key, stamp)
+                    index = self._load_and_keep(key, stamp, from_snapshot=True)
+        if index is not None:
+            self._refresh_if_old(key, stamp, index)  # one read from a snapshot is checked at once
         return index
 
     def keep_fresh(self, interval_s: float | None = None, *, warm: Callable[[], object] | None = None) -> None:
@@ -110,23 +134,18 @@ class IndexLoader:
             self._keeper.join(timeout=10)
 
     def refresh_held(self) -> int:
-        """Refresh, one after the other, each held index past its refresh age that a search was handed in the
-        last ``keep_idle_s``; how many were refreshed."""
+        """Queue for the refresher, the longest unchecked first, each held index past its refresh age that a
+        search was handed in the last ``keep_idle_s``, and drop the others nobody was handed for that long; how
+        many were queued."""
         now = self._clock()
-        refreshed = 0
-        for index in self.cache.indexes():
-            with self._guard:
-                serial, loaded_at = self._loaded.get(index.key, (-1, 0.0))
-            if serial != index.serial or now - loaded_at < self.refresh_after_s:
-                continue
+        queued = 0
+        for index in sorted(self.cache.indexes(), key=self._checked_at):
             served = self._served.get(index.key)
             if served is None or now - served > self.keep_idle_s:
+                self.cache.evict(index)
                 continue
-            lock = self._lock(index.key)
-            if lock.acquire(blocking=False):
-                self._refresh(index.key, index.stamp, index, lock)
-                refreshed += 1
-        return refreshed
+            queued += self._refresh_if_old(index.key, index.stamp, index)
+        return queued
 
     def _keeper_loop(self, every: float, warm: Callable[[], object] | None) -> None:
         while not self._stop.wait(every):
@@ -134,47 +153,82 @@ class IndexLoader:
                 self.refresh_held()
                 if warm is not None:
                     warm()
-            except Exception as exc:  # the keeper outlives a bad pass (a store down); indexes then expire as before
+            except Exception as exc:  # the keeper outlives a bad pass (a store down); the next pass tries again
                 logger.warning("corpus_index.keeper_pass_failed error=%r", exc)
 
     def _lock(self, key: str) -> threading.Lock:
         with self._guard:
             return self._key_locks.setdefault(key, threading.Lock())
 
-    def _load_and_keep(self, key: str, stamp: Stamp) -> CorpusIndex | None:
-        """Load ``key`` and index it for the lexical leg, before any search is handed it."""
+    def _load_and_keep(self, key: str, stamp: Stamp, *, from_snapshot: bool = False) -> CorpusIndex | None:
+        """Load ``key`` and index it for the lexical leg, before any search is handed it; ``from_snapshot``: from
+        its snapshot under ``stamp`` if there is one (kept as not yet checked), else from the store (and saved)."""
+        if from_snapshot and self._snapshots is not None:
+            index = self._snapshots.load(key, stamp)
+            if index is not None:
+                return self._keep(index, checked=False)
         index = self._load(key, stamp)
         if index is None:
             return None
         _ = index.lexical
-        return self._keep(index)
+        kept = self._keep(index)
+        if kept is not None and self._snapshots is not None:
+            self._snapshots.save(kept)
+        return kept
 
-    def _keep(self, index: CorpusIndex) -> CorpusIndex | None:
+    def _keep(self, index: CorpusIndex, *, checked: bool = True) -> CorpusIndex | None:
+        """Put ``index`` in the cache, its age starting now (``checked``) or already due for a check."""
         if not self.cache.put(index):
             return None
+        now = self._clock()
         with self._guard:
-            self._loaded[index.key] = (index.serial, self._clock())
+            self._loaded[index.key] = (index.serial, now if checked else now - self.refresh_after_s)
+            self._retry_at.pop(index.key, None)
         return index
 
-    def _refresh_if_old(self, key: str, stamp: Stamp, index: CorpusIndex) -> None:
+    def _checked_at(self, index: CorpusIndex) -> float:
+        """When ``index`` was loaded or last found unchanged (``-inf`` if it is not the one last put)."""
         with self._guard:
-            serial, loaded_at = self._loaded.get(key, (-1, 0.0))
-        if serial != index.serial or self._clock() - loaded_at < self.refresh_after_s:
-            return
-        lock = self._lock(key)
-        if not lock.acquire(blocking=False):  # a load or a refresh of this index is under way
-            return
-        try:
-            thread = threading.Thread(
-                target=self._refresh, args=(key, stamp, index, lock), name=f"index-refresh-{key}", daemon=True
-            )
-            thread.start()
-        except BaseException:
-            lock.release()
-            raise
+            serial, loaded_at = self._loaded.get(index.key, (-1, 0.0))
+        return loaded_at if serial == index.serial else float("-inf")
+
+    def _refresh_if_old(self, key: str, stamp: Stamp, index: CorpusIndex) -> bool:
+        """Queue ``index`` for the refresher once it is past its refresh age (the refresher starts if idle);
+        whether it was queued now."""
+        now = self._clock()
+        if now - self._checked_at(index) < self.refresh_after_s:
+            return False
+        with self._guard:
+            if key in self._due or now < self._retry_at.get(key, now):
+                return False
+            self._due[key] = (stamp, index)
+            if self._refresher is None:
+                self._refresher = threading.Thread(target=self._refresh_due, name="index-refresher", daemon=True)
+                self._refresher.start()
+        return True
+
+    def _refresh_due(self) -> None:
+        """The refresher: the queued indexes one at a time, oldest queued first, until the queue is empty (then
+        the thread ends; the next index queued starts another). After each check it rests so that checking
+        takes at most ``CHECK_SHARE`` of its time: re-reading a million chunks from the store is minutes of
+        work, which must not take a core from the searches (issue 27)."""
+        while True:
+            with self._guard:
+                if not self._due:
+                    self._refresher = None
+                    return
+                key, (stamp, index) = next(iter(self._due.items()))
+            lock = self._lock(key)
+            started = time.perf_counter()
+            if lock.acquire(blocking=False):  # else a load of this key is under way, which restarts its age
+                self._refresh(key, stamp, index, lock)
+            with self._guard:
+                del self._due[key]
+            self._stop.wait((time.perf_counter() - started) * (1.0 / CHECK_SHARE - 1.0))
 
     def _refresh(self, key: str, stamp: Stamp, index: CorpusIndex, lock: threading.Lock) -> None:
-        """Reload ``index`` unless it was replaced meanwhile; on failure it is served until it expires."""
+        """Check ``index`` (reload it if changed) unless it was replaced meanwhile; on failure it goes on being
+        served and is tried again ``REFRESH_RETRY_S`` later."""
         try:
             if self.cache.get(key, stamp) is index:
                 self.refreshes += 1
@@ -184,8 +238,8 @@ class IndexLoader:
                     elif self._load_and_keep(key, stamp) is None:
                         self.cache.evict(index)  # the store no longer holds what it holds: never served again
         except Exception as exc:
-            logger.warning("corpus_index.refresh_failed key=%s error=%r: served until it expires", key, exc)
+            logger.warning("corpus_index.refresh_failed key=%s error=%r: served, tried again", key, exc)
             with self._guard:  # try again a little later, not on every search meanwhile
-                self._loaded[key] = (index.serial, self._clock() - self.refresh_after_s + REFRESH_RETRY_S)
+                self._retry_at[key] = self._clock() + REFRESH_RETRY_S
         finally:
             lock.release()

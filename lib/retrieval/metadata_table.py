@@ -3,11 +3,13 @@
 Why: a held chunk's metadata dict (about 20 keys, each value a Python object) costs about 2.3 kB, most of what a
 held chunk costs (issue 27: a replica's RSS at 1M chunks). Most values repeat across a slice's chunks (the
 revision, the chapter, the section), so each key keeps its distinct values once and a compact code per row
-(``uint16`` while the distinct values fit, else ``uint32``; code 0: the key is absent in that row). Each row's key
-order is encoded the same way, so ``table[row]`` rebuilds a new dict equal to the original, keys in the same order
-and values of the same types (``1``, ``1.0`` and ``True`` are kept apart). Values are Chroma's metadata values:
-str, int, float, bool, None, and lists of them (e.g. ``cites``), a list copied on every read so no caller can
-change what the table holds; anything else unhashable is refused.
+(``uint16`` while the distinct values fit, else ``uint32``; code 0: the key is absent in that row). Each row's set
+of keys is encoded the same way, so ``table[row]`` rebuilds a new dict equal to the original, with values of the
+same types (``1``, ``1.0`` and ``True`` are kept apart) and keys in the order of the first row that had the same
+keys. Not each row's own order: Chroma returns each row's keys in an order of its own, and keeping ~20 keys' order
+per row cost 1,350 bytes a row (issue 27, measured on 2,000-chunk revisions), nine tenths of the table. Values
+are Chroma's metadata values: str, int, float, bool, None, and lists of them (e.g. ``cites``), a list copied on
+every read so no caller can change what the table holds; anything else unhashable is refused.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class _Layout:
     fields: dict[str, tuple[int, tuple[object, ...]]]
     """Field -> (position of its code in a row's codes, its distinct values, index 0 meaning absent)."""
     shapes: tuple[tuple[tuple[str, int, tuple[object, ...]], ...], ...]
-    """Per row shape (a row's keys in order), each key with its code's position and its distinct values."""
+    """Per row shape (a set of keys, in the order of its first row), each key with its code's position and its
+    distinct values."""
     copied: frozenset[int]
     """The shapes holding a key with list values, whose rows copy each list."""
     shape_at: int
@@ -66,8 +69,8 @@ class _Layout:
 
 
 class MetadataTable(Sequence[dict[str, Any]]):
-    """An immutable sequence of metadata dicts, held as one code column per key plus one for each row's key
-    order. Built once per slice load (``from_dicts``); ``table[row]`` is a new dict each time."""
+    """An immutable sequence of metadata dicts, held as one code column per key plus one for each row's set of
+    keys. Built once per slice load (``from_dicts``); ``table[row]`` is a new dict each time."""
 
     def __init__(self, layout: _Layout, narrow: np.ndarray, wide: np.ndarray) -> None:
         self._layout = layout
@@ -85,7 +88,7 @@ class MetadataTable(Sequence[dict[str, Any]]):
         shape_codes: list[int] = []
         for count, row in enumerate(rows):
             shape = tuple(row)
-            shape_codes.append(shapes.code(shape, shape))
+            shape_codes.append(shapes.code(frozenset(shape), shape))
             for key, value in row.items():
                 if key not in codes:
                     codes[key], distinct[key] = [0] * count, _Distinct(1)
@@ -104,14 +107,40 @@ class MetadataTable(Sequence[dict[str, Any]]):
         order = [j for j, w in enumerate(wide) if not w] + [j for j, w in enumerate(wide) if w]
         at = {j: position for position, j in enumerate(order)}
         fields = {n: (at[j], tuple(distinct[n].values)) for j, n in enumerate(names)}
-        keys = cast(list[tuple[str, ...]], shapes.values)
-        lists = {n for n in names if any(type(v) is list for v in distinct[n].values)}
-        copied = frozenset(j for j, shape in enumerate(keys) if lists.intersection(shape))
-        plans = tuple(tuple((k, *fields[k]) for k in shape) for shape in keys)
-        layout = _Layout(fields=fields, shapes=plans, copied=copied, shape_at=at[len(names)])
+        layout = _layout(fields, cast(list[tuple[str, ...]], shapes.values), at[len(names)])
         rows_count = len(shape_codes)
         narrow = _matrix([c for c, w in zip(columns, wide, strict=True) if not w], rows_count, np.uint16)
         return cls(layout, narrow, _matrix([c for c, w in zip(columns, wide, strict=True) if w], rows_count, np.uint32))
+
+    def state(self) -> dict[str, Any]:
+        """The table as JSON-able parts and two code arrays, for ``from_state`` (``lib.retrieval.index_snapshot``):
+        JSON keeps every metadata value's type (``1``, ``1.0``, ``True``, ``None``, lists)."""
+        layout = self._layout
+        fields = [[name, at, list(values[1:])] for name, (at, values) in layout.fields.items()]
+        shapes = [[key for key, _, _ in plan] for plan in layout.shapes]
+        return {
+            "layout": {"fields": fields, "shapes": shapes, "shape_at": layout.shape_at},
+            "narrow": self._narrow,
+            "wide": self._wide,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> MetadataTable:
+        """The table ``state()`` gave; ``ValueError`` when its parts disagree."""
+        layout, narrow, wide = state["layout"], np.asarray(state["narrow"]), np.asarray(state["wide"])
+        fields = {str(name): (int(at), (_ABSENT, *values)) for name, at, values in layout["fields"]}
+        if narrow.dtype != np.uint16 or wide.dtype != np.uint32 or len(narrow) != len(wide):
+            raise ValueError("metadata codes of the wrong types or lengths")
+        positions = sorted([at for at, _ in fields.values()] + [int(layout["shape_at"])])
+        if positions != list(range(narrow.shape[1] + wide.shape[1])):
+            raise ValueError("metadata columns that do not match their codes")
+        shapes = [tuple(str(key) for key in shape) for shape in layout["shapes"]]
+        table = cls(_layout(fields, shapes, int(layout["shape_at"])), narrow, wide)
+        for name, (at, values) in [*fields.items(), ("", (int(layout["shape_at"]), shapes))]:
+            column = narrow[:, at] if at < narrow.shape[1] else wide[:, at - narrow.shape[1]]
+            if len(column) and int(column.max()) >= len(values):
+                raise ValueError(f"metadata codes past the values of {name or 'the row shapes'}")
+        return table
 
     def __len__(self) -> int:
         return len(self._narrow)
@@ -187,6 +216,16 @@ class MetadataTable(Sequence[dict[str, Any]]):
         shared = sum(sys.getsizeof(f) + sys.getsizeof(v) + sum(map(_size, v[1:])) for f, (_, v) in fields)
         shared += sum(sys.getsizeof(s) + sum(map(sys.getsizeof, s)) for s in self._layout.shapes)
         return self._narrow.nbytes + self._wide.nbytes + shared
+
+
+def _layout(
+    fields: dict[str, tuple[int, tuple[object, ...]]], keys: Sequence[tuple[str, ...]], shape_at: int
+) -> _Layout:
+    """The layout of ``fields`` (each with its code's position and distinct values) and the row shapes ``keys``."""
+    lists = {n for n, (_, values) in fields.items() if any(type(v) is list for v in values)}
+    copied = frozenset(j for j, shape in enumerate(keys) if lists.intersection(shape))
+    plans = tuple(tuple((k, *fields[k]) for k in shape) for shape in keys)
+    return _Layout(fields=fields, shapes=plans, copied=copied, shape_at=shape_at)
 
 
 def _size(value: object) -> int:

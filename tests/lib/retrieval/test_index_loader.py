@@ -1,5 +1,5 @@
 """``lib.retrieval.index_loader``: a missing block loaded once however many ask at once, and a block in use
-reloaded in the background before it expires while the old one goes on being served."""
+checked (and reloaded if changed) in the background as it ages while the old one goes on being served."""
 
 from __future__ import annotations
 
@@ -113,24 +113,46 @@ def test_a_block_in_use_is_reloaded_in_the_background_before_it_expires(
     assert loader.get("NPPF:rev", STAMP) is refreshed
 
 
-def test_a_failed_refresh_leaves_the_block_served_until_it_expires_then_the_next_search_loads_it(
+def test_a_failed_refresh_leaves_the_block_served_and_tried_again_until_it_is_idle_too_long(
     loader: IndexLoader, store: Store, clock: Clock
 ) -> None:
     first = loader.get("NPPF:rev", STAMP)
     store.fail = True
     clock.now = 25.0
     assert loader.get("NPPF:rev", STAMP) is first
-    eventually(lambda: not loader._lock("NPPF:rev").locked())
+    eventually(lambda: store.checks == 1 and not loader._lock("NPPF:rev").locked())
     assert loader.get("NPPF:rev", STAMP) is first and store.checks == 1, "not retried on every search"
     clock.now = 28.0
     assert loader.get("NPPF:rev", STAMP) is first
     eventually(lambda: store.checks == 2)
 
-    clock.now = 31.0
+    clock.now = 31.0  # past the 30 s age: still served, never a reload on the search's path
+    assert loader.get("NPPF:rev", STAMP) is first
+    clock.now = loader.keep_idle_s + 1.0  # unchecked for the idle bound: loaded in the foreground
     with pytest.raises(ConnectionError):
         loader.get("NPPF:rev", STAMP)
     store.fail = False
     assert loader.get("NPPF:rev", STAMP) is not first
+
+
+def test_blocks_past_their_age_are_checked_one_at_a_time_by_one_refresher_while_served(
+    loader: IndexLoader, store: Store, clock: Clock
+) -> None:
+    """Fifty blocks aged together (a replica's warm-up at scale): every search is answered from the held block
+    at once, and the checks queue for one thread instead of fifty loads at once."""
+    keys = [f"LP{i}:rev" for i in range(50)]
+    held = {key: loader.get(key, STAMP) for key in keys}
+    clock.now = 25.0
+    store.gate.clear()
+    running = threading.active_count()
+    assert all(loader.get(key, STAMP) is held[key] for key in keys), "all served at once"
+    eventually(lambda: store.checks == 1)  # the first check waits at the gate: every block is still queued
+    assert len(loader._due) == 50
+    assert threading.active_count() <= running + 1, "one refresher thread"
+    store.gate.set()
+    eventually(lambda: store.checks == 50 and not loader._due)
+    assert all(loader.get(key, STAMP) is held[key] for key in keys), "found unchanged: kept"
+    assert (store.calls, loader.refreshes) == (50, 50)
 
 
 def test_a_changed_stamp_loads_the_new_rows_in_the_foreground(loader: IndexLoader, store: Store) -> None:
@@ -184,7 +206,8 @@ def test_the_keeper_refreshes_a_block_in_use_while_nobody_searches_so_the_next_s
     assert loader.refresh_held() == 0, "young: nothing to do"
 
     clock.now = 25.0  # no search since t=0
-    assert loader.refresh_held() == 1 and store.checks == 1
+    assert loader.refresh_held() == 1
+    eventually(lambda: store.checks == 1 and not loader._due)
     clock.now = 45.0  # past the load's 30 s: without the keeper this search would load it again
     assert loader.get("NPPF:rev", STAMP) is first and store.calls == 1
 
@@ -196,7 +219,7 @@ def test_the_keeper_lets_a_block_nobody_searched_for_a_long_time_expire(
     clock.now = loader.keep_idle_s + 1.0
 
     assert loader.refresh_held() == 0 and store.checks == 0
-    assert loader.cache.get("NPPF:rev", STAMP) is None, "expired at its age, as without the keeper"
+    assert loader.cache.get("NPPF:rev", STAMP) is None, "dropped: nobody searched it for the idle bound"
 
 
 def test_the_keeper_thread_refreshes_and_warms_until_stopped(loader: IndexLoader, store: Store, clock: Clock) -> None:

@@ -83,4 +83,6 @@ def test_the_ceiling_bounds_every_score_and_a_block_knows_its_size() -> None:
     assert bm25_ceiling("nothing known", blocks) == 0.0
     block = blocks[1]
     assert block.rows == 3 and block.doc_freqs[block.vocabulary["highway"]] == 1
-    assert block.postings[block.vocabulary["highway"], 0] == 3 and block.nbytes > 0
+    rows, counts = block.postings("highway")
+    assert rows.tolist() == [0] and counts.tolist() == [3] and block.nbytes > 0
+    assert [a.size for a in block.postings("unknown")] == [0, 0]

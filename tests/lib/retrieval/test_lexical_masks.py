@@ -65,4 +65,19 @@ def test_a_block_from_tokens_is_the_block_from_texts() -> None:
     texts = ["Flood risk on highways.", "Para 116 of Table 5-2.", ""]
     built, from_tokens = LexicalBlock.build(texts), LexicalBlock.from_tokens([tokenize(t) for t in texts])
     assert built.vocabulary == from_tokens.vocabulary and built.total_length == from_tokens.total_length
-    assert (built.postings != from_tokens.postings).nnz == 0 and np.array_equal(built.lengths, from_tokens.lengths)
+    pairs = zip(built.postings("flood"), from_tokens.postings("flood"), strict=True)
+    assert all(np.array_equal(a, b) for a, b in pairs)
+    for name in ("indptr", "rows_of", "counts", "lengths", "doc_freqs"):
+        assert np.array_equal(getattr(built, name), getattr(from_tokens, name)), name
+
+
+def test_rows_past_65535_take_wide_row_numbers_and_a_huge_count_is_held_at_the_narrow_maximum() -> None:
+    flood, green, heritage = (tokenize(word) for word in ("flood", "green", "heritage"))
+    tokens = [flood if row % 1000 == 0 else green for row in range(70_001)]
+    tokens[70_000] = flood + heritage
+    block = LexicalBlock.from_tokens(tokens)
+    assert block.rows_of.dtype == np.uint32 and block.counts.dtype == np.uint16
+    assert bm25_search("heritage", [block], 1)[0].row == 70_000
+    assert [h.row for h in bm25_search("flood", [block], 100)][-1] == 70_000
+    narrow = LexicalBlock.from_tokens([flood * 70_000, green])
+    assert narrow.rows_of.dtype == np.uint16 and narrow.postings(flood[0])[1].tolist() == [65_535]
