@@ -9,8 +9,9 @@ questions embedded for real. Revisions of ``--revision-size`` chunks, one per po
 written by ``lib.policies.ingest.store_chunks`` (the ingestion's own upsert, registry and metadata steps) into
 Redis and Chroma under ``--data-dir``/N (embedded Chroma; ``CHROMA_HOST`` for a Chroma server).
 
-Per size: build rate; then a replica (``policy-kb serve``, its own process): warm-up (start until ``/health``
-answers: every searchable revision loaded and indexed) and RSS; the dated hybrid ``search_policy`` p50/p95 in
+Per size: build rate; then a replica (``policy-kb serve``, its own process) started twice: warm-up (start until
+``/health`` answers: every searchable revision loaded and indexed) and RSS, first from Chroma (the index snapshots
+removed before), then from the snapshots that start wrote; the dated hybrid ``search_policy`` p50/p95 in
 this process (its index warmed first) and over ``/mcp`` (one client, raw JSON-RPC, sequential); the consistency
 audit's time. ``SEARCH_CACHE_MB`` is raised so the whole corpus is held (the question is what holding it costs).
 Then where the memory goes: each held part of the in-process index measured (``held_bytes``), per chunk, so every
@@ -25,6 +26,7 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import sys
 import time
 from collections import Counter
@@ -139,6 +141,17 @@ def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revisi
     return time.perf_counter() - started
 
 
+def start_and_stop(env: dict[str, str], port: int) -> tuple[float, int]:
+    """Start a replica, wait until it is warm (``/health``), stop it: its warm-up seconds and its RSS then."""
+    started = time.perf_counter()
+    replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
+                            health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
+    try:
+        return time.perf_counter() - started, psutil.Process(replica.pid).memory_info().rss
+    finally:
+        replica.stop()
+
+
 async def over_mcp(url: str, questions: list[str]) -> list[float]:
     samples = []
     async with aiohttp.ClientSession() as http:
@@ -164,6 +177,8 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
     port = free_port()
     env = {"POLICY_KB_DATA_DIR": str(data_dir), "REDIS_URL": embedded_url(data_dir / "redis"),
            "POLICY_KB_PORT": str(port), "SEARCH_CACHE_MB": str(CACHE_MB)}  # fmt: skip
+    shutil.rmtree(data_dir / "index_snapshots", ignore_errors=True)  # the first start reads Chroma
+    cold_s, cold_rss = start_and_stop(env, port)
     started = time.perf_counter()
     replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
                             health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
@@ -173,8 +188,12 @@ def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, r
         cpu_before = cpu_seconds(replica.pid)
         mcp = asyncio.run(over_mcp(f"http://127.0.0.1:{port}", [next(questions) for _ in range(QUERIES)]))
         mcp_cpu_ms = (cpu_seconds(replica.pid) - cpu_before) * 1000 / QUERIES
+        rss_after = psutil.Process(replica.pid).memory_info().rss
     finally:
         replica.stop()
+    print(f"  replica: first start (from Chroma, snapshots written) {cold_s:.1f} s, RSS {cold_rss / 2**20:,.0f} MB; "
+          f"second start (from snapshots) {warm_s:.1f} s, RSS {rss / 2**20:,.0f} MB at start, "
+          f"{rss_after / 2**20:,.0f} MB after the /mcp step", flush=True)  # fmt: skip
     stores.embedder.warm_up()
     # as the service's warm-up does: load every searchable revision, then keep them fresh in the background (without
     # the keeper, blocks older than the 30 s maximum age are reloaded on the request path, and past ~100k chunks

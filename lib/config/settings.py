@@ -92,6 +92,7 @@ OVERRIDES: dict[str, str] = {
     "model_cache_dir": "embeddings.model_cache_dir",
     "xdg_cache_home": "embeddings.xdg_cache_home",
     "search_cache_mb": "search.cache_mb",
+    "search_snapshots": "search.snapshots",
     "max_results": "search.max_results",
     "search_threads": "search.threads",
     "search_queue_max": "search.queue_max",

@@ -9,8 +9,9 @@ the background as it ages without anyone waiting, and kept while the service is 
   ``max_age_s`` while one pass of the queue fits in it, else the pass's length (a few minutes at 100k chunks, a
   half hour at 1M). The search never waits for a check: at 1M chunks, reloading every slice on the request path
   once it was 30 s old kept the first search from answering within 300 s (issue 27).
-- Idle slices go: one nobody was handed for ``keep_idle_s`` is dropped by the keeper, and one not checked for
-  that long (no keeper running) is loaded again in the foreground.
+- Idle slices go: one nobody was handed for ``keep_idle_s`` is dropped by the keeper, and one nobody was handed
+  and nobody checked for that long (no keeper running) is loaded again in the foreground. One in use is never
+  loaded on a search's path for its age, however long a pass of the checks takes.
 - Ready when served: the lexical twin is built before the index is put in the cache.
 - A refresh first asks the store whether the held index is still what it holds (``verify``, no vectors);
   if so the index, its twin and its remembered answers are kept and only its age starts again.
@@ -99,17 +100,19 @@ class IndexLoader:
 
         Raises what the load raises (a store outage); the next caller tries again.
         """
+        previous = self._served.get(key)
         now = self._served[key] = self._clock()
+        idle = previous is None or now - previous > self.keep_idle_s
         index = self.cache.get(key, stamp)
-        if index is not None and now - self._checked_at(index) > self.keep_idle_s:
-            index = None  # idle past the keeper's reach: never served unchecked for that long
+        if index is not None and idle and now - self._checked_at(index) > self.keep_idle_s:
+            index = None  # idle, and unchecked for as long: the keeper did not keep it, so it is loaded again
         count_lookup("corpus_index", hit=index is not None)
         if index is not None:
             self._refresh_if_old(key, stamp, index)
             return index
         with self._lock(key):
             index = self.cache.get(key, stamp)  # loaded by the caller this one waited for
-            if index is None or now - self._checked_at(index) > self.keep_idle_s:
+            if index is None or (idle and now - self._checked_at(index) > self.keep_idle_s):
                 self.loads += 1
                 with timed_load("load"):
                     index = self._load_and_keep(key, stamp, from_snapshot=True)

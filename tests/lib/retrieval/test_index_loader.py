@@ -128,11 +128,17 @@ def test_a_failed_refresh_leaves_the_block_served_and_tried_again_until_it_is_id
 
     clock.now = 31.0  # past the 30 s age: still served, never a reload on the search's path
     assert loader.get("NPPF:rev", STAMP) is first
-    clock.now = loader.keep_idle_s + 1.0  # unchecked for the idle bound: loaded in the foreground
+    clock.now = 31.0 + loader.keep_idle_s - 1.0  # in use (searched at 31 s), however long unchecked: served
+    assert loader.get("NPPF:rev", STAMP) is first
+    clock.now += loader.keep_idle_s + 1.0  # nobody searched it or checked it for the idle bound: loaded again
     with pytest.raises(ConnectionError):
         loader.get("NPPF:rev", STAMP)
-    store.fail = False
-    assert loader.get("NPPF:rev", STAMP) is not first
+    store.fail = False  # the store is back: the block, in use again, is served and checked, not loaded
+    assert loader.get("NPPF:rev", STAMP) is first
+    recovered = clock.now
+    clock.now += 3.0  # past any failed background check's retry time
+    eventually(lambda: loader.get("NPPF:rev", STAMP) is first and loader._checked_at(first) >= recovered)
+    assert store.calls == 2, "the first load and the failed one: never loaded again since"
 
 
 def test_blocks_past_their_age_are_checked_one_at_a_time_by_one_refresher_while_served(
