@@ -27,6 +27,7 @@ import asyncio
 import os
 import random
 import shutil
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -41,6 +42,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import aiohttp  # noqa: E402
+import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import orjson  # noqa: E402
 import psutil  # noqa: E402
@@ -167,7 +169,43 @@ async def over_mcp(url: str, questions: list[str]) -> list[float]:
     return samples
 
 
-def measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int) -> None:
+def chroma_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``chroma run`` over the store's Chroma directory, on a free port, once its heartbeat answers."""
+    port = free_port()
+    server = subprocess.Popen([str(Path(sys.executable).with_name("chroma")), "run", "--path", str(data_dir / "chroma"),
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 600
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).status_code == 200:
+                return server, port
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"chroma run did not start (exit {server.poll()})")
+        time.sleep(0.5)
+
+
+def measure(
+    size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int, *, server: bool
+) -> None:
+    """``server``: Chroma as a server process of its own (as the stack runs it), so the replica's RSS is the
+    replica's alone; else embedded in each process (its HNSW index then counts in the replica's RSS)."""
+    chroma: subprocess.Popen[bytes] | None = None
+    if server:
+        chroma, chroma_port = chroma_server(data_dir)
+        os.environ.update({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(chroma_port)})
+    try:
+        _measure(size, data_dir, base, vectors, revision_size)
+    finally:
+        if chroma is not None:
+            chroma.terminate()
+            chroma.wait(timeout=60)
+            for name in ("CHROMA_HOST", "CHROMA_PORT"):
+                os.environ.pop(name, None)
+
+
+def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int) -> None:
     settings = load_settings(data_dir=data_dir, redis_url=None, search_cache_mb=CACHE_MB)
     stores = open_stores(settings).policies
     built = bool(stores.registry.list_sources())  # a rerun measures the store it built before
@@ -235,6 +273,8 @@ def main() -> None:
     parser.add_argument("--revision-size", type=int, default=2000)
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "scale")
     parser.add_argument("--capacity-dir", type=Path, default=ROOT / ".bench" / "capacity")
+    parser.add_argument("--chroma-server", action="store_true",
+                        help="run Chroma as a server (chroma run) over the store, as the stack does")  # fmt: skip
     args = parser.parse_args()
     base, vectors = real_chunks(args.capacity_dir)
     print(f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; {len(base)} real chunks "
@@ -243,7 +283,7 @@ def main() -> None:
     print(f"{'chunks':>9} {'build':>16} {'warm-up s':>9} {'RSS MB':>9} {'in p50':>8} {'in p95':>8} {'mcp p50':>8} "
           f"{'mcp p95':>8} {'audit s':>8}  (dated hybrid search_policy, ms)")  # fmt: skip
     for size in (int(s) for s in args.sizes.split(",")):
-        measure(size, args.data_dir / str(size), base, vectors, args.revision_size)
+        measure(size, args.data_dir / str(size), base, vectors, args.revision_size, server=args.chroma_server)
 
 
 if __name__ == "__main__":
