@@ -4,6 +4,7 @@ Redis and Chroma, as two ``policy-kb serve`` processes are; and how two searches
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 
@@ -33,10 +34,12 @@ def assert_same_result(a: SearchResult, b: SearchResult) -> None:
         assert np.allclose([s or 0.0 for s in mine], [s or 0.0 for s in theirs], atol=1e-5)
 
 
-def replica_of(policies: PolicyStores) -> PolicyStores:
-    """Another service process over the same stores: its own Chroma client, cache and registry snapshot."""
+def replica_of(policies: PolicyStores, snapshot_dir: Path | None = None) -> PolicyStores:
+    """Another service process over the same stores: its own Chroma client, cache and registry snapshot; its
+    index snapshots in ``snapshot_dir`` if given."""
     registry = PolicyRegistry(redis_client(policies.settings))
     vectors = PolicyVectorStore(
-        open_chroma(policies.settings.chroma), policies.vectors.collection.name, changed=registry.chunks_changed
-    )
+        open_chroma(policies.settings.chroma), policies.vectors.collection.name, changed=registry.chunks_changed,
+        snapshot_dir=snapshot_dir,
+    )  # fmt: skip
     return dataclasses.replace(policies, registry=registry, resolver=EffectiveDateResolver(registry), vectors=vectors)

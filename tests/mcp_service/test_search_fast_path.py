@@ -5,8 +5,10 @@ replica holds them in its cache; and the ONNX query encoder against torch."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -184,6 +186,35 @@ def test_a_removed_revision_is_never_returned_by_another_replica(two_revisions: 
     assert search_policy(replica, question, effective_date="2021-01-01").results == []
 
 
+def test_a_replica_started_again_answers_from_its_snapshots_then_sees_a_hand_edit_once_checked(
+    two_revisions: PolicyStores, tmp_path: Path
+) -> None:
+    """Real Chroma and Redis. A replica loads both revisions from Chroma and writes their snapshots. A chunk is
+    edited in Chroma by hand (the stamp unchanged) while no replica runs. The next replica over the same
+    snapshots answers at once from them, without reading Chroma, checks them in the background, and then answers
+    from what Chroma holds."""
+    policies = two_revisions
+    snapshots = tmp_path / "snapshots"
+    question = "design vision"
+    before = search_policy(replica_of(policies, snapshots), question, n_results=1).results[0]
+    assert len(list(snapshots.glob("*.npz"))) == 2
+    policies.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
+
+    again = replica_of(policies, snapshots)
+    loader = again.vectors.loader
+    loaded: list[str] = []
+    read_from_chroma, check, checks_may_run = loader._load, loader._verify, threading.Event()
+    loader._load = lambda key, stamp: loaded.append(key) or read_from_chroma(key, stamp)  # type: ignore[method-assign]
+    loader._verify = lambda index: checks_may_run.wait(30) and check is not None and check(index)
+    assert search_policy(again, question, n_results=1).results[0] == before and loaded == [], "from the snapshots"
+    assert len(loader._due) == 2, "both queued for a check at once"
+    checks_may_run.set()
+    edited = before.model_copy(update={"section_ref": "Para 999"})
+    eventually(lambda: search_policy(again, question, n_results=1).results[0] == edited)
+    assert loaded == [f"NPPF:{before.revision_id}"], "the check found the edit: that revision alone read again"
+    assert search_policy(again, question, n_results=1) == search_policy(replica_of(policies), question, n_results=1)
+
+
 class Clock:
     """A monotonic clock the test moves by hand."""
 
@@ -215,12 +246,15 @@ def test_a_chunk_changed_behind_the_pipeline_is_served_once_its_aged_block_is_ch
     policies = two_revisions
     clock, store, top = aged_search(policies)
 
+    check, checks_may_run = store.loader._verify, threading.Event()
+    store.loader._verify = lambda index: checks_may_run.wait(30) and check is not None and check(index)
     before = top()
     policies.vectors.collection.update(ids=[before.chunk_id], metadatas=[{"section_ref": "Para 999"}])
     clock.now += 20.0
     assert top() == before and store.loader.refreshes == 0, "young: served as loaded, not checked"
     clock.now += 10.0
     assert top() == before, "old: served as loaded while the check runs"
+    checks_may_run.set()
     after = before.model_copy(update={"section_ref": "Para 999"})
     eventually(lambda: top() == after)
     assert store.loader.loads == 1 and store.fallback_searches == 0, "never reloaded on a search's path"
@@ -249,8 +283,11 @@ def test_a_refresh_keeps_a_block_chroma_still_holds_and_reloads_one_changed_behi
     policies.vectors.collection.update(
         ids=[before.chunk_id], documents=["design vision rewritten behind the pipeline"], embeddings=vector
     )
+    check, checks_may_run = store.loader._verify, threading.Event()
+    store.loader._verify = lambda index: checks_may_run.wait(30) and check is not None and check(index)
     clock.now += 25.0  # the kept block's age started again at the check
     assert top() == before, "served from the kept block while it is checked again"
+    checks_may_run.set()
     eventually(lambda: refreshed(2))
     (reloaded,) = store.cache.indexes()
     assert reloaded.serial != held.serial and "lexical" in vars(reloaded)

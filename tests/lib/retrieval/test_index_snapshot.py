@@ -5,6 +5,7 @@ loader that reads one serves it at once and checks it against the store in the b
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,9 @@ class Store:
         self.loads = 0
         self.checks = 0
         self.text = TEXTS[0]
+        self.gate = threading.Event()
+        """Checks wait for it, so a test sees what was served before any check ran."""
+        self.gate.set()
 
     def load(self, key: str, stamp: Stamp) -> CorpusIndex:
         self.loads += 1
@@ -121,6 +125,7 @@ class Store:
         return CorpusIndex(key, stamp, index.ids, index.scoring, [self.text, *TEXTS[1:]], index.metadatas)
 
     def verify(self, index: CorpusIndex) -> bool:
+        self.gate.wait(30)
         self.checks += 1
         return index.texts[0] == self.text
 
@@ -133,9 +138,12 @@ def test_a_replica_starting_again_reads_its_slices_from_snapshots_and_checks_the
     assert first.get("LP:rev", STAMP) is not None and store.loads == 1, "loaded from the store, and saved"
 
     store.text = "rewritten behind the pipeline while the replica was down"
+    store.gate.clear()
     again = IndexLoader(IndexCache(), store.load, verify=store.verify, snapshots=IndexSnapshots(tmp_path))
     served = again.get("LP:rev", STAMP)
     assert served is not None and served.texts[0] == TEXTS[0] and store.loads == 1, "read from the snapshot"
+    assert list(again._due) == ["LP:rev"], "queued for a check at once"
+    store.gate.set()
     eventually(lambda: store.checks == 1 and not again._due)
     eventually(lambda: (held := again.get("LP:rev", STAMP)) is not None and held.texts[0] == store.text)
     assert store.loads == 2, "the check found the change: loaded from the store"
