@@ -27,7 +27,6 @@ import asyncio
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -48,7 +47,7 @@ import orjson  # noqa: E402
 import psutil  # noqa: E402
 
 from benchmarks.capacity import HEADERS, cpu_seconds, new_questions  # noqa: E402
-from benchmarks.harness import free_port, health_ok, percentiles, start_service  # noqa: E402
+from benchmarks.harness import Service, free_port, health_ok, percentiles, start_service  # noqa: E402
 from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
 from lib.models import Chunk  # noqa: E402
@@ -143,15 +142,12 @@ def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revisi
     return time.perf_counter() - started
 
 
-def start_and_stop(env: dict[str, str], port: int) -> tuple[float, int]:
-    """Start a replica, wait until it is warm (``/health``), stop it: its warm-up seconds and its RSS then."""
+def start_replica(env: dict[str, str], port: int) -> tuple[Service, float]:
+    """A replica (``policy-kb serve``) once it is warm (``/health``), and the seconds that took."""
     started = time.perf_counter()
     replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
                             health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
-    try:
-        return time.perf_counter() - started, psutil.Process(replica.pid).memory_info().rss
-    finally:
-        replica.stop()
+    return replica, time.perf_counter() - started
 
 
 async def over_mcp(url: str, questions: list[str]) -> list[float]:
@@ -169,21 +165,14 @@ async def over_mcp(url: str, questions: list[str]) -> list[float]:
     return samples
 
 
-def chroma_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+def chroma_server(data_dir: Path) -> tuple[Service, int]:
     """``chroma run`` over the store's Chroma directory, on a free port, once its heartbeat answers."""
     port = free_port()
-    server = subprocess.Popen([str(Path(sys.executable).with_name("chroma")), "run", "--path", str(data_dir / "chroma"),
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 600
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).status_code == 200:
-                return server, port
-        except httpx.HTTPError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"chroma run did not start (exit {server.poll()})")
-        time.sleep(0.5)
+    server = start_service([str(Path(sys.executable).with_name("chroma")), "run", "--path", str(data_dir / "chroma"),
+                            "--port", str(port)], {},
+                           lambda: httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).is_success,
+                           timeout=600)  # fmt: skip
+    return server, port
 
 
 def measure(
@@ -191,7 +180,7 @@ def measure(
 ) -> None:
     """``server``: Chroma as a server process of its own (as the stack runs it), so the replica's RSS is the
     replica's alone; else embedded in each process (its HNSW index then counts in the replica's RSS)."""
-    chroma: subprocess.Popen[bytes] | None = None
+    chroma: Service | None = None
     if server:
         chroma, chroma_port = chroma_server(data_dir)
         os.environ.update({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(chroma_port)})
@@ -199,8 +188,7 @@ def measure(
         _measure(size, data_dir, base, vectors, revision_size)
     finally:
         if chroma is not None:
-            chroma.terminate()
-            chroma.wait(timeout=60)
+            chroma.stop()
             for name in ("CHROMA_HOST", "CHROMA_PORT"):
                 os.environ.pop(name, None)
 
@@ -216,12 +204,11 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     env = {"POLICY_KB_DATA_DIR": str(data_dir), "REDIS_URL": embedded_url(data_dir / "redis"),
            "POLICY_KB_PORT": str(port), "SEARCH_CACHE_MB": str(CACHE_MB)}  # fmt: skip
     shutil.rmtree(data_dir / "index_snapshots", ignore_errors=True)  # the first start reads Chroma
-    cold_s, cold_rss = start_and_stop(env, port)
-    started = time.perf_counter()
-    replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
-                            health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
+    cold, cold_s = start_replica(env, port)
+    cold_rss = psutil.Process(cold.pid).memory_info().rss
+    cold.stop()
+    replica, warm_s = start_replica(env, port)
     try:
-        warm_s = time.perf_counter() - started
         rss = psutil.Process(replica.pid).memory_info().rss
         cpu_before = cpu_seconds(replica.pid)
         mcp = asyncio.run(over_mcp(f"http://127.0.0.1:{port}", [next(questions) for _ in range(QUERIES)]))

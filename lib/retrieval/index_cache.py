@@ -13,7 +13,6 @@ chunks, re-reading every slice on the request path once 30 s old kept the first 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -31,19 +30,12 @@ def _index_bytes(index: CorpusIndex) -> int:
 
 class IndexCache:
     """Corpus indexes by slice key: a ``cachetools.LRUCache`` sized in bytes behind a lock, since cachetools
-    caches are not thread-safe. Loads run outside the lock. ``max_age_s`` and ``clock`` are what the loader
-    ages held indexes by (``IndexLoader``); the cache itself never drops an index for its age."""
+    caches are not thread-safe. Loads run outside the lock. ``max_age_s`` is what the loader ages held indexes
+    by (``IndexLoader``, on its own clock); the cache itself never drops an index for its age."""
 
-    def __init__(
-        self,
-        max_bytes: int = DEFAULT_CACHE_BYTES,
-        *,
-        max_age_s: float = DEFAULT_MAX_AGE_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, *, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
         self.max_bytes = max_bytes
         self.max_age_s = max_age_s
-        self.clock = clock
         self._indexes: LRUCache[str, CorpusIndex] = LRUCache(max_bytes, _index_bytes)
         self._lock = threading.Lock()
 

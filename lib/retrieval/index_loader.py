@@ -103,21 +103,24 @@ class IndexLoader:
         previous = self._served.get(key)
         now = self._served[key] = self._clock()
         idle = previous is None or now - previous > self.keep_idle_s
-        index = self.cache.get(key, stamp)
-        if index is not None and idle and now - self._checked_at(index) > self.keep_idle_s:
-            index = None  # idle, and unchecked for as long: the keeper did not keep it, so it is loaded again
+        index = self._servable(self.cache.get(key, stamp), now, idle)
         count_lookup("corpus_index", hit=index is not None)
+        if index is None:
+            with self._lock(key):
+                index = self._servable(self.cache.get(key, stamp), now, idle)  # loaded by the caller waited for
+                if index is None:
+                    self.loads += 1
+                    with timed_load("load"):
+                        index = self._load_and_keep(key, stamp, from_snapshot=True)
         if index is not None:
-            self._refresh_if_old(key, stamp, index)
-            return index
-        with self._lock(key):
-            index = self.cache.get(key, stamp)  # loaded by the caller this one waited for
-            if index is None or (idle and now - self._checked_at(index) > self.keep_idle_s):
-                self.loads += 1
-                with timed_load("load"):
-                    index = self._load_and_keep(key, stamp, from_snapshot=True)
-        if index is not None:
-            self._refresh_if_old(key, stamp, index)  # one read from a snapshot is checked at once
+            self._refresh_if_old(key, stamp, index)  # past its age, or read from a snapshot (checked at once)
+        return index
+
+    def _servable(self, index: CorpusIndex | None, now: float, idle: bool) -> CorpusIndex | None:
+        """``index``, unless nobody was handed it (``idle``) nor checked it for ``keep_idle_s``: the keeper did
+        not keep it, so it is loaded again."""
+        if index is not None and idle and now - self._checked_at(index) > self.keep_idle_s:
+            return None
         return index
 
     def keep_fresh(self, interval_s: float | None = None, *, warm: Callable[[], object] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""The corpus index cache (byte budget, maximum age, stamps), the exact search over several slices, and the
+"""The corpus index cache (byte budget, no expiry by age, stamps), the exact search over several slices, and the
 audit's check of held slices against the store."""
 
 from __future__ import annotations
@@ -8,16 +8,6 @@ import numpy as np
 from lib.policies.chunks import policy_lexical_text
 from lib.retrieval.corpus_index import CorpusIndex, answer_key, exact_search, index_digest, lexical_search
 from lib.retrieval.index_cache import IndexCache, evict_stale, stale_indexes
-
-
-class Clock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def block(key: str, rows: int, stamp: tuple[int, str] = (0, ""), seed: int = 0) -> CorpusIndex:
@@ -61,11 +51,9 @@ def test_a_block_is_served_only_under_the_stamp_it_was_loaded_with() -> None:
 def test_a_block_is_kept_at_any_age_under_its_stamp_and_only_the_byte_budget_drops_it() -> None:
     """Ageing is the loader's: it checks old blocks in the background (``test_index_loader``). The cache itself
     never drops a block for its age, so no search finds one gone because it grew old."""
-    clock = Clock()
-    cache = IndexCache(max_age_s=30.0, clock=clock)
+    cache = IndexCache(max_age_s=30.0)
     loaded = block("a", 3)
     cache.put(loaded)
-    clock.now += 10_000.0
     assert cache.get("a", loaded.stamp) is loaded and len(cache) == 1
 
 

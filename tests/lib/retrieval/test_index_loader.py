@@ -66,7 +66,7 @@ def store() -> Store:
 
 @pytest.fixture
 def loader(clock: Clock, store: Store) -> IndexLoader:
-    cache = IndexCache(10 * 2**20, max_age_s=30, clock=clock)
+    cache = IndexCache(10 * 2**20, max_age_s=30)
     return IndexLoader(cache, store.load, verify=store.verify, clock=clock)
 
 
