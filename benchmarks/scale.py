@@ -57,6 +57,7 @@ from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
 from lib.retrieval.corpus_index import CorpusIndex  # noqa: E402
+from lib.retrieval.file_columns import FileTexts  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
@@ -115,9 +116,12 @@ def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
 
     parts: Counter[str] = Counter()
     for index in indexes:
-        parts["vectors (float32 + norm)"] += index.scoring.nbytes
+        parts["vectors (int8 codes + bounds; exact rows if held)"] += index.vectors.nbytes
         parts["BM25 postings and vocabulary"] += index.lexical.nbytes
-        parts["texts"] += size(index.texts) + sum(size(t) for t in index.texts)
+        if isinstance(index.texts, FileTexts):  # read from the snapshot file when asked: only the offsets held
+            parts["texts"] += index.texts.nbytes
+        else:
+            parts["texts"] += size(index.texts) + sum(size(t) for t in index.texts)
         parts["ids"] += size(index.ids) + sum(size(i) for i in index.ids)
         parts["metadata columns"] += index.metadatas.nbytes
         parts["filter columns"] += sum(c.nbytes for c in index._columns.values())

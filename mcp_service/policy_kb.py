@@ -13,7 +13,7 @@ from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.observability.memory import report_on_signal
 from lib.policies.revision_metrics import RevisionCollector
-from lib.policies.search import searchable_revisions
+from lib.policies.search import registered_refs, searchable_revisions
 from lib.policies.stores import PolicyStores
 from mcp_service import heap
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
@@ -29,10 +29,13 @@ logger = logging.getLogger(__name__)
 def warm_up(stores: PolicyStores) -> None:
     """Load the query encoder and every searchable revision's index before the first request; from then on
     keep today's searchable revisions loaded and fresh, those another process ingests included, so a pause
-    costs no reload (``docs/decisions/0002-block-loader.md``)."""
+    costs no reload (``docs/decisions/0002-block-loader.md``); and delete the snapshots of revisions removed since.
+    """
 
     def warm_searchable() -> int:
-        return stores.vectors.warm(searchable_revisions(stores.registry, None, None))
+        cached = stores.vectors.warm(searchable_revisions(stores.registry, None, None))
+        stores.vectors.prune_snapshots(registered_refs(stores.registry))
+        return cached
 
     try:
         stores.embedder.warm_up()

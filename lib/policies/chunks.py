@@ -289,6 +289,11 @@ class PolicyVectorStore(ChunkCollection):
             for key, (ids, texts, metas) in rows.items()
         ]
 
+    def prune_snapshots(self, keys: Collection[str]) -> int:
+        """Delete the on-disk snapshots of every revision not in ``keys`` (all the registry holds); how many."""
+        snapshots = self.indexes.snapshots
+        return 0 if snapshots is None else snapshots.prune(keys)
+
     def warm(self, revisions: Mapping[str, Revision]) -> int:
         """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""
         return len(self.held_blocks(revisions) or [])

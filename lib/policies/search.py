@@ -84,6 +84,13 @@ def searchable_revisions(
         return {revision_ref(r.source, r.revision_id): r for r in revisions}
 
 
+def registered_refs(registry: PolicyRegistry) -> set[str]:
+    """The ``revision_ref`` of every revision the registry holds, whatever its state: what a replica's snapshots
+    may be kept for."""
+    snapshot = registry.snapshot()
+    return {revision_ref(r.source, r.revision_id) for revisions in snapshot.revisions.values() for r in revisions}
+
+
 def _hit(
     chunk: StoredChunk,
     revision: Revision,

@@ -59,6 +59,7 @@ class CorpusIndexes:
         stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices; ``snapshots``
         keeps loaded slices on disk for the next start (``lib.retrieval.index_snapshot``)."""
         self.cache = IndexCache(cache_bytes, max_age_s=max_age_s)
+        self.snapshots = snapshots
         self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock, snapshots=snapshots)
         self.answers: LRUCache[tuple[object, ...], np.ndarray | LexicalHits] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0

@@ -21,20 +21,24 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from lib.observability import search_leg
+from lib.retrieval.file_columns import FileTexts
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
+from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 from lib.stores.chroma import StoredChunk, relevance
 
 T = TypeVar("T")
 
 LEXICAL_BYTES_PER_CHAR = 2
 """About what the lexical twin costs per character of text (postings and vocabulary)."""
-ROW_BYTES = 384 * 4 + 4 + 64 + 800 + 256 + 800 * LEXICAL_BYTES_PER_CHAR
-"""About what one held chunk costs: vector, squared norm, id, text (800 characters), metadata (dictionary-encoded
-columns: ~240 bytes a chunk on the NPPF's real metadata), postings."""
+ROW_BYTES = 384 + 12 + 384 * 4 + 64 + 800 + 256 + 800 * LEXICAL_BYTES_PER_CHAR
+"""About what one held chunk costs at most: codes and their bounds, exact vector, id, text (800 characters),
+metadata (dictionary-encoded columns: ~240 bytes a chunk on the NPPF's real metadata), postings. A slice read
+from its snapshot file holds neither its exact vectors nor its texts (``nbytes``)."""
 _ID_BYTES = 64
-_RERANK_SLACK = 8
-"""Candidates beyond ``n_results`` re-ranked by direct L2, so float rounding cannot reorder the tail."""
+_FIRST_READ = 32
+"""Rows beyond ``n_results`` whose exact vectors the dense leg reads first, by lowest bound: enough that the
+``n``-th exact distance rarely leaves another row to read (decision 0037)."""
 _SERIALS = itertools.count()
 
 Stamp = Hashable
@@ -58,12 +62,11 @@ class CorpusIndex:
     key: str
     stamp: Stamp
     ids: list[str]
-    scoring: np.ndarray
-    """``(dims + 1, rows)`` float32, C-ordered, a column per row: each vector times -2, then its squared norm;
-    ``[q, 1]`` times it ranks rows by squared L2 distance in one vector-matrix product (``-scoring[:dims] / 2`` is
-    exact). Columns, not rows: OpenBLAS reads this layout about twice as fast (decision 0009; 1.6 against 3.5 ms
-    over 50,000 vectors on this machine, issue 27)."""
-    texts: list[str]
+    vectors: QuantizedVectors
+    """The dense leg's vectors as int8 codes with error bounds, and the exact rows behind them (held, or read from
+    the slice's snapshot file): ``lib.retrieval.quantized``, decision 0037."""
+    texts: Sequence[str]
+    """A list, or ``FileTexts`` read from the slice's snapshot file when asked (``lib.retrieval.file_columns``)."""
     metadatas: MetadataTable
     """Each chunk's metadata as dictionary-encoded columns (a list of dicts given is encoded on construction):
     ``metadatas[row]`` is a new dict each time."""
@@ -82,19 +85,15 @@ class CorpusIndex:
         metadatas: Sequence[Mapping[str, Any]], lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
         matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
-        scoring = np.empty((matrix.shape[1] + 1, len(ids)), dtype=np.float32)
-        scoring[:-1] = -2.0 * matrix.T
-        scoring[-1] = np.einsum("ij,ij->i", matrix, matrix)
-        return cls(key, stamp, ids, scoring, texts, _table(metadatas), lexical_text)
+        return cls(key, stamp, ids, QuantizedVectors.of(matrix), texts, _table(metadatas), lexical_text)
 
     @classmethod
     def from_texts(
         cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: Sequence[Mapping[str, Any]],
         lexical_text: LexicalText = plain_text,
     ) -> CorpusIndex:  # fmt: skip
-        """A slice for the lexical leg only (no vectors): ``scoring`` is empty and never searched."""
-        return cls(key, stamp, ids, np.zeros((0, len(ids)), np.float32), texts, _table(metadatas),
-                   lexical_text)  # fmt: skip
+        """A slice for the lexical leg only (no vectors): ``vectors`` is empty and never searched."""
+        return cls(key, stamp, ids, QuantizedVectors.empty(len(ids)), texts, _table(metadatas), lexical_text)
 
     def indexed_texts(self) -> list[str]:
         """Each chunk as the lexical twin indexes it (heading context, then text)."""
@@ -120,7 +119,7 @@ class CorpusIndex:
         return cast(T, self._derived[name])
 
     def embedding(self, row: int) -> np.ndarray:
-        return self.scoring[:-1, row] * np.float32(-0.5)
+        return self.vectors.vector(row)
 
     def holds(self, ids: Sequence[str], texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> bool:
         """Whether these rows (any order) are exactly the slice's: same ids, texts and metadata."""
@@ -142,9 +141,13 @@ class CorpusIndex:
 
     @property
     def nbytes(self) -> int:
-        chars = sum(len(t) for t in self.texts)
-        held = chars * (1 + LEXICAL_BYTES_PER_CHAR) + _ID_BYTES * len(self.ids) + self.metadatas.nbytes
-        return self.scoring.nbytes + held
+        if isinstance(self.texts, FileTexts):
+            texts, chars = self.texts.nbytes, self.texts.encoded_size
+        else:
+            chars = sum(len(t) for t in self.texts)
+            texts = chars
+        lexical = chars * LEXICAL_BYTES_PER_CHAR
+        return self.vectors.nbytes + texts + lexical + _ID_BYTES * len(self.ids) + self.metadatas.nbytes
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
         return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas.row(row), distance=distance)
@@ -189,38 +192,56 @@ def exact_hits(
     query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
 ) -> np.ndarray:
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
-    ``HITS``, nearest first, ties by id. One product per slice, one partition over all, the best
-    ``n_results + slack`` re-ranked by direct L2: Python works per slice and candidate, never per row. ``scope``
-    names the row filter for the answer memo and is not used here."""
+    ``HITS``, nearest first, ties by id: exact, though the rows are searched by their int8 codes. Each row's
+    coded distance less its margin is a lower bound of its exact distance (``QuantizedVectors.lower_bounds``);
+    the exact vectors of the ``n_results + _FIRST_READ`` lowest bounds are read, then those of every other row
+    whose bound is within the ``n_results``-th exact distance, so no row left unread can rank. Python works per
+    slice and per row read, never per row searched. ``scope`` names the row filter for the answer memo and is not
+    used here."""
     masks = list(rows) if rows is not None else [None] * len(indexes)
-    kept = [(p, i, m) for p, (i, m) in enumerate(zip(indexes, masks, strict=True)) if i.ids and (m is None or m.any())]
-    if not kept:
+    kept = [
+        (p, i, m)
+        for p, (i, m) in enumerate(zip(indexes, masks, strict=True))
+        if i.ids and i.vectors.dims and (m is None or m.any())
+    ]
+    if not kept or n_results <= 0:
         return np.zeros(0, HITS)
-    query = np.asarray(query, dtype=np.float32).reshape(-1)
-    extended = np.append(query, np.float32(1.0))
+    coded = CodedQuery.of(query)
     parts = []
     for _, index, mask in kept:
-        part = extended @ index.scoring
+        part = index.vectors.lower_bounds(coded)
         if mask is not None:
             part[~mask] = np.inf
         parts.append(part)
-    scores = np.concatenate(parts)
-    allowed = int(np.isfinite(scores).sum())
-    wanted = min(n_results + _RERANK_SLACK, allowed)
-    best = np.argpartition(scores, wanted)[:wanted] if len(scores) > wanted else np.arange(len(scores))
-    best = best[np.isfinite(scores[best])]
+    bounds = np.concatenate(parts)
+    allowed = int(np.isfinite(bounds).sum())
+    first = min(n_results + _FIRST_READ, allowed)
+    read = np.argpartition(bounds, first)[:first] if len(bounds) > first else np.arange(len(bounds))
+    read = read[np.isfinite(bounds[read])]
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
-    owners = np.searchsorted(starts, best, side="right") - 1
-    candidates = [(kept[o][0], int(p - starts[o])) for o, p in zip(owners.tolist(), best.tolist(), strict=True)]
-    if not candidates:
-        return np.zeros(0, HITS)
-    diff = np.stack([indexes[at].embedding(row) for at, row in candidates]) - query
-    exact = np.einsum("ij,ij->i", diff, diff).tolist()
-    ranked = sorted(
-        ((d, indexes[at].ids[row], at, row) for d, (at, row) in zip(exact, candidates, strict=True)),
-        key=lambda c: c[:2],
-    )[:n_results]
+    found = _exact(read, starts, kept, coded.vector)
+    if len(found) >= n_results:
+        nth = sorted(found)[n_results - 1][0]
+        more = np.flatnonzero(bounds <= nth)
+        found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, coded.vector)
+    ranked = sorted(found)[:n_results]
     return np.array([(at, row, d) for d, _, at, row in ranked], dtype=HITS)
+
+
+def _exact(
+    positions: np.ndarray, starts: np.ndarray, kept: Sequence[tuple[int, CorpusIndex, np.ndarray | None]],
+    query: np.ndarray,
+) -> list[tuple[float, str, int, int]]:  # fmt: skip
+    """``(exact distance, id, slice, row)`` of the rows at ``positions`` of the slices ``kept`` laid end to end
+    (``starts``: where each begins), reading each slice's exact rows once."""
+    owners = np.searchsorted(starts, positions, side="right") - 1
+    out: list[tuple[float, str, int, int]] = []
+    for owner in np.unique(owners).tolist():
+        at, index, _ = kept[owner]
+        rows = (positions[owners == owner] - starts[owner]).tolist()
+        distances = index.vectors.distances(rows, query)
+        out += [(d, index.ids[r], at, r) for d, r in zip(distances, rows, strict=True)]
+    return out
 
 
 def chunks_of(hits: np.ndarray, indexes: Sequence[CorpusIndex], *, distances: bool = True) -> list[StoredChunk]:
@@ -252,9 +273,10 @@ def dense_relevances(query: np.ndarray, ids: Collection[str], indexes: Sequence[
     found: dict[str, float] = {}
     for index in indexes:
         rows = index.derived("rows_by_id", partial(_rows_by_id, index))
-        for chunk_id in wanted & rows.keys():
-            diff = index.embedding(rows[chunk_id]) - query
-            found[chunk_id] = relevance(float(diff @ diff))
+        named = sorted(wanted & rows.keys())
+        if named and index.vectors.dims:
+            distances = index.vectors.distances([rows[i] for i in named], query)
+            found.update((i, relevance(d)) for i, d in zip(named, distances, strict=True))
     return found
 
 

@@ -168,7 +168,8 @@ class IndexLoader:
 
     def _load_and_keep(self, key: str, stamp: Stamp, *, from_snapshot: bool = False) -> CorpusIndex | None:
         """Load ``key`` and index it for the lexical leg, before any search is handed it; ``from_snapshot``: from
-        its snapshot under ``stamp`` if there is one (kept as not yet checked), else from the store (and saved)."""
+        its snapshot under ``stamp`` if there is one (kept as not yet checked), else from the store (saved, and served
+        as read back from the file)."""
         if from_snapshot and self._snapshots is not None:
             index = self._snapshots.load(key, stamp)
             if index is not None:
@@ -177,10 +178,9 @@ class IndexLoader:
         if index is None:
             return None
         _ = index.lexical
-        kept = self._keep(index)
-        if kept is not None and self._snapshots is not None:
-            self._snapshots.save(kept)
-        return kept
+        if self._snapshots is not None:
+            index = self._snapshots.save(index) or index  # served from the file: its vectors and texts stay there
+        return self._keep(index)
 
     def _keep(self, index: CorpusIndex, *, checked: bool = True) -> CorpusIndex | None:
         """Put ``index`` in the cache, its age starting now (``checked``) or already due for a check."""

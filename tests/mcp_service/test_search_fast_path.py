@@ -23,9 +23,11 @@ from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
 from lib.policies.search import search_policy, searchable_revisions
 from lib.policies.stores import PolicyStores
 from lib.retrieval.corpus_index import ROW_BYTES
+from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name
+from mcp_service.policy_kb import warm_up
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 from tests.polling import eventually
@@ -213,6 +215,25 @@ def test_a_replica_started_again_answers_from_its_snapshots_then_sees_a_hand_edi
     eventually(lambda: search_policy(again, question, n_results=1).results[0] == edited)
     assert loaded == [f"NPPF:{before.revision_id}"], "the check found the edit: that revision alone read again"
     assert search_policy(again, question, n_results=1) == search_policy(replica_of(policies), question, n_results=1)
+
+
+def test_a_replicas_warm_pass_deletes_the_snapshot_of_a_revision_removed_elsewhere(
+    two_revisions: PolicyStores, tmp_path: Path
+) -> None:
+    """The service's warm-up pass (run again by the keeper) keeps the snapshots of the revisions the registry
+    holds and deletes the others: a revision removed by another process leaves no file behind."""
+    policies = two_revisions
+    snapshots = tmp_path / "snapshots"
+    replica = replica_of(policies, snapshots)
+    assert {h.revision_id for h in search_policy(replica, "design vision", n_results=20).results} == {"rev_a", "rev_b"}
+    assert len(list(snapshots.glob("*.npz"))) == 2
+    remove_revision(policies, "NPPF", "rev_a")
+    try:
+        warm_up(replica)
+    finally:
+        replica.vectors.loader.stop()
+    assert [p.name for p in snapshots.glob("*.npz")] == [IndexSnapshots(snapshots).path("NPPF:rev_b").name]
+    assert {h.revision_id for h in search_policy(replica, "design vision", n_results=20).results} == {"rev_b"}
 
 
 class Clock:

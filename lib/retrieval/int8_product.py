@@ -1,0 +1,67 @@
+"""The product of one int8 query with int8 vector columns, on onnxruntime's ``MatMulInteger``.
+
+Why onnxruntime: numpy has no int8 matrix kernel (its integer products run a plain loop), and converting int8
+columns to float32 per search costs more than the float32 product they replace. onnxruntime is already loaded
+for the query encoder; its unsigned-by-signed 8-bit kernel over 2,000 columns of 384 dimensions takes ~0.09 ms
+against numpy's float32 0.16 ms, reading a quarter of the bytes (decision 0037). The query is sent as ``uint8``
+with zero point 128 because that kernel is the fast one (signed-by-signed took 5.7x as long on this machine).
+The integer result is exact, so the only approximation is the quantisation, which the caller bounds.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+ZERO_POINT = 128
+
+
+@cache
+def _session() -> onnxruntime.InferenceSession:
+    """One session for the process (``run`` may be called from many threads at once), built from a graph of
+    one node, on one intra-op thread: searches run side by side on threads of their own."""
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["query", "columns", "zero"], ["scores"])],
+        "int8_product",
+        [
+            helper.make_tensor_value_info("query", TensorProto.UINT8, [1, None]),
+            helper.make_tensor_value_info("columns", TensorProto.INT8, [None, None]),
+            helper.make_tensor_value_info("zero", TensorProto.UINT8, []),
+        ],
+        [helper.make_tensor_value_info("scores", TensorProto.INT32, [1, None])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+_ZERO = np.array(ZERO_POINT, dtype=np.uint8)
+_lock = threading.Lock()
+
+
+def query_codes(codes: np.ndarray) -> np.ndarray:
+    """Signed int8 query codes as the ``(1, dims)`` uint8 row ``int8_scores`` takes (offset by the zero point)."""
+    return (codes.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
+
+
+def int8_scores(query: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``codes @ columns`` as int32, one per column, exact: ``query`` is ``query_codes(codes)``, ``columns`` a
+    C-contiguous ``(dims, n)`` int8 array."""
+    if columns.shape[1] == 0:
+        return np.zeros(0, dtype=np.int32)
+    with _lock:
+        session = _session()
+    (scores,) = session.run(None, {"query": query, "columns": columns, "zero": _ZERO})
+    return np.asarray(scores, dtype=np.int32).reshape(-1)

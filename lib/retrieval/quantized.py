@@ -1,0 +1,158 @@
+"""A slice's vectors held as int8 codes with a bound on each one's error, and the exact float32 rows behind them.
+
+Why: float32 vectors were 1.54 GB of the 2.79 GB a replica held at 1M chunks (issue 27; goal 2 GB). Codes take
+a quarter of that. Each row keeps ``x ≈ scale * codes`` and ``error >= |x - scale * codes|``; the query is coded
+the same way. Then a coded score differs from the exact squared L2 distance by at most a margin computed per row
+(``lower_bounds``), so the dense leg can stay exact: it ranks by the lower bounds, reads the exact rows of the
+few that could still be among the best (``ExactRows``: held in memory, or read from the slice's snapshot file),
+and stops once no unread row's bound beats the ``n``-th exact distance (``lib.retrieval.corpus_index``). On the
+1M corpus's vectors the bound admits 17-38 rows per 200,000 searched (decision 0037).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from lib.retrieval.int8_product import int8_scores, query_codes
+
+LEVELS = 127
+MARGIN_EPSILON = 1e-5
+"""Added to every margin, times ``2 * (|q|^2 + |x|^2) + 1`` (which bounds each term of a distance): the float32
+rounding of the coded distance and of the exact one (each ~1e-7 of that)."""
+
+
+class ExactRows(Protocol):
+    """The float32 vectors behind a slice's codes, read a few rows at a time."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def rows(self, positions: Sequence[int]) -> np.ndarray:
+        """``(len(positions), dims)`` float32, in the order asked."""
+        ...
+
+    def matrix(self) -> np.ndarray:
+        """Every row, ``(rows, dims)`` float32 (read whole: for saving a slice, not for searching)."""
+        ...
+
+
+@dataclass(frozen=True)
+class HeldRows:
+    """Exact rows held in memory (a slice not backed by a snapshot file)."""
+
+    vectors: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes)
+
+    def rows(self, positions: Sequence[int]) -> np.ndarray:
+        return self.vectors[np.asarray(positions, dtype=np.int64)]
+
+    def matrix(self) -> np.ndarray:
+        return self.vectors
+
+
+@dataclass(frozen=True)
+class CodedQuery:
+    """A query as ``lower_bounds`` takes it: its uint8 codes for ``int8_scores``, its scale, and the norms the
+    margin needs (``coded_norm = |scale * codes|``, ``error = |q - scale * codes|``, rounded up)."""
+
+    vector: np.ndarray
+    codes: np.ndarray
+    scale: float
+    squared_norm: float
+    coded_norm: float
+    error: float
+
+    @classmethod
+    def of(cls, query: np.ndarray) -> CodedQuery:
+        vector = np.asarray(query, dtype=np.float32).reshape(-1)
+        codes, scales, errors = _quantize(vector.reshape(1, -1))
+        coded = codes[0].astype(np.float64) * float(scales[0])
+        return cls(
+            vector=vector,
+            codes=query_codes(codes[0]),
+            scale=float(scales[0]),
+            squared_norm=float(vector.astype(np.float64) @ vector.astype(np.float64)),
+            coded_norm=float(np.sqrt(coded @ coded)),
+            error=float(errors[0]),
+        )
+
+
+@dataclass(frozen=True)
+class QuantizedVectors:
+    """One slice's vectors: ``codes`` ``(dims, rows)`` int8, C-ordered (a column per row); per row its ``scales``
+    and exact squared ``norms``; over the slice the largest coding ``error`` and the largest ``length`` (norm);
+    and its ``exact`` rows. One error and one length per slice, not per row: the margin is then one number per
+    slice and the bounds take four array operations (the rows' own errors differ by under 2x, decision 0037)."""
+
+    codes: np.ndarray
+    scales: np.ndarray
+    norms: np.ndarray
+    error: float
+    length: float
+    exact: ExactRows
+
+    @classmethod
+    def of(cls, matrix: np.ndarray) -> QuantizedVectors:
+        """``(rows, dims)`` vectors coded, the exact rows held in memory."""
+        vectors = np.ascontiguousarray(matrix, dtype=np.float32)
+        codes, scales, errors = _quantize(vectors)
+        norms = np.einsum("ij,ij->i", vectors, vectors).astype(np.float32)
+        length = float(np.sqrt(norms.max(initial=0.0, where=np.isfinite(norms))))
+        return cls(np.ascontiguousarray(codes.T), scales, norms, float(errors.max(initial=0.0)), length,
+                   HeldRows(vectors))  # fmt: skip
+
+    @classmethod
+    def empty(cls, rows: int) -> QuantizedVectors:
+        """No vectors for ``rows`` rows (a slice for the lexical leg only)."""
+        zeros = np.zeros(rows, dtype=np.float32)
+        return cls(np.zeros((0, rows), np.int8), zeros, zeros, 0.0, 0.0, HeldRows(np.zeros((rows, 0), np.float32)))
+
+    @property
+    def dims(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def rows(self) -> int:
+        return int(self.codes.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.codes.nbytes + self.scales.nbytes + self.norms.nbytes) + self.exact.nbytes
+
+    def lower_bounds(self, query: CodedQuery) -> np.ndarray:
+        """Per row, a float32 number no greater than its exact squared L2 distance from ``query``: the coded
+        distance less the most the codes can be off, ``2 * (|q'| * error + q_error * length)``, and less float32
+        rounding (``MARGIN_EPSILON``). A fresh array."""
+        bounds = int8_scores(query.codes, self.codes).astype(np.float32)  # exact: |codes . codes| < 2**24
+        bounds *= self.scales
+        bounds *= np.float32(-2.0 * query.scale)
+        bounds += self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
+        margin = 2.0 * (query.coded_norm * self.error + query.error * self.length)
+        bounds += np.float32(query.squared_norm * (1.0 - 2.0 * MARGIN_EPSILON) - margin - MARGIN_EPSILON)
+        return bounds
+
+    def distances(self, positions: Sequence[int], query: np.ndarray) -> list[float]:
+        """The exact squared L2 distance from ``query`` of each row at ``positions`` (direct, in float32)."""
+        diff = self.exact.rows(positions) - query
+        return list(np.einsum("ij,ij->i", diff, diff).tolist())
+
+    def vector(self, row: int) -> np.ndarray:
+        return self.exact.rows([row])[0]
+
+
+def _quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, scales, errors)`` of ``(rows, dims)`` float32 ``vectors``: symmetric int8 per row, and each
+    row's error ``|x - scale * codes|`` computed in float64 and rounded up to float32."""
+    peaks = np.abs(vectors).max(axis=1) if vectors.shape[1] else np.zeros(len(vectors), np.float32)
+    scales = np.where(peaks > 0, peaks / LEVELS, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(vectors / scales[:, None]), -LEVELS, LEVELS).astype(np.int8)
+    residual = vectors.astype(np.float64) - codes.astype(np.float64) * scales[:, None].astype(np.float64)
+    errors = np.sqrt(np.einsum("ij,ij->i", residual, residual))
+    return codes, scales, np.nextafter(errors.astype(np.float32), np.float32(np.inf))
