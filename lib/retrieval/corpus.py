@@ -21,6 +21,8 @@ from cachetools import LRUCache, cached
 
 from lib.observability.metrics import cache_lookups, cache_misses
 from lib.retrieval.corpus_index import (
+    ROW_BYTES,
+    SNAPSHOT_ROW_BYTES,
     CorpusIndex,
     LexicalAnswer,
     LexicalHits,
@@ -58,7 +60,8 @@ class CorpusIndexes:
         """``load(key, stamp)`` reads one slice (``None``: it must not be held, its rows disagree with the
         stamp); ``verify`` is the cheaper check a refresh makes first; ``clock`` ages the slices; ``snapshots``
         keeps loaded slices on disk for the next start (``lib.retrieval.index_snapshot``)."""
-        self.cache = IndexCache(cache_bytes, max_age_s=max_age_s)
+        row_bytes = ROW_BYTES if snapshots is None else SNAPSHOT_ROW_BYTES
+        self.cache = IndexCache(cache_bytes, max_age_s=max_age_s, row_bytes=row_bytes)
         self.snapshots = snapshots
         self.loader = IndexLoader(self.cache, load, verify=verify, clock=clock, snapshots=snapshots)
         self.answers: LRUCache[tuple[object, ...], np.ndarray | LexicalHits] = LRUCache(

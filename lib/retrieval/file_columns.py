@@ -63,6 +63,12 @@ class OpenFile:
         self._close = weakref.finalize(self, _close, self.fd)
         self.size = os.fstat(self.fd).st_size
 
+    def prefetch(self, offset: int, size: int) -> None:
+        """Ask the kernel to read ``size`` bytes from ``offset`` into its page cache now, in the background, so
+        the first searches do not wait on the disk for each row (~90 us a cold row here, ~3 us a cached one)."""
+        if hasattr(os, "posix_fadvise") and size > 0:
+            os.posix_fadvise(self.fd, offset, size, os.POSIX_FADV_WILLNEED)
+
     def read(self, offset: int, size: int) -> bytes:
         data = os.pread(self.fd, size, offset)
         if len(data) != size:

@@ -33,15 +33,19 @@ class IndexCache:
     caches are not thread-safe. Loads run outside the lock. ``max_age_s`` is what the loader ages held indexes
     by (``IndexLoader``, on its own clock); the cache itself never drops an index for its age."""
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, *, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
+    def __init__(
+        self, max_bytes: int = DEFAULT_CACHE_BYTES, *, max_age_s: float = DEFAULT_MAX_AGE_S, row_bytes: int = ROW_BYTES
+    ) -> None:
+        """``row_bytes``: what ``fits`` reckons a chunk costs (less for slices read from snapshots)."""
         self.max_bytes = max_bytes
+        self.row_bytes = row_bytes
         self.max_age_s = max_age_s
         self._indexes: LRUCache[str, CorpusIndex] = LRUCache(max_bytes, _index_bytes)
         self._lock = threading.Lock()
 
     def fits(self, rows: int) -> bool:
-        """Whether ``rows`` chunks could be held at once (estimated at ``ROW_BYTES`` each)."""
-        return rows * ROW_BYTES <= self.max_bytes
+        """Whether ``rows`` chunks could be held at once (estimated at ``row_bytes`` each)."""
+        return rows * self.row_bytes <= self.max_bytes
 
     def get(self, key: str, stamp: Stamp) -> CorpusIndex | None:
         """The index of ``key`` if it was loaded under ``stamp``."""

@@ -243,6 +243,8 @@ def _index(
         raise ValueError("a snapshot whose postings disagree with their vocabulary")
     if len(lexical.rows_of) and int(lexical.rows_of.max()) >= rows:
         raise ValueError("a snapshot whose postings name rows it does not hold")
+    file.prefetch(vectors_at, rows * dims * 4)
+    file.prefetch(texts_at, texts_shape[0])
     texts = FileTexts(file, texts_at, text_ends)
     index = CorpusIndex(key, stamp, ids, vectors, texts, metadatas, lexical_text)
     index.__dict__["lexical"] = lexical  # the cached property, already built

@@ -12,12 +12,12 @@ and stops once no unread row's bound beats the ``n``-th exact distance (``lib.re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-from lib.retrieval.int8_product import int8_scores, query_codes
+from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 
 LEVELS = 127
 MARGIN_EPSILON = 1e-5
@@ -97,6 +97,11 @@ class QuantizedVectors:
     error: float
     length: float
     exact: ExactRows
+    offsets: np.ndarray = field(init=False, repr=False)
+    """``column_offsets(codes)``, made on construction (not stored: a sum over the codes)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offsets", column_offsets(self.codes))
 
     @classmethod
     def of(cls, matrix: np.ndarray) -> QuantizedVectors:
@@ -124,13 +129,14 @@ class QuantizedVectors:
 
     @property
     def nbytes(self) -> int:
-        return int(self.codes.nbytes + self.scales.nbytes + self.norms.nbytes) + self.exact.nbytes
+        held = self.codes.nbytes + self.scales.nbytes + self.norms.nbytes + self.offsets.nbytes
+        return int(held) + self.exact.nbytes
 
     def lower_bounds(self, query: CodedQuery) -> np.ndarray:
         """Per row, a float32 number no greater than its exact squared L2 distance from ``query``: the coded
         distance less the most the codes can be off, ``2 * (|q'| * error + q_error * length)``, and less float32
         rounding (``MARGIN_EPSILON``). A fresh array."""
-        bounds = int8_scores(query.codes, self.codes).astype(np.float32)  # exact: |codes . codes| < 2**24
+        bounds = int8_scores(query.codes, self.codes, self.offsets).astype(np.float32)  # exact: |codes . codes| < 2**24
         bounds *= self.scales
         bounds *= np.float32(-2.0 * query.scale)
         bounds += self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lib.retrieval.corpus_index import CorpusIndex, exact_hits, exact_search
-from lib.retrieval.int8_product import int8_scores, query_codes
+from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 
 
@@ -18,8 +18,9 @@ def test_the_int8_product_equals_the_integer_product_over_the_whole_code_range()
     columns[:, 0], columns[:, 1] = 127, -127
     for codes in (rng.integers(-127, 128, 384, dtype=np.int8), np.full(384, 127, np.int8), np.full(384, -127, np.int8)):
         expected = codes.astype(np.int64) @ columns.astype(np.int64)
-        assert np.array_equal(int8_scores(query_codes(codes), columns), expected)
-    assert int8_scores(query_codes(codes), np.zeros((384, 0), np.int8)).shape == (0,)
+        assert np.array_equal(int8_scores(query_codes(codes), columns, column_offsets(columns)), expected)
+    empty = np.zeros((384, 0), np.int8)
+    assert int8_scores(query_codes(codes), empty, column_offsets(empty)).shape == (0,)
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
