@@ -333,10 +333,13 @@ def test_with_no_cache_budget_every_search_goes_to_chroma_with_the_same_results(
 
 def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_revisions: PolicyStores) -> None:
     policies = two_revisions
-    largest = max(r.chunk_count for r in policies.registry.list_revisions("NPPF"))
-    store = PolicyVectorStore(
-        open_chroma(policies.settings.chroma), policies.vectors.collection.name, cache_bytes=largest * ROW_BYTES
-    )
+    revisions = policies.registry.list_revisions("NPPF")
+    search_policy(policies, "design vision")  # holds every revision's slice, to size the budget by
+    held = max(i.nbytes for i in policies.vectors.cache.indexes())
+    budget = max(held, max(r.chunk_count for r in revisions) * ROW_BYTES)  # the largest slice fits, alone
+    assert sum(r.chunk_count for r in revisions) * ROW_BYTES > budget, "both do not"
+    chroma = open_chroma(policies.settings.chroma)
+    store = PolicyVectorStore(chroma, policies.vectors.collection.name, cache_bytes=budget)
     small = dataclasses.replace(policies, vectors=store)
     dated = search_policy(small, "design vision", effective_date="2025-01-01")
     undated = search_policy(small, "design vision")
