@@ -12,7 +12,6 @@ The integer result is exact, so the only approximation is the quantisation, whic
 
 from __future__ import annotations
 
-import threading
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -27,7 +26,8 @@ ZERO_POINT = 128
 @cache
 def _session() -> onnxruntime.InferenceSession:
     """One session for the process (``run`` may be called from many threads at once), built from a graph of
-    one node, on one intra-op thread: searches run side by side on threads of their own."""
+    one node, on one intra-op thread: searches run side by side on threads of their own. Two threads may both
+    build it first; either session is as good."""
     import onnxruntime
     from onnx import TensorProto, helper
 
@@ -48,9 +48,6 @@ def _session() -> onnxruntime.InferenceSession:
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-_lock = threading.Lock()
-
-
 def query_codes(codes: np.ndarray) -> np.ndarray:
     """Signed int8 query codes as the ``(1, dims)`` uint8 row ``int8_scores`` takes (plus ``ZERO_POINT``)."""
     return (codes.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
@@ -66,9 +63,7 @@ def int8_scores(query: np.ndarray, columns: np.ndarray, offsets: np.ndarray) -> 
     C-contiguous ``(dims, n)`` int8 array and ``offsets`` its ``column_offsets``. A fresh array."""
     if columns.shape[1] == 0:
         return np.zeros(0, dtype=np.int32)
-    with _lock:
-        session = _session()
-    (scores,) = session.run(None, {"query": query, "columns": columns})
+    (scores,) = _session().run(None, {"query": query, "columns": columns})
     scores = np.asarray(scores, dtype=np.int32).reshape(-1)
     scores -= offsets
     return scores
