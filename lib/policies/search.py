@@ -176,13 +176,14 @@ def _ranked(
 ) -> list[SearchHit]:
     """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
     depth = leg_depth(mode, n_results, per_document=PER_SECTION)
+    held = stores.vectors.held_blocks(revisions)  # once: both legs and the relevances read the same slices
     dense: list[tuple[StoredChunk, float]] = []
     if mode != SearchMode.LEXICAL:
         assert vector is not None
-        dense = [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions)]
+        dense = [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions, held)]
     lexical = LexicalAnswer([], 0.0)
     if mode != SearchMode.DENSE:
-        lexical = stores.vectors.lexical_search(query, depth, revisions)
+        lexical = stores.vectors.lexical_search(query, depth, revisions, held)
 
     def ranking(n: int) -> list[RankedChunk]:
         return rank_chunks(
@@ -200,7 +201,7 @@ def _ranked(
         # Only a paragraph of justification in the top n can bring its policy into it: rank deeper to find it.
         ranked = policies_before_their_justification(ranking(depth))[:n_results]
     unscored = [r.chunk.id for r in ranked if r.dense_score is None]
-    relevances = stores.vectors.dense_relevances(vector, unscored, revisions) if vector is not None else {}
+    relevances = stores.vectors.dense_relevances(vector, unscored, revisions, held) if vector is not None else {}
     return [
         _hit(
             r.chunk,

@@ -25,6 +25,7 @@ from lib.retrieval.file_columns import FileTexts
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
+from lib.retrieval.selection import lowest
 from lib.stores.chroma import StoredChunk, relevance
 
 T = TypeVar("T")
@@ -41,8 +42,6 @@ _ID_BYTES = 64
 _FIRST_READ = 32
 """Rows beyond ``n_results`` whose exact vectors the dense leg reads first, by lowest bound: enough that the
 ``n``-th exact distance rarely leaves another row to read (decision 0037)."""
-_SAMPLE = 16
-"""``_lowest`` takes its threshold from every 16th bound."""
 _SERIALS = itertools.count()
 
 Stamp = Hashable
@@ -221,7 +220,7 @@ def exact_hits(
             part[~mask] = np.inf
         parts.append(part)
     bounds = np.concatenate(parts)
-    read = _lowest(bounds, n_results + _FIRST_READ)
+    read = lowest(bounds, n_results + _FIRST_READ)
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
     found = _exact(read, starts, kept, coded.vector)
     if len(found) >= n_results:
@@ -230,27 +229,6 @@ def exact_hits(
         found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, coded.vector)
     ranked = sorted(found)[:n_results]
     return np.array([(at, row, d) for d, _, at, row in ranked], dtype=HITS)
-
-
-def _lowest(bounds: np.ndarray, count: int) -> np.ndarray:
-    """The positions of about the ``count`` lowest finite ``bounds`` (at least ``count`` when there are that
-    many, in no order). Any set would do for exactness (``exact_hits`` reads on until no bound can rank); a
-    threshold taken from every ``_SAMPLE``-th bound and one comparison replaces a partition of every bound
-    (13.5 of 112 ms at 1M chunks)."""
-    finite = np.isfinite(bounds)
-    if int(finite.sum()) <= count:
-        return np.flatnonzero(finite)
-    sample = bounds[::_SAMPLE]
-    rank = count // _SAMPLE + 8
-    if len(sample) > rank:
-        threshold = np.partition(sample, rank)[rank]
-        if np.isfinite(threshold):
-            below = np.flatnonzero(bounds <= threshold)
-            if count <= len(below) <= 2 * count + 32 * _SAMPLE:
-                return below
-            if len(below) > count:  # many bounds at the threshold (rows repeated): the lowest of those
-                return below[np.argpartition(bounds[below], count)[:count]]
-    return np.argpartition(bounds, count)[:count]
 
 
 def _exact(

@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lib.observability import search_leg
+from lib.retrieval.selection import highest
 from lib.retrieval.tokens import tokenize
 
 K1 = 1.2
@@ -150,29 +151,33 @@ def _masks(blocks: Sequence[LexicalBlock], masks: Masks) -> list[np.ndarray | No
     return checked
 
 
+def _columns(terms: Sequence[str], blocks: Sequence[LexicalBlock]) -> list[list[int | None]]:
+    """Per block, each term's column in its vocabulary (``None``: not there), looked up once per search."""
+    return [[block.vocabulary.get(term) for term in terms] for block in blocks]
+
+
 def _idf(
-    terms: Sequence[str], blocks: Sequence[LexicalBlock], masks: Sequence[np.ndarray | None]
+    terms: Sequence[str],
+    blocks: Sequence[LexicalBlock],
+    masks: Sequence[np.ndarray | None],
+    columns: Sequence[Sequence[int | None]],
 ) -> tuple[dict[str, float], float]:
     """Each term's IDF over the union of the allowed rows of ``blocks`` (terms in none of them left out), and
     the average length."""
     n_docs = 0
     total = 0
-    for block, mask in zip(blocks, masks, strict=True):
+    freqs = [0] * len(terms)
+    for block, mask, found in zip(blocks, masks, columns, strict=True):
         n_docs += block.rows if mask is None else int(np.count_nonzero(mask))
         total += block.total_length if mask is None else int(block.lengths[mask].sum())
-    idf: dict[str, float] = {}
-    for term in terms:
-        df = 0
-        for block, mask in zip(blocks, masks, strict=True):
-            column = block.vocabulary.get(term)
+        for at, column in enumerate(found):
             if column is None:
                 continue
             if mask is None:
-                df += int(block.doc_freqs[column])
+                freqs[at] += int(block.doc_freqs[column])
             else:
-                df += int(np.count_nonzero(mask[block.rows_of[block.indptr[column] : block.indptr[column + 1]]]))
-        if df:
-            idf[term] = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+                freqs[at] += int(np.count_nonzero(mask[block.rows_of[block.indptr[column] : block.indptr[column + 1]]]))
+    idf = {term: math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for term, df in zip(terms, freqs, strict=True) if df}
     return idf, (total / n_docs if n_docs else 0.0)
 
 
@@ -190,7 +195,8 @@ class LexicalRanking(NamedTuple):
 def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1, masks: Masks = None) -> float:
     """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
     sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
-    idf, _ = _idf(query_terms(query), blocks, _masks(blocks, masks))
+    terms = query_terms(query)
+    idf, _ = _idf(terms, blocks, _masks(blocks, masks), _columns(terms, blocks))
     return (k1 + 1.0) * sum(idf.values())
 
 
@@ -209,12 +215,16 @@ def bm25_rank(
 ) -> LexicalRanking:
     """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once."""
     checked = _masks(blocks, masks)
-    idf, avgdl = _idf(query_terms(query), blocks, checked)
-    hits = _scored(idf, avgdl, blocks, checked, k, k1, b)
+    terms = query_terms(query)
+    columns = _columns(terms, blocks)
+    idf, avgdl = _idf(terms, blocks, checked, columns)
+    hits = _scored(terms, columns, idf, avgdl, blocks, checked, k, k1, b)
     return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
 
 
 def _scored(
+    terms: Sequence[str],
+    columns: Sequence[Sequence[int | None]],
     idf: Mapping[str, float],
     avgdl: float,
     blocks: Sequence[LexicalBlock],
@@ -223,34 +233,46 @@ def _scored(
     k1: float,
     b: float,
 ) -> list[LexicalHit]:
+    """The ``k`` best rows, scored in one pass over the query terms' postings of every block laid end to end
+    (a row's place: its block's start plus its row), so numpy works per search and Python only per block and
+    term. Each row's terms are summed in query order, as a pass per block would sum them (decision 0038)."""
     if not idf or k <= 0:
         return []
-    owners: list[np.ndarray] = []
-    found_rows: list[np.ndarray] = []
-    found_scores: list[np.ndarray] = []
-    for index, (block, mask) in enumerate(zip(blocks, masks, strict=True)):
-        columns = [(block.vocabulary[t], w) for t, w in idf.items() if t in block.vocabulary]
-        if not columns:
-            continue
-        indptr, indices, data = block.indptr, block.rows_of, block.counts
-        rows = np.concatenate([indices[indptr[c] : indptr[c + 1]] for c, _ in columns])
-        tf = np.concatenate([data[indptr[c] : indptr[c + 1]] for c, _ in columns]).astype(np.float64)
-        weights = np.concatenate([np.full(indptr[c + 1] - indptr[c], w) for c, w in columns])
-        if mask is not None:
-            allowed = mask[rows]
-            rows, tf, weights = rows[allowed], tf[allowed], weights[allowed]
-        norm = k1 * (1.0 - b + b * block.lengths[rows] / avgdl)
-        scores = np.bincount(rows, weights * tf * (k1 + 1.0) / (tf + norm), minlength=block.rows)
-        hit = np.flatnonzero(scores > 0.0)
-        owners.append(np.full(len(hit), index, dtype=np.int64))
-        found_rows.append(hit)
-        found_scores.append(scores[hit])
-    if not found_rows:
+    starts = np.zeros(len(blocks) + 1, dtype=np.int64)
+    np.cumsum([block.rows for block in blocks], out=starts[1:])
+    weights = [idf.get(term, 0.0) for term in terms]
+    rows: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    sizes: list[int] = []
+    offsets: list[int] = []
+    term_weights: list[float] = []
+    for block, start, found in zip(blocks, starts[:-1].tolist(), columns, strict=True):
+        indptr = block.indptr
+        for column, term_weight in zip(found, weights, strict=True):
+            if column is None or not term_weight:
+                continue
+            low, high = int(indptr[column]), int(indptr[column + 1])
+            rows.append(block.rows_of[low:high])
+            counts.append(block.counts[low:high])
+            sizes.append(high - low)
+            offsets.append(start)
+            term_weights.append(term_weight)
+    if not rows:
         return []
-    owner, row, score = np.concatenate(owners), np.concatenate(found_rows), np.concatenate(found_scores)
-    if len(score) > k:
-        keep = score >= np.partition(score, len(score) - k)[len(score) - k]
-        owner, row, score = owner[keep], row[keep], score[keep]
-    order = np.lexsort((row, owner, -score))[:k]
-    picked = zip(owner[order].tolist(), row[order].tolist(), score[order].tolist(), strict=True)
+    places = np.concatenate(rows).astype(np.int64)
+    places += np.repeat(np.asarray(offsets, dtype=np.int64), sizes)
+    tf = np.concatenate(counts).astype(np.float64)
+    weight = np.repeat(np.asarray(term_weights, dtype=np.float64), sizes)
+    if any(mask is not None for mask in masks):
+        pairs = zip(blocks, masks, strict=True)
+        allowed = np.concatenate([np.ones(block.rows, bool) if mask is None else mask for block, mask in pairs])
+        kept = allowed[places]
+        places, tf, weight = places[kept], tf[kept], weight[kept]
+    lengths = np.concatenate([block.lengths for block in blocks])
+    norm = k1 * (1.0 - b + b * lengths[places] / avgdl)
+    scores = np.bincount(places, weight * tf * (k1 + 1.0) / (tf + norm), minlength=int(starts[-1]))
+    best = highest(scores, k)
+    best = best[np.lexsort((best, -scores[best]))[:k]]
+    owners = np.searchsorted(starts, best, side="right") - 1
+    picked = zip(owners.tolist(), (best - starts[owners]).tolist(), scores[best].tolist(), strict=True)
     return [LexicalHit(o, r, s) for o, r, s in picked]
