@@ -99,9 +99,12 @@ class QuantizedVectors:
     exact: ExactRows
     offsets: np.ndarray = field(init=False, repr=False)
     """``column_offsets(codes)``, made on construction (not stored: a sum over the codes)."""
+    rounded_norms: np.ndarray = field(init=False, repr=False)
+    """``norms`` less their float32 rounding allowance, as ``lower_bounds`` adds them (made on construction)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "offsets", column_offsets(self.codes))
+        object.__setattr__(self, "rounded_norms", self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON))
 
     @classmethod
     def of(cls, matrix: np.ndarray) -> QuantizedVectors:
@@ -129,17 +132,17 @@ class QuantizedVectors:
 
     @property
     def nbytes(self) -> int:
-        held = self.codes.nbytes + self.scales.nbytes + self.norms.nbytes + self.offsets.nbytes
-        return int(held) + self.exact.nbytes
+        held = (self.codes, self.scales, self.norms, self.offsets, self.rounded_norms)
+        return sum(int(array.nbytes) for array in held) + self.exact.nbytes
 
     def lower_bounds(self, query: CodedQuery) -> np.ndarray:
         """Per row, a float32 number no greater than its exact squared L2 distance from ``query``: the coded
         distance less the most the codes can be off, ``2 * (|q'| * error + q_error * length)``, and less float32
         rounding (``MARGIN_EPSILON``). A fresh array."""
-        bounds = int8_scores(query.codes, self.codes, self.offsets).astype(np.float32)  # exact: |codes . codes| < 2**24
-        bounds *= self.scales
+        products = int8_scores(query.codes, self.codes, self.offsets)  # exact in float32: |codes . codes| < 2**24
+        bounds = np.multiply(products, self.scales, dtype=np.float32)
         bounds *= np.float32(-2.0 * query.scale)
-        bounds += self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
+        bounds += self.rounded_norms
         margin = 2.0 * (query.coded_norm * self.error + query.error * self.length)
         bounds += np.float32(query.squared_norm * (1.0 - 2.0 * MARGIN_EPSILON) - margin - MARGIN_EPSILON)
         return bounds
