@@ -160,7 +160,8 @@ def create_mcp_app(
 ) -> Starlette:
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
-    connections, and the warm heap is then frozen (``heap``) if the process is the service's own; ``health``
+    connections, and the warm heap is then frozen and what it freed given back (``heap``) if the process is the
+    service's own; ``health``
     answers ``/health`` (without auth) when a server has more to say than liveness; ``background`` loops run from
     start-up until shutdown;
     ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
@@ -186,6 +187,7 @@ def create_mcp_app(
             forever = list(background)
             if heap.owns_process():
                 heap.freeze_startup_heap()
+                heap.trim()  # the warm-up's peak (slices read from Chroma) leaves RSS before the first request
                 forever += [heap.thaw_loop, heap.trim_loop]
             auth = "+".join(name for name, on in (("keys", access.api_key), ("oauth", access.oauth)) if on) or "off"
             logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,

@@ -9,8 +9,11 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from starlette.testclient import TestClient
 
+from lib.config import Settings
 from mcp_service import heap
+from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from tests.lib.test_glibc_heap import MB, fragment
 
 
@@ -116,3 +119,22 @@ async def test_the_trim_loop_trims_on_every_pass_off_the_event_loop(monkeypatch:
     with pytest.raises(Enough):
         await heap.trim_loop(every_s=0.001)
     assert loop_thread not in passes
+
+
+def test_a_service_gives_back_what_its_warm_up_freed_before_it_takes_a_request(
+    settings: Settings, frozen_heap: None, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica's first start reads every slice from Chroma: a peak that glibc would otherwise keep resident
+    until the first trim pass, 10 s later (at 1M chunks RSS read 2,289 MB at ``/health``). The service's own
+    process trims once its warm-up is over, before it says it started."""
+    server = new_mcp_server("heap-test", "A server whose warm-up frees 100 MB.")
+    access = server_access(settings, server="policy-kb", scope="policy", port=0, api_key=None, read_api_key=None)
+    kept: list[bytearray] = []
+    app = create_mcp_app(settings, server, port=0, access=access, warm_up=lambda: kept.extend(fragment(100)))
+    monkeypatch.setitem(heap._state, "owner", 1)
+    with caplog.at_level("INFO"), TestClient(app):
+        pass
+    events = [r.getMessage().split(" ", 1)[0] for r in caplog.records]
+    assert "service.heap_trimmed" in events and "service.started" in events
+    assert events.index("service.heap_frozen") < events.index("service.heap_trimmed") < events.index("service.started")
+    assert kept
