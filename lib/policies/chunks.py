@@ -237,7 +237,7 @@ class PolicyVectorStore(ChunkCollection):
         """The ``n_results`` chunks nearest to ``embedding`` among the chunks of ``revisions``
         (``{revision_ref: Revision}``): what ``query(..., revision_filter(revisions))`` returns, faster. ``held``:
         what ``held_blocks(revisions)`` returned for this search, so every leg of one search reads the same
-        slices and resolves them once (500 slices at 1M chunks: ~5 ms a resolution)."""
+        slices, resolved once (decision 0038)."""
         if not revisions:
             return []
         query = np.asarray(embedding, dtype=np.float32).reshape(-1)
