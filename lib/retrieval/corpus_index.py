@@ -33,11 +33,11 @@ T = TypeVar("T")
 LEXICAL_BYTES_PER_CHAR = 2
 """At most what the lexical twin costs per character of text, before it is built (built: its own ``nbytes``,
 ~0.5 a character on planning text)."""
-ROW_BYTES = 384 + 16 + 384 * 4 + 64 + 800 + 256 + 400
-"""About what one chunk held in memory costs: codes, scale, norm (and its rounded copy) and offset, exact vector,
+ROW_BYTES = 384 + 12 + 384 * 4 + 64 + 800 + 256 + 400
+"""About what one chunk held in memory costs: codes, scale, norm and offset, exact vector,
 id, text (800 characters), metadata (dictionary-encoded columns: ~165 bytes a chunk measured), postings (~380
 measured)."""
-SNAPSHOT_ROW_BYTES = 384 + 16 + 8 + 64 + 256 + 400
+SNAPSHOT_ROW_BYTES = 384 + 12 + 8 + 64 + 256 + 400
 """The same for a chunk read from its slice's snapshot, whose exact vector and text stay in the file."""
 _ID_BYTES = 64
 _FIRST_READ = 32

@@ -99,12 +99,9 @@ class QuantizedVectors:
     exact: ExactRows
     offsets: np.ndarray = field(init=False, repr=False)
     """``column_offsets(codes)``, made on construction (not stored: a sum over the codes)."""
-    rounded_norms: np.ndarray = field(init=False, repr=False)
-    """``norms`` less their float32 rounding allowance, as ``lower_bounds`` adds them (made on construction)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "offsets", column_offsets(self.codes))
-        object.__setattr__(self, "rounded_norms", self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON))
 
     @classmethod
     def of(cls, matrix: np.ndarray) -> QuantizedVectors:
@@ -132,7 +129,7 @@ class QuantizedVectors:
 
     @property
     def nbytes(self) -> int:
-        held = (self.codes, self.scales, self.norms, self.offsets, self.rounded_norms)
+        held = (self.codes, self.scales, self.norms, self.offsets)
         return sum(int(array.nbytes) for array in held) + self.exact.nbytes
 
     def lower_bounds(self, query: CodedQuery) -> np.ndarray:
@@ -142,7 +139,7 @@ class QuantizedVectors:
         products = int8_scores(query.codes, self.codes, self.offsets)  # exact in float32: |codes . codes| < 2**24
         bounds = np.multiply(products, self.scales, dtype=np.float32)
         bounds *= np.float32(-2.0 * query.scale)
-        bounds += self.rounded_norms
+        bounds += self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
         margin = 2.0 * (query.coded_norm * self.error + query.error * self.length)
         bounds += np.float32(query.squared_norm * (1.0 - 2.0 * MARGIN_EPSILON) - margin - MARGIN_EPSILON)
         return bounds
