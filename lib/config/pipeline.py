@@ -71,6 +71,14 @@ class SearchSettings(SettingsGroup):
         description="Searches a server process runs at once (the rest wait their turn in order); default: the "
         "CPU count",
     )
+    leg_helpers: int = Field(
+        default_factory=lambda: max(0, (os.cpu_count() or 1) - 1),
+        ge=0,
+        le=64,
+        alias="SEARCH_LEG_HELPERS",
+        description="Threads that run a hybrid search's lexical leg beside its dense leg when one is idle (0: the "
+        "legs run one after the other); default: the CPU count less one",
+    )
     queue_max: int = Field(
         default=64,
         ge=0,

@@ -17,6 +17,7 @@ from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
 from lib.observability.metrics import searches
 from lib.retrieval.corpus_index import dense_relevances
+from lib.retrieval.legs import legs
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks
@@ -48,17 +49,22 @@ def search_application_docs(
     depth = leg_depth(search_mode, max_results)
     searches.labels("documents", search_mode.value).inc()
 
-    dense: list[tuple[StoredChunk, float]] = []
-    vector = None
-    if search_mode != SearchMode.LEXICAL:
-        vector = stores.embedder.embed_queries([query])[0]
-        dense = [
-            (c, relevance(c.distance or 0.0)) for c in stores.index.indexes.dense(vector, depth, indexes, rows, scope)
-        ]
-    lexical: list[tuple[StoredChunk, float]] = []
-    if search_mode != SearchMode.DENSE:
+    vector = stores.embedder.embed_queries([query])[0] if search_mode != SearchMode.LEXICAL else None
+
+    def dense_leg() -> list[tuple[StoredChunk, float]]:
+        if vector is None:
+            return []
+        found = stores.index.indexes.dense(vector, depth, indexes, rows, scope)
+        return [(c, relevance(c.distance or 0.0)) for c in found]
+
+    def lexical_leg() -> list[tuple[StoredChunk, float]]:
+        if search_mode == SearchMode.DENSE:
+            return []
         answer = stores.index.indexes.lexical(query, depth, indexes, rows, scope)
-        lexical = [(chunk, score / answer.ceiling) for chunk, score in answer.hits]
+        return [(chunk, score / answer.ceiling) for chunk, score in answer.hits]
+
+    side_by_side = search_mode == SearchMode.HYBRID  # else one leg is empty: no thread for it
+    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=side_by_side)
     ranked = rank_chunks(search_mode, dense, lexical, max_results)
     relevances: dict[str, float] = {}
     if vector is not None:  # spec 003 FR-002's relevance also for a hit only the lexical leg found

@@ -44,6 +44,7 @@ from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
 from lib.retrieval import RankedChunk, SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.corpus_index import LexicalAnswer
+from lib.retrieval.legs import legs
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
 
@@ -177,13 +178,20 @@ def _ranked(
     """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
     depth = leg_depth(mode, n_results, per_document=PER_SECTION)
     held = stores.vectors.held_blocks(revisions)  # once: both legs and the relevances read the same slices
-    dense: list[tuple[StoredChunk, float]] = []
-    if mode != SearchMode.LEXICAL:
+
+    def dense_leg() -> list[tuple[StoredChunk, float]]:
+        if mode == SearchMode.LEXICAL:
+            return []
         assert vector is not None
-        dense = [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions, held)]
-    lexical = LexicalAnswer([], 0.0)
-    if mode != SearchMode.DENSE:
-        lexical = stores.vectors.lexical_search(query, depth, revisions, held)
+        return [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions, held)]
+
+    def lexical_leg() -> LexicalAnswer:
+        if mode == SearchMode.DENSE:
+            return LexicalAnswer([], 0.0)
+        return stores.vectors.lexical_search(query, depth, revisions, held)
+
+    side_by_side = mode == SearchMode.HYBRID  # else one leg is empty: no thread for it
+    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=side_by_side)
 
     def ranking(n: int) -> list[RankedChunk]:
         return rank_chunks(

@@ -20,6 +20,7 @@ import numpy as np
 from cachetools import LRUCache, cached
 
 from lib.observability.metrics import cache_lookups, cache_misses
+from lib.retrieval.code_pages import CodePages
 from lib.retrieval.corpus_index import (
     ROW_BYTES,
     SNAPSHOT_ROW_BYTES,
@@ -67,8 +68,10 @@ class CorpusIndexes:
         self.answers: LRUCache[tuple[object, ...], np.ndarray | LexicalHits] = LRUCache(
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
+        self.pages = CodePages()
         lock = threading.Lock()
-        self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(exact_hits)))
+        dense = functools.partial(exact_hits, pages=self.pages)
+        self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(dense)))
         self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical_hits)))
 
     def dense(

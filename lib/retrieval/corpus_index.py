@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from lib.observability import search_leg
+from lib.retrieval.code_pages import CodePages
 from lib.retrieval.file_columns import FileTexts
 from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
@@ -196,15 +197,17 @@ metadata dict each, ``MetadataTable``) cost kilobytes: the answers memo keeps th
 
 @search_leg("dense")
 def exact_hits(
-    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
-) -> np.ndarray:
+    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
+    *, pages: CodePages | None = None,
+) -> np.ndarray:  # fmt: skip
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
     ``HITS``, nearest first, ties by id: exact, though the rows are searched by their int8 codes. Each row's
     coded distance less its margin is a lower bound of its exact distance (``QuantizedVectors.lower_bounds``);
     the exact vectors of about the ``n_results + _FIRST_READ`` lowest bounds are read, then those of every other row
     whose bound is within the ``n_results``-th exact distance, so no row left unread can rank. Python works per
     slice and per row read, never per row searched. ``scope`` names the row filter for the answer memo and is not
-    used here."""
+    used here. With ``pages``, the slices' bounds come from one product per page (``lib.retrieval.code_pages``),
+    equal to the last bit."""
     masks = list(rows) if rows is not None else [None] * len(indexes)
     kept = [
         (p, i, m)
@@ -214,12 +217,11 @@ def exact_hits(
     if not kept or n_results <= 0:
         return np.zeros(0, HITS)
     coded = CodedQuery.of(query)
-    parts = []
-    for _, index, mask in kept:
-        part = index.vectors.lower_bounds(coded)
+    slices = [index.vectors for _, index, _ in kept]
+    parts = pages.lower_bounds(coded, slices) if pages is not None else [v.lower_bounds(coded) for v in slices]
+    for part, (_, _, mask) in zip(parts, kept, strict=True):
         if mask is not None:
             part[~mask] = np.inf
-        parts.append(part)
     bounds = np.concatenate(parts)
     read = lowest(bounds, n_results + _FIRST_READ)
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])

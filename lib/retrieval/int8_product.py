@@ -9,7 +9,7 @@ column again on every call: the caller subtracts ``128 * column sum``, computed 
 The integer result is exact, so the only approximation is the quantisation, which the caller bounds. Figures:
 decision 0037.
 
-The columns are read once in order before the product (``_touch``): the kernel reads a slice in panels of a few
+A slice's columns are read once in order before the product (``_touch``): the kernel reads a slice in panels of a few
 columns across every dimension, a stride the hardware prefetcher does not follow, so on columns not in cache it
 waited on memory several times as long as on cached ones; a sequential pass first brings them in at the memory's
 streaming rate (figures: decision 0038).
@@ -65,16 +65,23 @@ def column_offsets(columns: np.ndarray) -> np.ndarray:
 
 def int8_scores(query: np.ndarray, columns: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """``codes @ columns`` as int32, one per column, exact: ``query`` is ``query_codes(codes)``, ``columns`` a
-    C-contiguous ``(dims, n)`` int8 array and ``offsets`` its ``column_offsets``. A fresh array."""
+    ``(dims, n)`` int8 array (copied first if not C-contiguous) and ``offsets`` its ``column_offsets``. A fresh
+    array."""
     if columns.shape[1] == 0:
         return np.zeros(0, dtype=np.int32)
-    _touch(columns)
+    columns = np.ascontiguousarray(columns)  # a slice's columns in a page (lib.retrieval.code_pages) are a view
+    if columns.nbytes <= TOUCH_BYTES:
+        _touch(columns)
     (scores,) = _session().run(None, {"query": query, "columns": columns})
     scores = np.asarray(scores, dtype=np.int32).reshape(-1)
     scores -= offsets
     return scores
 
 
+TOUCH_BYTES = 1 << 20
+"""Columns up to this size are read in order before the product (``_touch``): they stay in the core's cache
+until the kernel reads them. A wider array (a page of ``lib.retrieval.code_pages``) would be evicted first, and
+reading it twice only costs more (decision 0039)."""
 _LINE = 64
 """Bytes in a cache line: ``_touch`` reads one of each."""
 

@@ -135,14 +135,23 @@ class QuantizedVectors:
     def lower_bounds(self, query: CodedQuery) -> np.ndarray:
         """Per row, a float32 number no greater than its exact squared L2 distance from ``query``: the coded
         distance less the most the codes can be off, ``2 * (|q'| * error + q_error * length)``, and less float32
-        rounding (``MARGIN_EPSILON``). A fresh array."""
-        products = int8_scores(query.codes, self.codes, self.offsets)  # exact in float32: |codes . codes| < 2**24
-        bounds = np.multiply(products, self.scales, dtype=np.float32)
-        bounds *= np.float32(-2.0 * query.scale)
-        bounds += self.norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
-        margin = 2.0 * (query.coded_norm * self.error + query.error * self.length)
-        bounds += np.float32(query.squared_norm * (1.0 - 2.0 * MARGIN_EPSILON) - margin - MARGIN_EPSILON)
+        rounding (``MARGIN_EPSILON``). A fresh array. (Many slices at once: ``lib.retrieval.code_pages``.)"""
+        products = int8_scores(query.codes, self.codes, self.offsets)
+        bounds = coded_distances(products, self.scales, self.norms, query)
+        bounds += self.margin_term(query)
         return bounds
+
+    def margin_term(self, query: CodedQuery) -> np.float32:
+        """What ``lower_bounds`` adds to every row's ``coded_distances``: the query's squared norm less this
+        slice's margin and the rounding allowance."""
+        margin = 2.0 * (query.coded_norm * self.error + query.error * self.length)
+        return np.float32(query.squared_norm * (1.0 - 2.0 * MARGIN_EPSILON) - margin - MARGIN_EPSILON)
+
+    def moved_to(self, codes: np.ndarray, offsets: np.ndarray, scales: np.ndarray, norms: np.ndarray) -> None:
+        """Read the codes, offsets, scales and norms from now on from these equal arrays (columns of a page,
+        ``lib.retrieval.code_pages``), so the slice's own copies can go."""
+        for name, value in (("codes", codes), ("offsets", offsets), ("scales", scales), ("norms", norms)):
+            object.__setattr__(self, name, value)
 
     def distances(self, positions: Sequence[int], query: np.ndarray) -> list[float]:
         """The exact squared L2 distance from ``query`` of each row at ``positions`` (direct, in float32)."""
@@ -151,6 +160,15 @@ class QuantizedVectors:
 
     def vector(self, row: int) -> np.ndarray:
         return self.exact.rows([row])[0]
+
+
+def coded_distances(products: np.ndarray, scales: np.ndarray, norms: np.ndarray, query: CodedQuery) -> np.ndarray:
+    """Per column, ``|x|^2 - 2 q'.x'`` from the int8 ``products`` (exact in float32: ``|codes . codes| < 2**24``)
+    and the columns' ``scales`` and ``norms``; the rows' ``lower_bounds`` less their slice's ``margin_term``."""
+    bounds = np.multiply(products, scales, dtype=np.float32)
+    bounds *= np.float32(-2.0 * query.scale)
+    bounds += norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
+    return bounds
 
 
 def _quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
