@@ -38,9 +38,12 @@ from lib.retrieval.corpus_index import (
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.retrieval.index_snapshot import IndexSnapshots
+from lib.retrieval.term_postings import TermPostings
 from lib.stores.chroma import StoredChunk
 
 ANSWERS_REMEMBERED = 1024
+POSTINGS_BYTES = 128 * 1024 * 1024
+"""The most merged postings kept (``lib.retrieval.term_postings``); a sixteenth of the slices' budget if less."""
 cache_lookups_answers = cache_lookups.labels("answers")
 cache_misses_answers = cache_misses.labels("answers")
 
@@ -69,10 +72,12 @@ class CorpusIndexes:
             ANSWERS_REMEMBERED if cache_bytes else 0
         )
         self.pages = CodePages()
+        self.postings = TermPostings(min(POSTINGS_BYTES, cache_bytes // 16))
         lock = threading.Lock()
         dense = functools.partial(exact_hits, pages=self.pages)
+        lexical = functools.partial(lexical_hits, postings=self.postings)
         self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(dense)))
-        self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical_hits)))
+        self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical)))
 
     def dense(
         self, query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None,

@@ -23,7 +23,7 @@ import numpy as np
 from lib.observability import search_leg
 from lib.retrieval.code_pages import CodePages
 from lib.retrieval.file_columns import FileTexts
-from lib.retrieval.lexical import LexicalBlock, bm25_rank
+from lib.retrieval.lexical import LexicalBlock, PostingsMemo, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 from lib.retrieval.selection import lowest
@@ -309,11 +309,14 @@ class LexicalHits:
 
 
 def lexical_hits(
-    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = ()
-) -> LexicalHits:
+    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
+    *, postings: PostingsMemo | None = None,
+) -> LexicalHits:  # fmt: skip
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
-    exactly those rows; best first, ties in slice then row order; rows holding no query term never come."""
-    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows)
+    exactly those rows; best first, ties in slice then row order; rows holding no query term never come. With
+    ``postings``, each term's postings over these very slices (their serials) are merged once and kept."""
+    key = tuple(i.serial for i in indexes)
+    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows, memo=postings, key=key)
     return LexicalHits(np.array([(h.block_index, h.row, h.score) for h in hits], dtype=HITS), ceiling)
 
 

@@ -32,9 +32,9 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -151,32 +151,76 @@ def _masks(blocks: Sequence[LexicalBlock], masks: Masks) -> list[np.ndarray | No
     return checked
 
 
-def _columns(terms: Sequence[str], blocks: Sequence[LexicalBlock]) -> list[list[int | None]]:
-    """Per block, each term's column in its vocabulary (``None``: not there), looked up once per search."""
-    return [[block.vocabulary.get(term) for term in terms] for block in blocks]
+class Postings(NamedTuple):
+    """One term's postings over blocks laid end to end: each row's place (its block's start plus its row),
+    ascending, and how often it holds the term."""
+
+    places: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.places.nbytes + self.counts.nbytes)
+
+
+class PostingsMemo(Protocol):
+    """Merged postings kept across searches (``lib.retrieval.term_postings``)."""
+
+    def get(self, term: str, blocks: Sequence[LexicalBlock], starts: np.ndarray, key: Hashable) -> Postings: ...
+
+
+def starts_of(blocks: Sequence[LexicalBlock]) -> np.ndarray:
+    """Where each block's rows begin when the blocks are laid end to end, and (last) their total."""
+    starts = np.zeros(len(blocks) + 1, dtype=np.int64)
+    np.cumsum([block.rows for block in blocks], out=starts[1:])
+    return starts
+
+
+def merged_postings(term: str, blocks: Sequence[LexicalBlock], starts: np.ndarray) -> Postings:
+    """``term``'s postings in every block, laid end to end (``Postings``)."""
+    rows: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    sizes: list[int] = []
+    offsets: list[int] = []
+    for block, start in zip(blocks, starts[:-1].tolist(), strict=False):
+        column = block.vocabulary.get(term)
+        if column is None:
+            continue
+        low, high = int(block.indptr[column]), int(block.indptr[column + 1])
+        rows.append(block.rows_of[low:high])
+        counts.append(block.counts[low:high])
+        sizes.append(high - low)
+        offsets.append(start)
+    if not rows:
+        return Postings(np.zeros(0, np.int64), np.zeros(0, np.uint16))
+    places = np.concatenate(rows).astype(np.int64)
+    places += np.repeat(np.asarray(offsets, dtype=np.int64), sizes)
+    return Postings(places, np.concatenate(counts))
+
+
+def _allowed(blocks: Sequence[LexicalBlock], masks: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """The masks laid end to end as the blocks' rows are (``None``: every row is allowed)."""
+    if all(mask is None for mask in masks):
+        return None
+    pairs = zip(blocks, masks, strict=True)
+    return np.concatenate([np.ones(block.rows, bool) if mask is None else mask for block, mask in pairs])
 
 
 def _idf(
     terms: Sequence[str],
     blocks: Sequence[LexicalBlock],
     masks: Sequence[np.ndarray | None],
-    columns: Sequence[Sequence[int | None]],
+    postings: Sequence[Postings],
+    allowed: np.ndarray | None,
 ) -> tuple[dict[str, float], float]:
     """Each term's IDF over the union of the allowed rows of ``blocks`` (terms in none of them left out), and
     the average length."""
     n_docs = 0
     total = 0
-    freqs = [0] * len(terms)
-    for block, mask, found in zip(blocks, masks, columns, strict=True):
+    for block, mask in zip(blocks, masks, strict=True):
         n_docs += block.rows if mask is None else int(np.count_nonzero(mask))
         total += block.total_length if mask is None else int(block.lengths[mask].sum())
-        for at, column in enumerate(found):
-            if column is None:
-                continue
-            if mask is None:
-                freqs[at] += int(block.doc_freqs[column])
-            else:
-                freqs[at] += int(np.count_nonzero(mask[block.rows_of[block.indptr[column] : block.indptr[column + 1]]]))
+    freqs = [len(p.places) if allowed is None else int(np.count_nonzero(allowed[p.places])) for p in postings]
     idf = {term: math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for term, df in zip(terms, freqs, strict=True) if df}
     return idf, (total / n_docs if n_docs else 0.0)
 
@@ -195,8 +239,9 @@ class LexicalRanking(NamedTuple):
 def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1, masks: Masks = None) -> float:
     """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
     sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
-    terms = query_terms(query)
-    idf, _ = _idf(terms, blocks, _masks(blocks, masks), _columns(terms, blocks))
+    terms, checked, starts = query_terms(query), _masks(blocks, masks), starts_of(blocks)
+    postings = [merged_postings(term, blocks, starts) for term in terms]
+    idf, _ = _idf(terms, blocks, checked, postings, _allowed(blocks, checked))
     return (k1 + 1.0) * sum(idf.values())
 
 
@@ -211,61 +256,49 @@ def bm25_search(
 
 @search_leg("lexical")
 def bm25_rank(
-    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None
-) -> LexicalRanking:
-    """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once."""
+    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None,
+    memo: PostingsMemo | None = None, key: Hashable = None,
+) -> LexicalRanking:  # fmt: skip
+    """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once. With
+    ``memo``, each term's postings over these blocks (named by ``key``: it must change whenever the blocks do)
+    are merged once and kept (``lib.retrieval.term_postings``); the answer is the same to the last bit."""
     checked = _masks(blocks, masks)
     terms = query_terms(query)
-    columns = _columns(terms, blocks)
-    idf, avgdl = _idf(terms, blocks, checked, columns)
-    hits = _scored(terms, columns, idf, avgdl, blocks, checked, k, k1, b)
+    starts = starts_of(blocks)
+    if memo is None or key is None:
+        postings = [merged_postings(term, blocks, starts) for term in terms]
+    else:
+        postings = [memo.get(term, blocks, starts, key) for term in terms]
+    allowed = _allowed(blocks, checked)
+    idf, avgdl = _idf(terms, blocks, checked, postings, allowed)
+    hits = _scored(terms, postings, idf, avgdl, blocks, allowed, starts, k, k1, b)
     return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
 
 
 def _scored(
     terms: Sequence[str],
-    columns: Sequence[Sequence[int | None]],
+    postings: Sequence[Postings],
     idf: Mapping[str, float],
     avgdl: float,
     blocks: Sequence[LexicalBlock],
-    masks: Sequence[np.ndarray | None],
+    allowed: np.ndarray | None,
+    starts: np.ndarray,
     k: int,
     k1: float,
     b: float,
 ) -> list[LexicalHit]:
-    """The ``k`` best rows, scored in one pass over the query terms' postings of every block laid end to end
-    (a row's place: its block's start plus its row), so numpy works per search and Python only per block and
-    term. Each row's terms are summed in query order, as a pass per block would sum them (decision 0038)."""
+    """The ``k`` best rows, scored in one pass over the query terms' postings laid end to end, term after term
+    (``merged_postings``), so numpy works per search and Python at most per block and term. A row's terms are
+    summed in query order, as a pass per block would sum them (decision 0038)."""
     if not idf or k <= 0:
         return []
-    starts = np.zeros(len(blocks) + 1, dtype=np.int64)
-    np.cumsum([block.rows for block in blocks], out=starts[1:])
-    weights = [idf.get(term, 0.0) for term in terms]
-    rows: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    sizes: list[int] = []
-    offsets: list[int] = []
-    term_weights: list[float] = []
-    for block, start, found in zip(blocks, starts[:-1].tolist(), columns, strict=True):
-        indptr = block.indptr
-        for column, term_weight in zip(found, weights, strict=True):
-            if column is None or not term_weight:
-                continue
-            low, high = int(indptr[column]), int(indptr[column + 1])
-            rows.append(block.rows_of[low:high])
-            counts.append(block.counts[low:high])
-            sizes.append(high - low)
-            offsets.append(start)
-            term_weights.append(term_weight)
-    if not rows:
+    used = [(p, idf[term]) for term, p in zip(terms, postings, strict=True) if idf.get(term) and len(p.places)]
+    if not used:
         return []
-    places = np.concatenate(rows).astype(np.int64)
-    places += np.repeat(np.asarray(offsets, dtype=np.int64), sizes)
-    tf = np.concatenate(counts).astype(np.float64)
-    weight = np.repeat(np.asarray(term_weights, dtype=np.float64), sizes)
-    if any(mask is not None for mask in masks):
-        pairs = zip(blocks, masks, strict=True)
-        allowed = np.concatenate([np.ones(block.rows, bool) if mask is None else mask for block, mask in pairs])
+    places = np.concatenate([p.places for p, _ in used])
+    tf = np.concatenate([p.counts for p, _ in used]).astype(np.float64)
+    weight = np.repeat(np.asarray([w for _, w in used], dtype=np.float64), [len(p.places) for p, _ in used])
+    if allowed is not None:
         kept = allowed[places]
         places, tf, weight = places[kept], tf[kept], weight[kept]
     lengths = np.concatenate([block.lengths for block in blocks])
