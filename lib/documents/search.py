@@ -17,7 +17,7 @@ from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
 from lib.observability.metrics import searches
 from lib.retrieval.corpus_index import dense_relevances
-from lib.retrieval.legs import legs
+from lib.retrieval.legs import legs, side_by_side
 from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks
@@ -63,8 +63,8 @@ def search_application_docs(
         answer = stores.index.indexes.lexical(query, depth, indexes, rows, scope)
         return [(chunk, score / answer.ceiling) for chunk, score in answer.hits]
 
-    side_by_side = search_mode == SearchMode.HYBRID  # else one leg is empty: no thread for it
-    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=side_by_side)
+    together = side_by_side(search_mode, sum(len(index.ids) for index in indexes or ()))
+    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=together)
     ranked = rank_chunks(search_mode, dense, lexical, max_results)
     relevances: dict[str, float] = {}
     if vector is not None:  # spec 003 FR-002's relevance also for a hit only the lexical leg found

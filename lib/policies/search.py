@@ -44,7 +44,7 @@ from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
 from lib.retrieval import RankedChunk, SearchMode, check_mode, leg_depth, rank_chunks
 from lib.retrieval.corpus_index import LexicalAnswer
-from lib.retrieval.legs import legs
+from lib.retrieval.legs import legs, side_by_side
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
 
@@ -190,8 +190,8 @@ def _ranked(
             return LexicalAnswer([], 0.0)
         return stores.vectors.lexical_search(query, depth, revisions, held)
 
-    side_by_side = mode == SearchMode.HYBRID  # else one leg is empty: no thread for it
-    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=side_by_side)
+    together = side_by_side(mode, sum(len(index.ids) for index in held or ()))
+    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=together)
 
     def ranking(n: int) -> list[RankedChunk]:
         return rank_chunks(

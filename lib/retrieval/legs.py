@@ -18,6 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TypeVar
 
+from lib.retrieval.modes import SearchMode
+
+SIDE_BY_SIDE_ROWS = 100_000
+"""The fewest rows a hybrid search must cover for its legs to run side by side: below it each leg takes a few
+milliseconds, and handing one to a helper costs about as much CPU as it saves time, or more (decision 0039)."""
+
 A = TypeVar("A")
 B = TypeVar("B")
 
@@ -56,6 +62,11 @@ class Legs:
         if later is not None:
             raise later
         return done, pending.result()
+
+
+def side_by_side(mode: SearchMode, rows: int) -> bool:
+    """Whether a search in ``mode`` over ``rows`` rows should run its legs side by side: hybrid, and large."""
+    return mode == SearchMode.HYBRID and rows >= SIDE_BY_SIDE_ROWS
 
 
 @cache

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from lib.retrieval.legs import Legs
+from lib.retrieval.legs import SIDE_BY_SIDE_ROWS, Legs, side_by_side
+from lib.retrieval.modes import SearchMode
 
 REQUEST = contextvars.ContextVar("request", default="none")
 
@@ -66,3 +67,10 @@ def test_an_error_of_either_leg_is_raised_once_both_have_finished() -> None:
         legs.both(lambda: 1, second_fails)
     assert legs.both(lambda: 1, lambda: 2) == (1, 2)  # the helper was given back after each error
     assert legs.both(where, where)[1].startswith("search-leg")
+
+
+def test_only_a_large_hybrid_search_runs_its_legs_side_by_side() -> None:
+    assert side_by_side(SearchMode.HYBRID, SIDE_BY_SIDE_ROWS)
+    assert not side_by_side(SearchMode.HYBRID, SIDE_BY_SIDE_ROWS - 1)  # a handoff would cost more than it saves
+    assert not side_by_side(SearchMode.DENSE, 10 * SIDE_BY_SIDE_ROWS)  # the other leg is empty
+    assert not side_by_side(SearchMode.LEXICAL, 10 * SIDE_BY_SIDE_ROWS)
