@@ -302,8 +302,11 @@ class PolicyVectorStore(ChunkCollection):
         return 0 if snapshots is None else snapshots.prune(keys)
 
     def warm(self, revisions: Mapping[str, Revision]) -> int:
-        """Load the blocks of ``revisions`` into the cache now; returns how many are cached."""
-        return len(self.held_blocks(revisions) or [])
+        """Load the blocks of ``revisions`` into the cache now, their codes placed in the pages the dense leg
+        reads; returns how many are cached."""
+        held = self.held_blocks(revisions) or []
+        self.indexes.place(held)
+        return len(held)
 
     def held_blocks(self, revisions: Mapping[str, Revision]) -> list[CorpusIndex] | None:
         """Every revision's slice, loading what is missing; ``None`` if they cannot all be held at once

@@ -81,3 +81,19 @@ def test_masked_rows_never_come_back_from_a_remembered_answer() -> None:
         found = indexes.dense(query, 5, held, [even], "even")
         assert found and all(int(c.id[-3:]) % 2 == 0 for c in found)
     assert "A__003" in {c.id for c in indexes.dense(query, 5, held)}  # another scope, another answer
+
+
+def test_a_collections_searches_read_codes_from_its_pages_and_merged_postings_from_its_memo() -> None:
+    a, b = slice_of("A", 40, 7), slice_of("B", 30, 8)
+    indexes = indexes_over(a, b)
+    held = indexes.held({"A": 1, "B": 1})
+    assert held is not None
+    indexes.place(held)  # as a warm-up does: the first search copies nothing
+    assert indexes.pages.columns()[1] == 70
+    placed = indexes.pages.place([a.vectors, b.vectors])
+    assert all(np.shares_memory(s.vectors.codes, p.page.codes) for s, p in zip((a, b), placed, strict=True))
+    fresh = [slice_of("A", 40, 7), slice_of("B", 30, 8)]  # the same slices, never placed
+    query = a.embedding(2) * 0.5 + b.embedding(9) * 0.5
+    assert indexes.dense(query, 10, held) == exact_search(query, 10, fresh)
+    assert indexes.lexical("flood heritage", 10, held) == lexical_search("flood heritage", 10, fresh)
+    assert indexes.postings.nbytes > 0
