@@ -4,14 +4,14 @@ instead of one per slice.
 Why: onnxruntime's int8 product over a 2,000-column slice runs at about half the speed it reaches over a page
 of tens of thousands of columns, and each per-slice call adds Python work of its own; at 1M chunks in 500
 slices the per-slice bounds cost about twice the paged ones (decision 0039). A slice's codes, scales, norms and
-offsets are copied into a page the first time a search over this collection needs them, and the slice's
-``QuantizedVectors`` is then pointed at its columns there (``QuantizedVectors.moved_to``): nothing is held
-twice.
+offsets are copied into a page when a warm-up loads the slice, or else the first time a search needs them. The
+slice's ``QuantizedVectors`` then reads its columns there (``QuantizedVectors.moved_to``): nothing is held twice.
 
 Columns come back when their slice is gone (a ``weakref.finalize`` queues them, and the next placement takes
-them; a finaliser never takes the lock, which the collecting thread may hold). A page under half full has its
-slices moved into other pages and is left to the collector: a search still computing over it holds it, and its
-columns are never written again, so a bound it computed is never from another slice's codes.
+them; a finaliser never takes the lock, which the collecting thread may hold). A page left empty is dropped; one
+left under half used has its slices moved into other pages first. A dropped page is left to the collector: a
+search still computing over it holds it, and its columns are never written again, so a bound it computed is
+never from another slice's codes.
 """
 
 from __future__ import annotations
@@ -180,14 +180,15 @@ class CodePages:
         return member.where.page
 
     def _reclaim(self) -> None:
-        """Free the columns of every slice collected since; move the slices out of a page left under half used."""
+        """Free the columns of every slice collected since; drop a page left empty, and move the slices out of one
+        left under half used."""
         emptied = {}
         while self._gone:
             page = self._free(self._gone.popleft())
             if page is not None:
                 emptied[id(page)] = page
         for page in emptied.values():
-            if page.live * 2 < page.used:
+            if page.live == 0 or page.live * 2 < page.used:
                 self._retire(page)
 
     def _retire(self, page: Page) -> None:

@@ -60,6 +60,17 @@ def test_a_collected_slices_columns_are_taken_again_and_no_live_slice_changes() 
     assert pages.columns() == (1, 970, 1024)
 
 
+def test_a_page_whose_slices_are_all_gone_is_dropped() -> None:
+    rng = np.random.default_rng(9)
+    pages = CodePages(max_columns=1000, min_columns=1000)
+    slices = [coded(rng, 100) for _ in range(4)]
+    pages.place([v for v, _ in slices])
+    assert pages.columns() == (1, 400, 1000)
+    del slices
+    gc.collect()
+    assert pages.columns() == (0, 0, 0)
+
+
 def test_a_page_left_under_half_used_moves_its_slices_and_is_never_written_again() -> None:
     rng = np.random.default_rng(5)
     pages = CodePages(max_columns=1000, min_columns=1000)
