@@ -95,6 +95,7 @@ OVERRIDES: dict[str, str] = {
     "search_snapshots": "search.snapshots",
     "max_results": "search.max_results",
     "search_threads": "search.threads",
+    "search_leg_helpers": "search.leg_helpers",
     "search_queue_max": "search.queue_max",
     "search_queue_wait_ms": "search.queue_wait_ms",
     "allowed_file_roots": "files.allowed_roots",
