@@ -12,6 +12,8 @@ from lib.retrieval.code_pages import CodePages
 from lib.retrieval.corpus_index import CorpusIndex, exact_hits
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 
+Rng = np.random.Generator
+
 
 def coded(rng: np.random.Generator, rows: int, dims: int = 48) -> tuple[QuantizedVectors, np.ndarray]:
     vectors = rng.normal(size=(rows, dims)).astype(np.float32)
@@ -46,11 +48,17 @@ def test_bounds_from_pages_equal_each_slices_own_to_the_last_bit() -> None:
     assert all(np.array_equal(v.lower_bounds(query), own_bounds(x, query)) for v, x in slices)  # one slice alone
 
 
-def test_a_collected_slices_columns_are_taken_again_and_no_live_slice_changes() -> None:
-    rng = np.random.default_rng(3)
-    pages = CodePages(max_columns=1024, min_columns=1024)
-    slices = [coded(rng, 100) for _ in range(10)]
+def filled(seed: int, width: int, count: int) -> tuple[CodePages, list[tuple[QuantizedVectors, np.ndarray]], Rng]:
+    """Pages ``width`` columns wide, the first holding ``count`` slices of 100 rows; the slices; more to come."""
+    rng = np.random.default_rng(seed)
+    pages = CodePages(max_columns=width, min_columns=width)
+    slices = [coded(rng, 100) for _ in range(count)]
     pages.place([v for v, _ in slices])
+    return pages, slices, rng
+
+
+def test_a_collected_slices_columns_are_taken_again_and_no_live_slice_changes() -> None:
+    pages, slices, rng = filled(3, 1024, 10)
     assert pages.columns() == (1, 1000, 1024)
     del slices[2:5]  # three slices gone: 300 columns free in the middle of the page
     gc.collect()
@@ -61,10 +69,7 @@ def test_a_collected_slices_columns_are_taken_again_and_no_live_slice_changes() 
 
 
 def test_a_page_whose_slices_are_all_gone_is_dropped() -> None:
-    rng = np.random.default_rng(9)
-    pages = CodePages(max_columns=1000, min_columns=1000)
-    slices = [coded(rng, 100) for _ in range(4)]
-    pages.place([v for v, _ in slices])
+    pages, slices, _ = filled(9, 1000, 4)
     assert pages.columns() == (1, 400, 1000)
     del slices
     gc.collect()
@@ -72,10 +77,7 @@ def test_a_page_whose_slices_are_all_gone_is_dropped() -> None:
 
 
 def test_a_page_left_under_half_used_moves_its_slices_and_is_never_written_again() -> None:
-    rng = np.random.default_rng(5)
-    pages = CodePages(max_columns=1000, min_columns=1000)
-    first = [coded(rng, 100) for _ in range(10)]  # fills the first page
-    pages.place([v for v, _ in first])
+    pages, first, rng = filled(5, 1000, 10)  # fills the first page
     kept = first[-3:]  # the first 700 columns are freed, not a free range at the end that new slices would fill
     (old,) = {id(p.page): p.page for p in pages.place([v for v, _ in kept])}.values()
     frozen = old.codes.copy()
