@@ -161,13 +161,12 @@ def create_mcp_app(
     """One MCP server on both transports with ``/health`` and ``routes``, behind bearer auth: the shape every
     server of this service shares. ``port`` is only logged; ``warm_up`` runs (on a thread) before the app accepts
     connections, and the warm heap is then frozen and what it freed given back (``heap``) if the process is the
-    service's own; ``health``
-    answers ``/health`` (without auth) when a server has more to say than liveness; ``background`` loops run from
-    start-up until shutdown;
-    ``collectors`` add the server's own figures to ``/metrics``. ``access`` says who may call
-    (``server_access``): a read-only key or a read-scoped token may call only the tools annotated read-only
-    (``auth``); routes under ``own_auth_prefixes`` check the keys themselves (the web page's sign-in). Spans are
-    exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``)."""
+    service's own; ``health`` answers ``/health`` (without auth) when a server has more to say than liveness;
+    ``background`` loops run from start-up until shutdown; ``collectors`` add the server's own figures to
+    ``/metrics``. ``access`` says who may call (``server_access``): a read-only key or a read-scoped token may
+    call only the tools annotated read-only (``auth``); routes under ``own_auth_prefixes`` check the keys
+    themselves (the web page's sign-in). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set
+    (``lib.observability.tracing``)."""
     configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)

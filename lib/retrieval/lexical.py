@@ -182,7 +182,7 @@ def merged_postings(term: str, blocks: Sequence[LexicalBlock], starts: np.ndarra
     counts: list[np.ndarray] = []
     sizes: list[int] = []
     offsets: list[int] = []
-    for block, start in zip(blocks, starts[:-1].tolist(), strict=False):
+    for block, start in zip(blocks, starts[:-1].tolist(), strict=True):
         column = block.vocabulary.get(term)
         if column is None:
             continue
