@@ -27,6 +27,7 @@ import numpy as np
 
 from lib.retrieval.int8_product import int8_scores
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors, coded_distances
+from lib.retrieval.scratch import Take, fresh
 
 MAX_COLUMNS = 1 << 17
 """The widest page: the product's speed per column levels off around here (decision 0039)."""
@@ -113,20 +114,28 @@ class CodePages:
             pages = [page for per_dims in self._pages.values() for page in per_dims]
             return len(pages), sum(p.live for p in pages), sum(p.width for p in pages)
 
-    def lower_bounds(self, query: CodedQuery, slices: Sequence[QuantizedVectors]) -> list[np.ndarray]:
-        """``QuantizedVectors.lower_bounds`` of each of ``slices`` (equal to the last bit), from one product
-        per page they are placed in; a slice not yet placed is placed first."""
+    def lower_bounds(self, query: CodedQuery, slices: Sequence[QuantizedVectors], take: Take = fresh) -> np.ndarray:
+        """``QuantizedVectors.lower_bounds`` of ``slices``, laid end to end in their order (equal to the last
+        bit), from one product per page they are placed in; a slice not yet placed is placed first. The page's
+        products and distances, and the bounds, are arrays ``take`` gives (``lib.retrieval.scratch``)."""
         placements = self.place(slices)
-        computed: dict[int, np.ndarray] = {}
-        parts = []
-        for vectors, where in zip(slices, placements, strict=True):
-            page = where.page
-            if id(page) not in computed:
-                products = int8_scores(query.codes, page.codes, page.offsets)
-                computed[id(page)] = coded_distances(products, page.scales, page.norms, query)
-            part = computed[id(page)][where.start : where.start + where.rows]
-            parts.append(part + vectors.margin_term(query))
-        return parts
+        bounds = take(sum(where.rows for where in placements), np.float32)
+        on_page: dict[int, list[int]] = {}
+        for at, where in enumerate(placements):
+            on_page.setdefault(id(where.page), []).append(at)
+        widest = max((where.page.width for where in placements), default=0)
+        products_of, distances_of, norms_of = take(widest, np.int32), take(widest, np.float32), take(widest, np.float32)
+        starts = np.cumsum([0] + [where.rows for where in placements]).tolist()
+        for members in on_page.values():
+            page = placements[members[0]].page
+            products = int8_scores(query.codes, page.codes, page.offsets, out=products_of[: page.width])
+            distances = coded_distances(products, page.scales, page.norms, query, distances_of[: page.width],
+                                        norms_of[: page.width])  # fmt: skip
+            for at in members:
+                where, begin = placements[at], starts[at]
+                np.add(distances[where.start : where.start + where.rows], slices[at].margin_term(query),
+                       out=bounds[begin : begin + where.rows])  # fmt: skip
+        return bounds
 
     def place(self, slices: Sequence[QuantizedVectors]) -> list[Placement]:
         """Where each of ``slices`` is, placing those that are not yet."""

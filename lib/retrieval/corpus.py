@@ -38,6 +38,7 @@ from lib.retrieval.corpus_index import (
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.retrieval.index_snapshot import IndexSnapshots
+from lib.retrieval.scratch import Scratch
 from lib.retrieval.term_postings import TermPostings
 from lib.stores.chroma import StoredChunk
 
@@ -74,8 +75,9 @@ class CorpusIndexes:
         self.pages = CodePages()
         self.postings = TermPostings(min(POSTINGS_BYTES, cache_bytes // 16))
         lock = threading.Lock()
-        dense = functools.partial(exact_hits, pages=self.pages)
-        lexical = functools.partial(lexical_hits, postings=self.postings)
+        self.scratch = Scratch()
+        dense = functools.partial(exact_hits, pages=self.pages, scratch=self.scratch)
+        lexical = functools.partial(lexical_hits, postings=self.postings, scratch=self.scratch)
         self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(dense)))
         self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical)))
 

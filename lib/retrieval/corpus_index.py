@@ -26,6 +26,7 @@ from lib.retrieval.file_columns import FileTexts
 from lib.retrieval.lexical import LexicalBlock, PostingsMemo, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
+from lib.retrieval.scratch import Scratch, lease
 from lib.retrieval.selection import lowest
 from lib.stores.chroma import StoredChunk, relevance
 
@@ -198,7 +199,7 @@ metadata dict each, ``MetadataTable``) cost kilobytes: the answers memo keeps th
 @search_leg("dense")
 def exact_hits(
     query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
-    *, pages: CodePages | None = None,
+    *, pages: CodePages | None = None, scratch: Scratch | None = None,
 ) -> np.ndarray:  # fmt: skip
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
     ``HITS``, nearest first, ties by id: exact, though the rows are searched by their int8 codes. Each row's
@@ -207,7 +208,8 @@ def exact_hits(
     whose bound is within the ``n_results``-th exact distance, so no row left unread can rank. Python works per
     slice and per row read, never per row searched. ``scope`` names the row filter for the answer memo and is not
     used here. With ``pages``, the slices' bounds come from one product per page (``lib.retrieval.code_pages``),
-    equal to the last bit."""
+    equal to the last bit; with ``scratch``, the arrays this search works in are borrowed
+    (``lib.retrieval.scratch``)."""
     masks = list(rows) if rows is not None else [None] * len(indexes)
     kept = [
         (p, i, m)
@@ -218,18 +220,21 @@ def exact_hits(
         return np.zeros(0, HITS)
     coded = CodedQuery.of(query)
     slices = [index.vectors for _, index, _ in kept]
-    parts = pages.lower_bounds(coded, slices) if pages is not None else [v.lower_bounds(coded) for v in slices]
-    for part, (_, _, mask) in zip(parts, kept, strict=True):
-        if mask is not None:
-            part[~mask] = np.inf
-    bounds = np.concatenate(parts)
-    read = lowest(bounds, n_results + _FIRST_READ)
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
-    found = _exact(read, starts, kept, coded.vector)
-    if len(found) >= n_results:
-        nth = sorted(found)[n_results - 1][0]
-        more = np.flatnonzero(bounds <= nth)
-        found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, coded.vector)
+    with lease(scratch) as take:
+        if pages is not None:
+            bounds = pages.lower_bounds(coded, slices, take)
+        else:
+            bounds = np.concatenate([v.lower_bounds(coded) for v in slices])
+        for begin, end, (_, _, mask) in zip(starts[:-1].tolist(), starts[1:].tolist(), kept, strict=True):
+            if mask is not None:
+                bounds[begin:end][~mask] = np.inf
+        read = lowest(bounds, n_results + _FIRST_READ, take)
+        found = _exact(read, starts, kept, coded.vector)
+        if len(found) >= n_results:
+            nth = sorted(found)[n_results - 1][0]
+            more = np.flatnonzero(np.less_equal(bounds, nth, out=take(len(bounds), np.bool_)))
+            found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, coded.vector)
     ranked = sorted(found)[:n_results]
     return np.array([(at, row, d) for d, _, at, row in ranked], dtype=HITS)
 
@@ -310,13 +315,15 @@ class LexicalHits:
 
 def lexical_hits(
     query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
-    *, postings: PostingsMemo | None = None,
+    *, postings: PostingsMemo | None = None, scratch: Scratch | None = None,
 ) -> LexicalHits:  # fmt: skip
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
     exactly those rows; best first, ties in slice then row order; rows holding no query term never come. With
-    ``postings``, each term's postings over these very slices (their serials) are merged once and kept."""
+    ``postings``, each term's postings over these very slices (their serials) are merged once and kept; with
+    ``scratch``, the arrays the scoring works in are borrowed."""
     key = tuple(i.serial for i in indexes)
-    hits, ceiling = bm25_rank(query, [i.lexical for i in indexes], n_results, masks=rows, memo=postings, key=key)
+    blocks = [i.lexical for i in indexes]
+    hits, ceiling = bm25_rank(query, blocks, n_results, masks=rows, memo=postings, key=key, scratch=scratch)
     return LexicalHits(np.array([(h.block_index, h.row, h.score) for h in hits], dtype=HITS), ceiling)
 
 

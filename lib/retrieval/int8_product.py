@@ -63,19 +63,38 @@ def column_offsets(columns: np.ndarray) -> np.ndarray:
     return columns.sum(axis=0, dtype=np.int32) * np.int32(ZERO_POINT)
 
 
-def int8_scores(query: np.ndarray, columns: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def int8_scores(
+    query: np.ndarray, columns: np.ndarray, offsets: np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
     """``codes @ columns`` as int32, one per column, exact: ``query`` is ``query_codes(codes)``, ``columns`` a
-    ``(dims, n)`` int8 array (copied first if not C-contiguous) and ``offsets`` its ``column_offsets``. A fresh
-    array."""
+    ``(dims, n)`` int8 array (copied first if not C-contiguous) and ``offsets`` its ``column_offsets``. Written
+    into ``out`` (``n`` contiguous int32) when given, else a fresh array."""
     if columns.shape[1] == 0:
         return np.zeros(0, dtype=np.int32)
     columns = np.ascontiguousarray(columns)  # a slice's columns in a page (lib.retrieval.code_pages) are a view
     if columns.nbytes <= TOUCH_BYTES:
         _touch(columns)
-    (scores,) = _session().run(None, {"query": query, "columns": columns})
-    scores = np.asarray(scores, dtype=np.int32).reshape(-1)
+    if out is None:
+        (scores,) = _session().run(None, {"query": query, "columns": columns})
+        scores = np.asarray(scores, dtype=np.int32).reshape(-1)
+    else:
+        scores = out
+        _run_into(query, columns, scores)
     scores -= offsets
     return scores
+
+
+def _run_into(query: np.ndarray, columns: np.ndarray, out: np.ndarray) -> None:
+    """The product written straight into ``out`` (onnxruntime's I/O binding): no array of its own to allocate and
+    copy out (``lib.retrieval.scratch``)."""
+    if out.dtype != np.int32 or out.shape != (columns.shape[1],) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be {columns.shape[1]} contiguous int32, not {out.shape} {out.dtype}")
+    session = _session()
+    binding = session.io_binding()
+    binding.bind_cpu_input("query", query)
+    binding.bind_cpu_input("columns", columns)
+    binding.bind_output("scores", "cpu", 0, np.int32, [1, columns.shape[1]], out.ctypes.data)
+    session.run_with_iobinding(binding)
 
 
 TOUCH_BYTES = 1 << 20

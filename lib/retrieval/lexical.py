@@ -39,6 +39,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from lib.observability import search_leg
+from lib.retrieval.scratch import Scratch, Take, fresh, lease
 from lib.retrieval.selection import highest
 from lib.retrieval.tokens import tokenize
 
@@ -198,12 +199,14 @@ def merged_postings(term: str, blocks: Sequence[LexicalBlock], starts: np.ndarra
     return Postings(places, np.concatenate(counts))
 
 
-def _allowed(blocks: Sequence[LexicalBlock], masks: Sequence[np.ndarray | None]) -> np.ndarray | None:
+def _allowed(
+    blocks: Sequence[LexicalBlock], masks: Sequence[np.ndarray | None], take: Take = fresh
+) -> np.ndarray | None:
     """The masks laid end to end as the blocks' rows are (``None``: every row is allowed)."""
     if all(mask is None for mask in masks):
         return None
-    pairs = zip(blocks, masks, strict=True)
-    return np.concatenate([np.ones(block.rows, bool) if mask is None else mask for block, mask in pairs])
+    parts = [np.ones(block.rows, bool) if mask is None else mask for block, mask in zip(blocks, masks, strict=True)]
+    return np.concatenate(parts, out=take(sum(block.rows for block in blocks), np.bool_))
 
 
 def _idf(
@@ -212,6 +215,7 @@ def _idf(
     masks: Sequence[np.ndarray | None],
     postings: Sequence[Postings],
     allowed: np.ndarray | None,
+    take: Take = fresh,
 ) -> tuple[dict[str, float], float]:
     """Each term's IDF over the union of the allowed rows of ``blocks`` (terms in none of them left out), and
     the average length."""
@@ -220,7 +224,10 @@ def _idf(
     for block, mask in zip(blocks, masks, strict=True):
         n_docs += block.rows if mask is None else int(np.count_nonzero(mask))
         total += block.total_length if mask is None else int(block.lengths[mask].sum())
-    freqs = [len(p.places) if allowed is None else int(np.count_nonzero(allowed[p.places])) for p in postings]
+    freqs = [
+        len(p.places) if allowed is None else int(np.count_nonzero(_gathered(allowed, p.places, take)))
+        for p in postings
+    ]
     idf = {term: math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for term, df in zip(terms, freqs, strict=True) if df}
     return idf, (total / n_docs if n_docs else 0.0)
 
@@ -257,11 +264,12 @@ def bm25_search(
 @search_leg("lexical")
 def bm25_rank(
     query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None,
-    memo: PostingsMemo | None = None, key: Hashable = None,
+    memo: PostingsMemo | None = None, key: Hashable = None, scratch: Scratch | None = None,
 ) -> LexicalRanking:  # fmt: skip
     """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once. With
     ``memo``, each term's postings over these blocks (named by ``key``: it must change whenever the blocks do)
-    are merged once and kept (``lib.retrieval.term_postings``); the answer is the same to the last bit."""
+    are merged once and kept (``lib.retrieval.term_postings``); with ``scratch``, the arrays the scoring works in
+    are borrowed (``lib.retrieval.scratch``). The answer is the same to the last bit."""
     checked = _masks(blocks, masks)
     terms = query_terms(query)
     starts = starts_of(blocks)
@@ -269,9 +277,10 @@ def bm25_rank(
         postings = [merged_postings(term, blocks, starts) for term in terms]
     else:
         postings = [memo.get(term, blocks, starts, key) for term in terms]
-    allowed = _allowed(blocks, checked)
-    idf, avgdl = _idf(terms, blocks, checked, postings, allowed)
-    hits = _scored(terms, postings, idf, avgdl, blocks, allowed, starts, k, k1, b)
+    with lease(scratch) as take:
+        allowed = _allowed(blocks, checked, take)
+        idf, avgdl = _idf(terms, blocks, checked, postings, allowed, take)
+        hits = _scored(terms, postings, idf, avgdl, blocks, allowed, starts, k, k1, b, take)
     return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
 
 
@@ -286,26 +295,49 @@ def _scored(
     k: int,
     k1: float,
     b: float,
+    take: Take = fresh,
 ) -> list[LexicalHit]:
     """The ``k`` best rows, scored in one pass over the query terms' postings laid end to end, term after term
     (``merged_postings``), so numpy works per search and Python at most per block and term. A row's terms are
-    summed in query order, as a pass per block would sum them (decision 0038)."""
+    summed in query order, as a pass per block would sum them (decision 0038). Each posting's score is
+    ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))``, computed operation by operation in
+    that order, in arrays ``take`` gives (decision 0040)."""
     if not idf or k <= 0:
         return []
     used = [(p, idf[term]) for term, p in zip(terms, postings, strict=True) if idf.get(term) and len(p.places)]
     if not used:
         return []
-    places = np.concatenate([p.places for p, _ in used])
-    tf = np.concatenate([p.counts for p, _ in used]).astype(np.float64)
-    weight = np.repeat(np.asarray([w for _, w in used], dtype=np.float64), [len(p.places) for p, _ in used])
+    sizes = [len(p.places) for p, _ in used]
+    places = np.concatenate([p.places for p, _ in used], out=take(sum(sizes), np.int64))
+    tf = np.concatenate([p.counts for p, _ in used], out=take(sum(sizes), np.float64))
     if allowed is not None:
-        kept = allowed[places]
-        places, tf, weight = places[kept], tf[kept], weight[kept]
-    lengths = np.concatenate([block.lengths for block in blocks])
-    norm = k1 * (1.0 - b + b * lengths[places] / avgdl)
-    scores = np.bincount(places, weight * tf * (k1 + 1.0) / (tf + norm), minlength=int(starts[-1]))
-    best = highest(scores, k)
+        kept = _gathered(allowed, places, take)
+        ends = np.cumsum(sizes).tolist()
+        sizes = [int(np.count_nonzero(kept[end - size : end])) for size, end in zip(sizes, ends, strict=True)]
+        places = np.compress(kept, places, out=take(sum(sizes), np.int64))
+        tf = np.compress(kept, tf, out=take(sum(sizes), np.float64))
+    lengths = np.concatenate([block.lengths for block in blocks], out=take(int(starts[-1]), np.int32))
+    norm = np.multiply(_gathered(lengths, places, take), b, out=take(len(places), np.float64))
+    np.divide(norm, avgdl, out=norm)
+    np.add(norm, 1.0 - b, out=norm)
+    np.multiply(norm, k1, out=norm)
+    np.add(tf, norm, out=norm)  # the denominator, tf + norm
+    at = 0
+    for size, (_, weight) in zip(sizes, used, strict=True):
+        np.multiply(tf[at : at + size], weight, out=tf[at : at + size])  # the term's weight times tf
+        at += size
+    np.multiply(tf, k1 + 1.0, out=tf)
+    np.divide(tf, norm, out=tf)
+    scores = take(int(starts[-1]), np.float64)
+    scores.fill(0.0)
+    np.add.at(scores, places, tf)  # as ``np.bincount`` sums, in order, but into an array not mapped afresh
+    best = highest(scores, k, take)
     best = best[np.lexsort((best, -scores[best]))[:k]]
     owners = np.searchsorted(starts, best, side="right") - 1
     picked = zip(owners.tolist(), (best - starts[owners]).tolist(), scores[best].tolist(), strict=True)
     return [LexicalHit(o, r, s) for o, r, s in picked]
+
+
+def _gathered(values: np.ndarray, places: np.ndarray, take: Take) -> np.ndarray:
+    """``values[places]`` in an array ``take`` gives (``places`` are in range: no check made)."""
+    return np.take(values, places, out=take(len(places), values.dtype), mode="clip")

@@ -162,12 +162,20 @@ class QuantizedVectors:
         return self.exact.rows([row])[0]
 
 
-def coded_distances(products: np.ndarray, scales: np.ndarray, norms: np.ndarray, query: CodedQuery) -> np.ndarray:
+def coded_distances(
+    products: np.ndarray,
+    scales: np.ndarray,
+    norms: np.ndarray,
+    query: CodedQuery,
+    out: np.ndarray | None = None,
+    spare: np.ndarray | None = None,
+) -> np.ndarray:
     """Per column, ``|x|^2 - 2 q'.x'`` from the int8 ``products`` (exact in float32: ``|codes . codes| < 2**24``)
-    and the columns' ``scales`` and ``norms``; the rows' ``lower_bounds`` less their slice's ``margin_term``."""
-    bounds = np.multiply(products, scales, dtype=np.float32)
+    and the columns' ``scales`` and ``norms``; the rows' ``lower_bounds`` less their slice's ``margin_term``.
+    Written into ``out`` (float32) when given, with ``spare`` (float32, as long) for the scaled norms."""
+    bounds = np.multiply(products, scales, dtype=np.float32, out=out)
     bounds *= np.float32(-2.0 * query.scale)
-    bounds += norms * np.float32(1.0 - 2.0 * MARGIN_EPSILON)
+    bounds += np.multiply(norms, np.float32(1.0 - 2.0 * MARGIN_EPSILON), out=spare)
     return bounds
 
 

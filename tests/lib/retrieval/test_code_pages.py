@@ -11,6 +11,7 @@ import numpy as np
 from lib.retrieval.code_pages import CodePages
 from lib.retrieval.corpus_index import CorpusIndex, exact_hits
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
+from lib.retrieval.scratch import Scratch
 
 Rng = np.random.Generator
 
@@ -25,13 +26,23 @@ def own_bounds(vectors: np.ndarray, query: CodedQuery) -> np.ndarray:
     return QuantizedVectors.of(vectors).lower_bounds(query)
 
 
-def assert_exact(pages: CodePages, slices: list[tuple[QuantizedVectors, np.ndarray]], seed: int) -> None:
+def assert_exact(
+    pages: CodePages, slices: list[tuple[QuantizedVectors, np.ndarray]], seed: int, scratch: Scratch | None = None
+) -> None:
+    """The pages' bounds, laid end to end, equal each slice's own: in fresh arrays, and in borrowed ones that the
+    lease before left dirty."""
     rng = np.random.default_rng(seed)
+    scratch = scratch or Scratch(smallest=1)
     for _ in range(3):
         query = CodedQuery.of(rng.normal(size=slices[0][1].shape[1]).astype(np.float32))
-        parts = pages.lower_bounds(query, [q for q, _ in slices])
-        for part, (_, vectors) in zip(parts, slices, strict=True):
-            assert part.dtype == np.float32 and np.array_equal(part, own_bounds(vectors, query))
+        own = np.concatenate([own_bounds(vectors, query) for _, vectors in slices])
+        bounds = pages.lower_bounds(query, [q for q, _ in slices])
+        assert bounds.dtype == np.float32 and np.array_equal(bounds, own)
+        with scratch.lease() as take:
+            lent = pages.lower_bounds(query, [q for q, _ in slices], take)
+            assert lent.dtype == np.float32 and np.array_equal(lent, own)
+            lent[:] = np.nan
+        assert scratch.kept() > 0
 
 
 def test_bounds_from_pages_equal_each_slices_own_to_the_last_bit() -> None:
@@ -95,6 +106,7 @@ def test_placing_and_searching_from_many_threads_at_once_stays_exact() -> None:
     pages = CodePages(max_columns=2048, min_columns=256)
     shared = [coded(rng, int(rows)) for rows in rng.integers(1, 300, 40)]
     failures: list[BaseException] = []
+    scratch = Scratch(smallest=1)  # one lender for every thread: no two leases share an array
 
     def work(seed: int) -> None:
         try:
@@ -102,7 +114,7 @@ def test_placing_and_searching_from_many_threads_at_once_stays_exact() -> None:
             for _ in range(5):
                 mine = [coded(local, int(rows)) for rows in local.integers(1, 300, 4)]  # collected each round
                 picked = [shared[i] for i in local.choice(len(shared), 8, replace=False)]
-                assert_exact(pages, picked + mine, seed=seed)
+                assert_exact(pages, picked + mine, seed=seed, scratch=scratch)
         except BaseException as error:  # handed to the main thread's assertion
             failures.append(error)
 
@@ -130,9 +142,12 @@ def test_the_dense_leg_over_pages_ranks_as_over_the_slices_alone() -> None:
         ]
 
     paged, alone, pages = slices(), slices(), CodePages(max_columns=700, min_columns=64)
+    scratch = Scratch(smallest=1)
     masks = [None, np.array([True, False, True, True, False]), None, rng.random(800) < 0.5]
     for query in [*matrices[0][:5], *rng.normal(size=(5, 32)).astype(np.float32)]:
         for rows in (None, masks):
             for n in (1, 10, 60):
                 got = exact_hits(query, n, paged, rows, pages=pages)
                 assert got.tolist() == exact_hits(query, n, alone, rows).tolist()
+                lent = exact_hits(query, n, paged, rows, pages=pages, scratch=scratch)  # arrays left dirty before
+                assert lent.tolist() == got.tolist()

@@ -1,5 +1,6 @@
 """Merged postings kept across searches (``lib.retrieval.term_postings``): the lexical leg answers to the last
-bit as without them, never from slices since replaced, and the memo keeps to its bytes."""
+bit as without them (and in borrowed arrays, ``lib.retrieval.scratch``), never from slices since replaced, and
+the memo keeps to its bytes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from lib.retrieval.corpus_index import CorpusIndex, lexical_hits
 from lib.retrieval.lexical import LexicalBlock, bm25_rank, merged_postings, starts_of
+from lib.retrieval.scratch import Scratch
 from lib.retrieval.term_postings import TermPostings
 
 WORDS = [
@@ -35,12 +37,14 @@ def test_the_leg_with_the_memo_answers_as_without_it_to_the_last_bit() -> None:
     blocks = [LexicalBlock.build(texts(rng, int(rows))) for rows in rng.integers(1, 400, 30)]
     masks = [None if rng.random() < 0.4 else rng.random(b.rows) < 0.6 for b in blocks]
     memo = TermPostings(1 << 20)
+    scratch = Scratch(smallest=1)  # every array borrowed, and left dirty by the search before
     for _ in range(40):
         query = " ".join(rng.choice([*WORDS, "unknown"], size=int(rng.integers(1, 6))))
         for rows in (None, masks):
             plain = bm25_rank(query, blocks, 25, masks=rows)
             assert bm25_rank(query, blocks, 25, masks=rows, memo=memo, key="these blocks") == plain
-    assert 0 < memo.nbytes <= 1 << 20
+            assert bm25_rank(query, blocks, 25, masks=rows, memo=memo, key="these blocks", scratch=scratch) == plain
+    assert 0 < memo.nbytes <= 1 << 20 and scratch.kept() > 0
 
 
 def test_a_replaced_slice_is_never_searched_through_the_memo() -> None:
