@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import orjson  # noqa: E402
 import psutil  # noqa: E402
 
-from benchmarks.capacity import HEADERS, cpu_seconds, new_questions  # noqa: E402
+from benchmarks.capacity import HEADERS, cpu_seconds, minor_faults, new_questions  # noqa: E402
 from benchmarks.harness import Service, free_port, health_ok, percentiles, start_service  # noqa: E402
 from lib.composition import open_stores  # noqa: E402
 from lib.config import load_settings  # noqa: E402
@@ -225,9 +225,10 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     replica, warm_s = start_replica(env, port)
     try:
         rss = psutil.Process(replica.pid).memory_info().rss
-        cpu_before = cpu_seconds(replica.pid)
+        cpu_before, faults_before = cpu_seconds(replica.pid), minor_faults(replica.pid)
         mcp = asyncio.run(over_mcp(f"http://127.0.0.1:{port}", [next(questions) for _ in range(QUERIES)]))
         mcp_cpu_ms = (cpu_seconds(replica.pid) - cpu_before) * 1000 / QUERIES
+        mcp_faults = (minor_faults(replica.pid) - faults_before) / QUERIES
         rss_after = psutil.Process(replica.pid).memory_info().rss
     finally:
         replica.stop()
@@ -260,7 +261,8 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     m50, m95 = percentiles(mcp, (50, 95))
     print(f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
           f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
-          f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f}", flush=True)  # fmt: skip
+          f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f} (minor page faults per call "
+          f"{mcp_faults:,.0f})", flush=True)  # fmt: skip
     print(
         f"  held in process: {rows:,} rows, {sum(parts.values()) / 2**20:,.0f} MB measured; bytes per row: "
         + ", ".join(f"{name} {n / max(rows, 1):,.0f}" for name, n in parts.most_common()),
