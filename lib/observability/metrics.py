@@ -93,13 +93,15 @@ audit_findings = Counter(
 _LOOKUP_COUNTERS: dict[str, tuple[Any, Any]] = {}
 
 
-def count_lookup(cache: str, *, hit: bool) -> None:
+def count_lookup(cache: str, *, hit: bool, times: int = 1) -> None:
+    """``times`` lookups of ``cache``, all hits or all misses."""
     counters = _LOOKUP_COUNTERS.get(cache)
     if counters is None:  # ``labels`` takes a lock and builds a key; a handful of caches, bound once each
         counters = _LOOKUP_COUNTERS.setdefault(cache, (cache_lookups.labels(cache), cache_misses.labels(cache)))
-    counters[0].inc()
-    if not hit:
-        counters[1].inc()
+    if times:
+        counters[0].inc(times)
+        if not hit:
+            counters[1].inc(times)
 
 
 def record_ingestion(pipeline: str, chunks: int, seconds: dict[str, float]) -> None:

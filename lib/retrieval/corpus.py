@@ -105,13 +105,7 @@ class CorpusIndexes:
         loader refused)."""
         if rows is not None and not self.cache.fits(rows):
             return None
-        indexes = []
-        for key, stamp in stamps.items():
-            index = self.loader.get(key, stamp)
-            if index is None:
-                return None
-            indexes.append(index)
-        return indexes
+        return self.loader.get_all(stamps)
 
 
 F = TypeVar("F", bound=Callable[..., object])

@@ -53,6 +53,13 @@ class IndexCache:
             index = self._indexes.get(key)
         return index if index is not None and index.stamp == stamp else None
 
+    def get_many(self, stamps: Mapping[str, Stamp]) -> list[CorpusIndex | None]:
+        """``get`` of every key of ``stamps``, in order, under one hold of the lock."""
+        with self._lock:
+            found = [self._indexes.get(key) for key in stamps]
+        pairs = zip(found, stamps.values(), strict=True)
+        return [index if index is not None and index.stamp == stamp else None for index, stamp in pairs]
+
     def put(self, index: CorpusIndex) -> bool:
         """Keep ``index`` unless it alone is over budget; the least recently used make room."""
         if index.nbytes > self.max_bytes:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from lib.observability import timed_load
 from lib.observability.metrics import count_lookup
@@ -116,6 +116,34 @@ class IndexLoader:
             self._refresh_if_old(key, stamp, index)  # past its age, or read from a snapshot (checked at once)
         return index
 
+    def get_all(self, stamps: Mapping[str, Stamp]) -> list[CorpusIndex] | None:
+        """``get`` of every key of ``stamps``, in order, or ``None`` as soon as one cannot be cached. What the cache
+        holds is looked up, aged, queued for its check and counted in one pass, under one hold of each lock: one by
+        one, ``get`` took ~10 µs a slice, 5 ms of a search over 500 slices. Only what must be loaded goes through
+        ``get``."""
+        now = self._clock()
+        found = self.cache.get_many(stamps)
+        with self._guard:
+            for at, ((key, stamp), index) in enumerate(zip(stamps.items(), found, strict=True)):
+                if index is None:
+                    continue  # ``get`` loads it
+                previous = self._served.get(key)
+                checked_at = self._checked_at_locked(index)
+                if (previous is None or now - previous > self.keep_idle_s) and now - checked_at > self.keep_idle_s:
+                    found[at] = None  # nobody kept it: ``get`` loads it again
+                    continue
+                self._served[key] = now
+                if now - checked_at >= self.refresh_after_s:
+                    self._queue_locked(key, stamp, index, now)
+        count_lookup("corpus_index", hit=True, times=sum(index is not None for index in found))
+        indexes = []
+        for (key, stamp), index in zip(stamps.items(), found, strict=True):
+            index = index if index is not None else self.get(key, stamp)
+            if index is None:
+                return None
+            indexes.append(index)
+        return indexes
+
     def _servable(self, index: CorpusIndex | None, now: float, idle: bool) -> CorpusIndex | None:
         """``index``, unless nobody was handed it (``idle``) nor checked it for ``keep_idle_s``: the keeper did
         not keep it, so it is loaded again."""
@@ -195,7 +223,10 @@ class IndexLoader:
     def _checked_at(self, index: CorpusIndex) -> float:
         """When ``index`` was loaded or last found unchanged (``-inf`` if it is not the one last put)."""
         with self._guard:
-            serial, loaded_at = self._loaded.get(index.key, (-1, 0.0))
+            return self._checked_at_locked(index)
+
+    def _checked_at_locked(self, index: CorpusIndex) -> float:
+        serial, loaded_at = self._loaded.get(index.key, (-1, 0.0))
         return loaded_at if serial == index.serial else float("-inf")
 
     def _refresh_if_old(self, key: str, stamp: Stamp, index: CorpusIndex) -> bool:
@@ -205,12 +236,16 @@ class IndexLoader:
         if now - self._checked_at(index) < self.refresh_after_s:
             return False
         with self._guard:
-            if key in self._due or now < self._retry_at.get(key, now):
-                return False
-            self._due[key] = (stamp, index)
-            if self._refresher is None:
-                self._refresher = threading.Thread(target=self._refresh_due, name="index-refresher", daemon=True)
-                self._refresher.start()
+            return self._queue_locked(key, stamp, index, now)
+
+    def _queue_locked(self, key: str, stamp: Stamp, index: CorpusIndex, now: float) -> bool:
+        """Queue ``index`` for the refresher, unless it is queued or waits to be tried again; whether it was."""
+        if key in self._due or now < self._retry_at.get(key, now):
+            return False
+        self._due[key] = (stamp, index)
+        if self._refresher is None:
+            self._refresher = threading.Thread(target=self._refresh_due, name="index-refresher", daemon=True)
+            self._refresher.start()
         return True
 
     def _refresh_due(self) -> None:

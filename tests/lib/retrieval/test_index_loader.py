@@ -4,10 +4,12 @@ checked (and reloaded if changed) in the background as it ages while the old one
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from lib.retrieval import index_loader
 from lib.retrieval.corpus_index import CorpusIndex, Stamp
 from lib.retrieval.index_cache import IndexCache
 from lib.retrieval.index_loader import IndexLoader
@@ -141,24 +143,67 @@ def test_a_failed_refresh_leaves_the_block_served_and_tried_again_until_it_is_id
     assert store.calls == 2, "the first load and the failed one: never loaded again since"
 
 
+def one_by_one(loader: IndexLoader, stamps: dict[str, Stamp]) -> list[CorpusIndex | None]:
+    return [loader.get(key, stamp) for key, stamp in stamps.items()]
+
+
+def all_at_once(loader: IndexLoader, stamps: dict[str, Stamp]) -> list[CorpusIndex | None]:
+    held = loader.get_all(stamps)
+    assert held is not None
+    return list(held)
+
+
+@pytest.mark.parametrize("serve", [one_by_one, all_at_once])
 def test_blocks_past_their_age_are_checked_one_at_a_time_by_one_refresher_while_served(
-    loader: IndexLoader, store: Store, clock: Clock
+    loader: IndexLoader, store: Store, clock: Clock, serve: Callable[..., list[CorpusIndex | None]]
 ) -> None:
     """Fifty blocks aged together (a replica's warm-up at scale): every search is answered from the held block
-    at once, and the checks queue for one thread instead of fifty loads at once."""
-    keys = [f"LP{i}:rev" for i in range(50)]
-    held = {key: loader.get(key, STAMP) for key in keys}
+    at once, and the checks queue for one thread instead of fifty loads at once; asked for one by one (``get``)
+    or all at once (``get_all``, a search's slices)."""
+    stamps = {f"LP{i}:rev": STAMP for i in range(50)}
+    held = dict(zip(stamps, serve(loader, stamps), strict=True))
+    assert store.calls == 50 and all(held.values())
     clock.now = 25.0
     store.gate.clear()
     running = threading.active_count()
-    assert all(loader.get(key, STAMP) is held[key] for key in keys), "all served at once"
+    assert serve(loader, stamps) == list(held.values()), "all served at once"
     eventually(lambda: store.checks == 1)  # the first check waits at the gate: every block is still queued
     assert len(loader._due) == 50
+    assert serve(loader, stamps) == list(held.values()) and len(loader._due) == 50, "queued once each"
     assert threading.active_count() <= running + 1, "one refresher thread"
     store.gate.set()
     eventually(lambda: store.checks == 50 and not loader._due)
-    assert all(loader.get(key, STAMP) is held[key] for key in keys), "found unchanged: kept"
+    assert serve(loader, stamps) == list(held.values()), "found unchanged: kept"
     assert (store.calls, loader.refreshes) == (50, 50)
+
+
+def test_all_at_once_loads_what_is_missing_or_was_idle_unchecked_and_counts_each_lookup(
+    loader: IndexLoader, store: Store, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted: list[tuple[str, bool, int]] = []  # the metric itself: tests/mcp_service/test_metrics.py
+    record = lambda cache, *, hit, times=1: counted.append((cache, hit, times))  # noqa: E731
+    monkeypatch.setattr(index_loader, "count_lookup", record)
+    first = loader.get_all({"A:rev": STAMP, "B:rev": STAMP})
+    assert first is not None and store.calls == 2
+    both = loader.get_all({"B:rev": STAMP, "A:rev": STAMP, "C:rev": STAMP})
+    assert both is not None and both[:2] == first[::-1] and store.calls == 3, "only C loaded"
+    hits, misses = (sum(t for c, h, t in counted if c == "corpus_index" and h is hit) for hit in (True, False))
+    assert (hits, misses) == (2, 3), "A and B found the second time; A, B, then C missed"
+    changed = loader.get_all({"A:rev": (4, "2025-01-01T00:00:00")})
+    assert changed is not None and len(changed[0].ids) == 4 and store.calls == 4, "a new stamp: loaded"
+    clock.now = 2 * loader.keep_idle_s + 1.0  # nobody was handed B or checked it since: loaded again, as by ``get``
+    again = loader.get_all({"B:rev": STAMP})
+    assert again is not None and again[0] is not first[1] and store.calls == 5
+
+
+def test_all_at_once_is_none_when_one_slice_cannot_be_cached(clock: Clock, store: Store) -> None:
+    def load(key: str, stamp: Stamp) -> CorpusIndex | None:
+        return None if key == "B:rev" else store.load(key, stamp)
+
+    refused = IndexLoader(IndexCache(10 * 2**20, max_age_s=30), load, clock=clock)
+    assert refused.get_all({"A:rev": STAMP, "B:rev": STAMP}) is None
+    held = refused.get_all({"A:rev": STAMP})
+    assert held is not None and store.calls == 1, "A was loaded and kept"
 
 
 def test_a_changed_stamp_loads_the_new_rows_in_the_foreground(loader: IndexLoader, store: Store) -> None:
