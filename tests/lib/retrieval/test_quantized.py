@@ -1,6 +1,6 @@
-"""Vectors held as int8 codes (``lib.retrieval.quantized``): the integer product is exact, every row's bound is
-below its exact distance, and the dense leg built on them still ranks exactly, also where the codes cannot tell
-rows apart."""
+"""Vectors held as int8 codes (``lib.retrieval.quantized``): the integer product is exact (also written into a
+given array), every row's bound is below its exact distance, and the dense leg built on them still ranks
+exactly, also where the codes cannot tell rows apart."""
 
 from __future__ import annotations
 
@@ -21,6 +21,18 @@ def test_the_int8_product_equals_the_integer_product_over_the_whole_code_range()
         assert np.array_equal(int8_scores(query_codes(codes), columns, column_offsets(columns)), expected)
     empty = np.zeros((384, 0), np.int8)
     assert int8_scores(query_codes(codes), empty, column_offsets(empty)).shape == (0,)
+
+
+def test_the_int8_product_written_into_a_given_array_is_the_same_and_a_wrong_one_is_refused() -> None:
+    rng = np.random.default_rng(2)
+    columns = rng.integers(-127, 128, (384, 300), dtype=np.int8)
+    query, offsets = query_codes(rng.integers(-127, 128, 384, dtype=np.int8)), column_offsets(columns)
+    out = np.full(300, -1, np.int32)
+    written = int8_scores(query, columns, offsets, out=out)
+    assert written is out and np.array_equal(out, int8_scores(query, columns, offsets))
+    for wrong in (np.zeros(299, np.int32), np.zeros(300, np.int64), np.zeros(600, np.int32)[::2]):
+        with pytest.raises(ValueError, match="contiguous int32"):
+            int8_scores(query, columns, offsets, out=wrong)
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
