@@ -204,10 +204,13 @@ def _ranked(
             document_fields=("revision_ref", "section_ref"),
         )
 
-    ranked = ranking(n_results)
+    # A hybrid search ranks once, as deep as the legs: its first n are the top n (the fusion is the same for
+    # any n up to ``depth``, and the collapse keeps the order), and the rest lets a paragraph of justification
+    # in the top n bring its policy into it.
+    deep = ranking(depth if mode == SearchMode.HYBRID else n_results)
+    ranked = deep[:n_results]
     if mode == SearchMode.HYBRID and any(hit.chunk.metadata.get("supports") for hit in ranked):
-        # Only a paragraph of justification in the top n can bring its policy into it: rank deeper to find it.
-        ranked = policies_before_their_justification(ranking(depth))[:n_results]
+        ranked = policies_before_their_justification(deep)[:n_results]
     unscored = [r.chunk.id for r in ranked if r.dense_score is None]
     relevances = stores.vectors.dense_relevances(vector, unscored, revisions, held) if vector is not None else {}
     return [

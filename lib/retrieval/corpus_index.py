@@ -159,7 +159,50 @@ class CorpusIndex:
         return self.vectors.nbytes + texts + postings + _ID_BYTES * len(self.ids) + self.metadatas.nbytes
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
-        return StoredChunk(id=self.ids[row], text=self.texts[row], metadata=self.metadatas.row(row), distance=distance)
+        """Row ``row`` as a chunk; its text is read when first asked for (``HeldChunk``)."""
+        return HeldChunk(self.ids[row], self.metadatas.row(row), distance, texts=self.texts, row=row)
+
+
+class HeldChunk(StoredChunk):
+    """A held slice's chunk whose text is read from the slice when first asked for, then kept: a hybrid search
+    makes ~200 candidate chunks and returns ten, and each text of a slice read from its snapshot is a ``pread``.
+    The slice's texts stay referenced (an open snapshot file stays open), so the text is the one searched.
+    Equal to the ``StoredChunk`` it stands for; ``dataclasses.replace`` works (it passes ``text`` itself)."""
+
+    def __init__(
+        self,
+        id: str,
+        metadata: Mapping[str, Any],
+        distance: float | None = None,
+        text: str | None = None,
+        *,
+        texts: Sequence[str] = (),
+        row: int = 0,
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "metadata", metadata)
+        object.__setattr__(self, "distance", distance)
+        if text is not None:
+            object.__setattr__(self, "text", text)
+        object.__setattr__(self, "_texts", texts)
+        object.__setattr__(self, "_row", row)
+
+    def __getattr__(self, name: str) -> Any:
+        """``text``, read once (only called for attributes not yet set)."""
+        if name != "text":
+            raise AttributeError(name)
+        text = self._texts[self._row]
+        object.__setattr__(self, "text", text)
+        return text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StoredChunk):
+            return NotImplemented
+        return (self.id, self.text, self.metadata, self.distance) == (
+            other.id, other.text, other.metadata, other.distance
+        )  # fmt: skip
+
+    __hash__ = StoredChunk.__hash__
 
 
 def _table(metadatas: Sequence[Mapping[str, Any]]) -> MetadataTable:

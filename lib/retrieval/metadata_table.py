@@ -154,8 +154,7 @@ class MetadataTable(Sequence[dict[str, Any]]):
     def __getitem__(self, row: int | slice) -> dict[str, Any] | MetadataTable:
         if isinstance(row, slice):
             return MetadataTable(self._layout, self._narrow[row], self._wide[row])
-        codes = self._narrow[row].tolist()
-        return self._row(codes + self._wide[row].tolist() if self._wide.shape[1] else codes)
+        return self._row(self.codes(row))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for codes in np.hstack([self._narrow, self._wide.astype(np.uint32)]).tolist():
@@ -165,17 +164,20 @@ class MetadataTable(Sequence[dict[str, Any]]):
         """Row ``row`` read in place: a field is decoded when asked for, the whole row once when iterated."""
         return RowMetadata(self, row)
 
-    def value(self, row: int, key: str) -> Any:
-        """Field ``key`` of row ``row`` (a list copied); ``KeyError`` when the row lacks it."""
+    def codes(self, row: int) -> list[int]:
+        """Row ``row``'s codes: its ``uint16`` codes, then its ``uint32`` ones."""
+        codes = self._narrow[row].tolist()
+        return codes + self._wide[row].tolist() if self._wide.shape[1] else codes
+
+    def value(self, codes: list[int], key: str, default: Any = None) -> Any:
+        """Field ``key`` of the row whose ``codes`` are given (a list copied); ``default`` when the row lacks
+        it."""
         found = self._layout.fields.get(key)
         if found is None:
-            raise KeyError(key)
+            return default
         at, values = found
-        width = self._narrow.shape[1]
-        code = int(self._narrow[row, at] if at < width else self._wide[row, at - width])
-        if code == 0:
-            raise KeyError(key)
-        return _fresh(values[code])
+        code = codes[at]
+        return _fresh(values[code]) if code else default
 
     def _row(self, codes: list[int]) -> dict[str, Any]:
         layout = self._layout
@@ -246,14 +248,15 @@ def _matrix(columns: list[list[int]], rows: int, dtype: type[np.unsignedinteger[
 class RowMetadata(Mapping[str, Any]):
     """One row of a ``MetadataTable`` as a read-only mapping, decoded as it is read: a search ranks a hundred
     candidates by two or three fields each and returns ten, so most rows never need all their fields. A field
-    read alone costs one code lookup; iterating (``dict(...)``, ``==``, ``items()``) decodes the whole row once.
-    Equal to the dict it stands for."""
+    read alone costs one code lookup (the row's codes are read once); iterating (``dict(...)``, ``==``,
+    ``items()``) decodes the whole row once. Equal to the dict it stands for."""
 
-    __slots__ = ("_row", "_table", "_whole")
+    __slots__ = ("_codes", "_row", "_table", "_whole")
 
     def __init__(self, table: MetadataTable, row: int) -> None:
         self._table = table
         self._row = row
+        self._codes: list[int] | None = None
         self._whole: dict[str, Any] | None = None
 
     def _dict(self) -> dict[str, Any]:
@@ -261,10 +264,19 @@ class RowMetadata(Mapping[str, Any]):
             self._whole = self._table[self._row]
         return self._whole
 
-    def __getitem__(self, key: str) -> Any:
+    def get(self, key: str, default: Any = None) -> Any:
+        """Field ``key``, or ``default`` when the row lacks it; the row's codes are read from the table once."""
         if self._whole is not None:
-            return self._whole[key]
-        return self._table.value(self._row, key)
+            return self._whole.get(key, default)
+        if self._codes is None:
+            self._codes = self._table.codes(self._row)
+        return self._table.value(self._codes, key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        return value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._dict())

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from lib.retrieval import FUSION, FusionMethod, FusionParams, SearchMode, candidates, fuse, leg_depth, rank_by_mode
+from lib.retrieval import (
+    FUSION,
+    FusionMethod,
+    FusionParams,
+    SearchMode,
+    candidates,
+    fuse,
+    leg_depth,
+    rank_by_mode,
+)
 
 DENSE = [("a", 0.92), ("b", 0.81), ("c", 0.40)]
 LEXICAL = [("d", 9.0), ("c", 6.0), ("a", 1.5)]
@@ -75,3 +86,26 @@ def test_a_collapsed_ranking_looks_past_its_headroom_when_one_document_fills_it(
     lexical = [(key, 20.0 - i) for i, (key, _) in enumerate(dense)]
     collapsed = rank_by_mode(mode, dense, lexical, 3, lexical_ceiling=20.0, document=lambda k: k[0], per_document=1)
     assert [hit.key for hit in collapsed] == ["a00", "b1", "c1"]
+
+
+@pytest.mark.parametrize("params", [FUSION, FusionParams(method=FusionMethod.RRF), FusionParams(depth=12)])
+@pytest.mark.parametrize("per_document", [None, 1, 2])
+def test_the_top_n_is_the_first_n_of_the_ranking_as_deep_as_the_legs(
+    params: FusionParams, per_document: int | None
+) -> None:
+    """What lets a policy search rank once (``lib.policies.search``): for any n, the ranking for the legs'
+    depth starts with the top n, collapsed or not, whatever the legs hold."""
+    rng = random.Random(27)
+    for _ in range(40):
+        keys = [f"{rng.choice('abcdef')}{i}" for i in range(rng.randint(0, 60))]
+        dense = sorted(((k, rng.random()) for k in rng.sample(keys, len(keys) // 2)), key=lambda e: -e[1])
+        lexical = sorted(((k, rng.uniform(0, 9)) for k in rng.sample(keys, len(keys) // 2)), key=lambda e: -e[1])
+        for n in (1, 3, 10, 25):
+            depth = leg_depth(SearchMode.HYBRID, n, params, per_document=per_document)
+            ask = {"lexical_ceiling": 9.0, "params": params, "document": first_letter, "per_document": per_document}
+            deep = rank_by_mode(SearchMode.HYBRID, dense, lexical, depth, **ask)
+            assert deep[:n] == rank_by_mode(SearchMode.HYBRID, dense, lexical, n, **ask)
+
+
+def first_letter(key: str) -> str:
+    return key[0]

@@ -3,10 +3,13 @@ chunks from the very slices searched, equal to what the search itself returns.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from lib.retrieval.corpus import CorpusIndexes
 from lib.retrieval.corpus_index import HITS, CorpusIndex, LexicalHits, exact_search, lexical_search
+from lib.stores.chroma import StoredChunk
 
 WORDS = ["flood", "drainage", "heritage", "housing", "transport", "green", "belt", "design"]
 
@@ -97,3 +100,32 @@ def test_a_collections_searches_read_codes_from_its_pages_and_merged_postings_fr
     assert indexes.dense(query, 10, held) == exact_search(query, 10, fresh)
     assert indexes.lexical("flood heritage", 10, held) == lexical_search("flood heritage", 10, fresh)
     assert indexes.postings.nbytes > 0
+
+
+class CountedTexts(list[str]):
+    """A slice's texts that count the texts read (as ``FileTexts`` reads each with a ``pread``)."""
+
+    reads = 0
+
+    def __getitem__(self, index):
+        type(self).reads += 1
+        return super().__getitem__(index)
+
+
+def test_a_hits_text_is_read_only_when_asked_for_once_and_equals_the_stored_chunk() -> None:
+    a = slice_of("A", 30, 4)
+    counted = CorpusIndex("A", 1, a.ids, a.vectors, CountedTexts(a.texts), a.metadatas)
+    indexes = indexes_over(counted)
+    held = indexes.held({"A": 1})
+    assert held is not None
+    CountedTexts.reads = 0
+    hits = indexes.dense(a.embedding(2), 10, held)
+    lexical = indexes.lexical("flood drainage", 10, held)
+    assert len(hits) == 10 and lexical.hits and CountedTexts.reads == 0
+    best = hits[0]
+    assert best.text == a.texts[2] and best.text == a.texts[2] and CountedTexts.reads == 1
+    stored = StoredChunk(id=best.id, text=a.texts[2], metadata=dict(best.metadata), distance=best.distance)
+    assert best == stored and stored == best and best != replace(stored, text="other")
+    moved = replace(best, distance=0.5)
+    assert moved == replace(stored, distance=0.5) and moved.text == best.text
+    assert hits == exact_search(a.embedding(2), 10, [a]) and CountedTexts.reads == 10
