@@ -259,18 +259,21 @@ class RowMetadata(Mapping[str, Any]):
         self._codes: list[int] | None = None
         self._whole: dict[str, Any] | None = None
 
+    def _row_codes(self) -> list[int]:
+        if self._codes is None:
+            self._codes = self._table.codes(self._row)
+        return self._codes
+
     def _dict(self) -> dict[str, Any]:
         if self._whole is None:
-            self._whole = self._table[self._row]
+            self._whole = self._table._row(self._row_codes())
         return self._whole
 
     def get(self, key: str, default: Any = None) -> Any:
         """Field ``key``, or ``default`` when the row lacks it; the row's codes are read from the table once."""
         if self._whole is not None:
             return self._whole.get(key, default)
-        if self._codes is None:
-            self._codes = self._table.codes(self._row)
-        return self._table.value(self._codes, key, default)
+        return self._table.value(self._row_codes(), key, default)
 
     def __getitem__(self, key: str) -> Any:
         value = self.get(key, _ABSENT)

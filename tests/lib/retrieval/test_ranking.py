@@ -6,16 +6,7 @@ import random
 
 import pytest
 
-from lib.retrieval import (
-    FUSION,
-    FusionMethod,
-    FusionParams,
-    SearchMode,
-    candidates,
-    fuse,
-    leg_depth,
-    rank_by_mode,
-)
+from lib.retrieval import FUSION, FusionMethod, FusionParams, SearchMode, candidates, fuse, leg_depth, rank_by_mode
 
 DENSE = [("a", 0.92), ("b", 0.81), ("c", 0.40)]
 LEXICAL = [("d", 9.0), ("c", 6.0), ("a", 1.5)]
