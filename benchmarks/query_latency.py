@@ -17,10 +17,9 @@ Printed, for queries with and without ``effective_date``:
 - for reference, the parts: query embedding with torch and with ONNX, Chroma's own filtered query
   (the previous design) and the fast path's exact search.
 
-    .venv/bin/python benchmarks/query_latency.py [--requests 200] [--data-dir DIR] [--keep] [--single-exchange]
+    .venv/bin/python benchmarks/query_latency.py [--requests 200] [--data-dir DIR] [--keep]
 
-``/mcp`` is served by the SDK's transport (the service's default); ``--single-exchange`` turns the optional lane on
-(``MCP_SINGLE_EXCHANGE=true``) to compare.
+``/mcp`` is served by the SDK's Streamable HTTP transport, stateless.
 
 ``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the NPPF ingestion and
 the synthetic writes. Figures: README Performance › "Query latency (benchmarks/query_latency.py)".
@@ -215,14 +214,13 @@ def time_parts(stores: PolicyStores, rng: random.Random) -> None:
 # -- over MCP -------------------------------------------------------------------------------------
 
 
-def start_policy_kb(settings: Settings, redis_url: str, port: int, workers: int, single_exchange: bool) -> Service:
+def start_policy_kb(settings: Settings, redis_url: str, port: int, workers: int) -> Service:
     env = {
         "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
         "REDIS_URL": redis_url,
         "POLICY_KB_PORT": str(port),
         "POLICY_KB_WORKERS": str(workers),
         "MCP_API_KEY": API_KEY,
-        "MCP_SINGLE_EXCHANGE": str(single_exchange).lower(),
     }
     service = start_service([sys.executable, "-m", "mcp_service"], env, health_ok(f"http://127.0.0.1:{port}"), 120)
     time.sleep(5 * workers)  # each worker warms its caches in the background
@@ -393,7 +391,6 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400, help="measured requests per mode")
     parser.add_argument("--data-dir", type=Path, default=None, help="reuse (or build) the store here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary store")
-    parser.add_argument("--single-exchange", action="store_true", help="serve /mcp with the single-exchange lane")
     parser.add_argument(
         "--workers",
         type=lambda v: [int(x) for x in v.split(",")],
@@ -413,9 +410,10 @@ def main() -> None:
         assert chunks >= 20_000, chunks
         stores.embedder.warm_up()
         stores.vectors.warm(searchable_revisions(stores.registry, None, None))
-        print(f"\n{chunks} chunks in {len(searchable_revisions(stores.registry, None, None))} revisions; "
-              f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients; /mcp served by "
-              f"{'the single-exchange lane' if args.single_exchange else 'the SDK transport'}")  # fmt: skip
+        print(
+            f"\n{chunks} chunks in {len(searchable_revisions(stores.registry, None, None))} revisions; "
+            f"{os.cpu_count()} CPUs; {CLIENTS} concurrent clients"
+        )
         time_parts(stores, rng)
 
         results: Results = {}
@@ -432,7 +430,7 @@ def main() -> None:
             for workers in args.workers:
                 port = free_port()
                 redis_url = embedded_url(settings.paths.redis_dir)
-                service = start_policy_kb(settings, redis_url, port, workers, args.single_exchange)
+                service = start_policy_kb(settings, redis_url, port, workers)
                 url = f"http://127.0.0.1:{port}/mcp"
                 measure_over_mcp(pool, psutil.Process(service.pid), url, workers, results, rng, args.requests)
                 service.stop()

@@ -10,7 +10,7 @@
 ``/mcp`` is a ``Route``, not a ``Mount``: a mount would answer ``/mcp`` with a 307 to ``/mcp/``.
 Streamable HTTP runs stateless with JSON responses: no session lives in this process, so replicas
 behind a load balancer need no stickiness, and a request costs one JSON round trip
-(``transports.streamable_http``; ``MCP_SINGLE_EXCHANGE`` puts the optional lane in front).
+(``transports.streamable_http``).
 """
 
 from __future__ import annotations
@@ -207,11 +207,7 @@ def create_mcp_app(
     all_routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.observability, collectors), methods=["GET"]),
-        Route(
-            "/mcp",
-            mcp_endpoint(session_manager, single_exchange=settings.service.single_exchange),
-            methods=["GET", "POST", "DELETE"],
-        ),
+        Route("/mcp", mcp_endpoint(session_manager), methods=["GET", "POST", "DELETE"]),
         Route("/sse", SseStream(relay), methods=["GET"]),
         Route("/messages/", SseMessages(relay), methods=["POST"]),
         *access.metadata_routes(server.name),

@@ -24,11 +24,11 @@ class ServiceSettings(SettingsGroup):
     document_store_port: int = Field(default=3002, alias="DOCUMENT_STORE_PORT")
     kb_mcp_port: int = Field(default=3004, alias="KB_MCP_PORT")
     governance_port: int = Field(default=3005, alias="GOVERNANCE_PORT")
-    single_exchange: bool = Field(
+    allow_unauthenticated: bool = Field(
         default=False,
-        alias="MCP_SINGLE_EXCHANGE",
-        description="Answer plain /mcp requests in the single-exchange lane (SDK internals, verified with one "
-        "mcp release; with any other the SDK transport serves alone)",
+        alias="ALLOW_UNAUTHENTICATED",
+        description="Serve a server that has no key and no OAuth (open to anyone who reaches it); only on a "
+        "loopback POLICY_KB_HOST. Unset: a server without credentials refuses to start (decision 0045)",
     )
 
 
@@ -42,7 +42,9 @@ class KbSettings(SettingsGroup):
     )
     engine_api_key: SecretStr | None = Field(default=None, alias="KB_API_KEY", description="The engine's key")
     mcp_api_key: SecretStr | None = Field(
-        default=None, alias="KB_MCP_API_KEY", description="Callers of the kb MCP server; unset = open"
+        default=None,
+        alias="KB_MCP_API_KEY",
+        description="Callers of the kb MCP server; unset = refused at start-up unless ALLOW_UNAUTHENTICATED",
     )
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, ge=1, alias="KB_MAX_UPLOAD_BYTES")
     upload_ttl_seconds: int = Field(default=600, ge=1, alias="KB_UPLOAD_TTL_SECONDS")

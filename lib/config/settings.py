@@ -121,7 +121,7 @@ OVERRIDES: dict[str, str] = {
     "document_store_port": "service.document_store_port",
     "kb_mcp_port": "service.kb_mcp_port",
     "governance_port": "service.governance_port",
-    "mcp_single_exchange": "service.single_exchange",
+    "allow_unauthenticated": "service.allow_unauthenticated",
     "kb_engine_url": "kb.engine_url",
     "kb_api_key": "kb.engine_api_key",
     "kb_mcp_api_key": "kb.mcp_api_key",

@@ -1,9 +1,16 @@
 """Reading a whole ASGI request body with a cap, for the middlewares that must see it before the app, and
-handing it on to the app afterwards."""
+handing it on to the app afterwards; parsing it as JSON (``parse_json``) and the one 400 a malformed body gets
+on every server (``malformed_response``)."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
 from starlette.types import Message, Receive
+
+from lib.errors import bounded
 
 
 class BodyTooLarge(Exception):
@@ -53,3 +60,57 @@ def replaying(body: bytes, receive: Receive, *, more_body: bool = False) -> Rece
         return await receive()
 
     return replay
+
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of objects and arrays a JSON body may have: far beyond any tool's arguments or REST
+body, far short of what would exhaust a parser's stack."""
+JSON_RPC_PARSE_ERROR = -32700
+
+
+class MalformedBody(ValueError):
+    """A body that is not JSON, or is nested deeper than ``MAX_JSON_DEPTH``; ``reason`` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def parse_json(body: bytes) -> Any:
+    """The JSON value of ``body``; ``MalformedBody`` when it is not JSON or nests deeper than
+    ``MAX_JSON_DEPTH``. The one parse every middleware that reads a body uses, so no nesting, encoding or
+    syntax error reaches an answer as a crash."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise MalformedBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:
+        raise MalformedBody(f"not valid JSON ({bounded(str(exc), 200)})") from None
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise MalformedBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects and arrays more than ``limit`` levels deep (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def malformed_response(path: str, reason: str, *, json_rpc: bool) -> Response:
+    """The 400 every server answers a malformed body with: on an MCP path, a JSON-RPC parse error (as the MCP
+    SDK's own transports answer one); elsewhere the REST envelope ``{"error": {code, message, details}}``."""
+    message = f"The request body is malformed: {reason}"
+    if json_rpc:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": {"code": JSON_RPC_PARSE_ERROR, "message": message}}
+    else:
+        body = {"error": {"code": "malformed_body", "message": message, "details": {"path": bounded(path, 200)}}}
+    return JSONResponse(body, status_code=400)
