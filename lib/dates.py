@@ -16,15 +16,21 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def parse_date(value: str | date, *, field: str = "date") -> date:
-    """Parse a strict ``YYYY-MM-DD`` string. Anything else (times, slashes, impossible days) is refused."""
+    """Parse a strict ``YYYY-MM-DD`` string. Anything else (numbers, times, slashes, impossible days) is refused."""
     if isinstance(value, date):
         return value
     if not isinstance(value, str) or not _ISO_DATE.match(value.strip()):
-        raise InvalidDateError(f"{field} must be an ISO date YYYY-MM-DD, got {value!r}", field=field)
+        raise InvalidDateError(f"{field} must be an ISO date YYYY-MM-DD, got {_shown(value)}", field=field)
     try:
         return date.fromisoformat(value.strip())
     except ValueError as exc:
-        raise InvalidDateError(f"{field} is not a real calendar date: {value!r}", field=field) from exc
+        raise InvalidDateError(f"{field} is not a real calendar date: {_shown(value)}", field=field) from exc
+
+
+def _shown(value: object) -> str:
+    """The refused value as an error message quotes it: its repr, cut to a few dozen characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def to_int(day: date | None) -> int:

@@ -2,6 +2,10 @@
 
 Empty strings stand for ``None`` (an open ``effective_to``, no ``ingested_at``) because a hash field
 cannot hold a null; a field missing from an older hash reads as its default.
+
+``effective_to_set`` ("1"/"0") says whether ``effective_to`` is the user's or derived from the next revision
+(``lib.policies.temporal``). A hash written before it existed had ``superseded_by``, the id of the revision whose
+arrival closed it: an end date with no ``superseded_by`` was the user's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from lib.policies.temporal import RevisionRecord
 CHUNKS_GENERATION_FIELD = "chunks_generation"
 """Bumped in the revision's hash by ``PolicyRegistry.chunks_changed``; never written by ``record_to_hash``, so
 the registry's rewrites of a record (HSET of its fields) keep it."""
+
+END_SET_FIELD = "effective_to_set"
 
 Hash = dict[FieldT, EncodableT]
 """A hash to write, typed as redis-py's ``hset(mapping=...)`` takes it; every value written here is a str."""
@@ -53,7 +59,7 @@ def record_to_hash(record: RevisionRecord) -> Hash:
         "created_at": rev.created_at.isoformat(),
         "ingested_at": rev.ingested_at.isoformat() if rev.ingested_at else "",
         "error": rev.error,
-        "superseded_by": record.superseded_by,
+        END_SET_FIELD: "1" if record.end_set else "0",
         "progress_phase": rev.progress_phase,
         "progress_percent": f"{rev.progress_percent:g}",
         "reading": rev.reading,
@@ -61,7 +67,11 @@ def record_to_hash(record: RevisionRecord) -> Hash:
 
 
 def record_from_hash(data: Mapping[str, str]) -> RevisionRecord:
-    return RevisionRecord(revision_from_hash(data), data.get("superseded_by", ""))
+    if END_SET_FIELD in data:
+        end_set = data[END_SET_FIELD] == "1"
+    else:
+        end_set = bool(data.get("effective_to")) and not data.get("superseded_by")
+    return RevisionRecord(revision_from_hash(data), end_set)
 
 
 def revision_from_hash(data: Mapping[str, str]) -> Revision:

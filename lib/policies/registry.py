@@ -226,7 +226,8 @@ class PolicyRegistry:
         return CreatedRevision(revision=plan.revision, superseded=list(plan.superseded))
 
     def update_revision(self, source: str, revision_id: str, data: RevisionUpdate) -> Revision:
-        """Change label, notes or dates. New dates are re-checked for overlap (no auto-supersession)."""
+        """Change label, notes or dates. New dates are re-checked for overlap; the ends of the other revisions
+        that follow the next one's start are recomputed in the same transaction (``plan_edit``)."""
         check_source(source)
         check_revision_id(revision_id)
         changes = {
@@ -234,11 +235,7 @@ class PolicyRegistry:
             for field, value in data.model_dump(exclude_unset=True).items()
             if value is not None or field == "effective_to"
         }
-        plan = apply_plan(
-            self._r,
-            source,
-            lambda timeline: plan_edit(timeline, timeline.require(revision_id).model_copy(update=changes)),
-        )
+        plan = apply_plan(self._r, source, lambda timeline: plan_edit(timeline, revision_id, changes))
         logger.info(
             "registry.revision_updated source=%s revision_id=%s fields=%s", source, revision_id, *[sorted(changes)]
         )
@@ -286,9 +283,8 @@ class PolicyRegistry:
         return plan.revision
 
     def delete_revision(self, source: str, revision_id: str) -> Revision:
-        """Remove a revision's registry entry. Chunks and file are the caller's (``lib.policies.lifecycle``).
-
-        Refuses to remove the last ``active`` revision of a policy (spec 001 TS-09).
+        """Remove a revision's registry entry; the revision before it covers its days again. Chunks and file are
+        the caller's (``lib.policies.lifecycle``). Refuses to remove the last ``active`` revision (spec 001 TS-09).
         """
         check_source(source)
         check_revision_id(revision_id)

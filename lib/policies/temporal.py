@@ -4,15 +4,22 @@ Nothing here reads or writes a store. The registry reads one policy's ``Timeline
 ``plan_*`` function what a write changes, and stores the returned ``Plan`` in one MULTI/EXEC; the same
 functions run in memory in the rules' property test, thousands of times a second.
 
-The rules, with two decisions the specs leave open:
+Every write ends in ``_settle``: the dates nobody gave are recomputed from the policy's revisions in order
+of ``effective_from``. A revision's ``effective_to`` is either the user's (given at upload or by an edit,
+``RevisionRecord.end_set``) or derived: the day before the next occupying revision starts, open when none
+follows (auto-supersession, spec 000 FR-007). Moving, failing or deleting a revision therefore moves the
+end of the one before it too, so no write leaves days that nothing covers, except after an end a user set.
 
-- Revisions in ``processing``, ``active`` or ``superseded`` occupy their date range: no two may
-  overlap. A new revision starting after an open-ended one closes it the day before it starts and
-  marks it ``superseded`` (auto-supersession); one that ends before an existing open-ended revision
-  starts is a historical insertion; anything else that intersects is a ``revision_overlap``.
-- A ``failed`` revision occupies nothing, and failing or deleting a revision undoes the supersession it
-  caused: the revision it closed is extended over the freed range. A corrupt upload therefore never
-  takes the edition in force out of force.
+The rules, with decisions the specs leave open (docs/decisions/0047-revision-dates-recomputed.md):
+
+- Revisions in ``processing``, ``active`` or ``superseded`` occupy their date range; ``failed`` ones occupy
+  nothing. Two occupying revisions may not start on the same day, and an end a user set must fall before
+  the next revision's start (``revision_overlap``).
+- A revision created or edited with no end ("in force now") must start after every other one; a
+  historical insertion gives its end (spec 000 FR-008).
+- A write may shorten or lengthen a derived range only by moving, adding or removing that range's
+  successor, or by following an open-ended revision: a new revision never cuts into the middle of a
+  revision that a later one has already closed (a "true overlap with a bounded revision").
 - The last ``active`` revision of a policy cannot be deleted (spec 001 TS-09).
 
 Resolution: ranges of occupying revisions never overlap, so for a day at most one of them covers it:
@@ -22,9 +29,11 @@ among the revisions that started on or before the day, the latest non-failed one
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from lib.dates import day_before, iso
 from lib.errors import (
@@ -46,11 +55,11 @@ REASON_IN_GAP = "date_in_gap"
 
 @dataclass(frozen=True)
 class RevisionRecord:
-    """A revision as the registry stores it: the model and the id of the revision whose arrival closed it
-    (``""`` if none), which is what a release gives the freed range back to."""
+    """A revision as the registry stores it, and whether its ``effective_to`` is the user's (``end_set``)
+    or derived from the next revision's start."""
 
     revision: Revision
-    superseded_by: str = ""
+    end_set: bool
 
 
 @dataclass(frozen=True)
@@ -62,9 +71,9 @@ class Plan:
     store: tuple[RevisionRecord, ...] = ()
     remove: tuple[str, ...] = ()
     superseded: tuple[Revision, ...] = ()
-    """Revisions this write closed (auto-supersession), as stored."""
+    """Other revisions this write closed (auto-supersession), as stored."""
     released: tuple[Revision, ...] = ()
-    """Revisions this write extended over the range it freed, as stored."""
+    """Other revisions this write extended over days it freed, as stored."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,16 @@ class Timeline:
             if r.revision.status in OCCUPYING and r.revision.revision_id not in exclude
         ]
 
+    def ordered(self) -> list[RevisionRecord]:
+        """Occupying records by ``effective_from`` (ties by id, which the rules refuse anyway)."""
+        occupying = (r for r in self.records.values() if r.revision.status in OCCUPYING)
+        return sorted(occupying, key=lambda r: (r.revision.effective_from, r.revision.revision_id))
+
+    def successors(self) -> dict[str, str | None]:
+        """For each occupying revision, the id of the next one by ``effective_from`` (None for the last)."""
+        ids = [r.revision.revision_id for r in self.ordered()]
+        return {rid: ids[i + 1] if i + 1 < len(ids) else None for i, rid in enumerate(ids)}
+
     def require(self, revision_id: str) -> Revision:
         try:
             return self.records[revision_id].revision
@@ -93,9 +112,9 @@ class Timeline:
                 f"No revision '{revision_id}' of policy '{self.source}'", source=self.source, revision_id=revision_id
             ) from None
 
-    def superseded_by(self, revision_id: str) -> str:
-        record = self.records.get(revision_id)
-        return record.superseded_by if record else ""
+    def record(self, revision_id: str) -> RevisionRecord:
+        self.require(revision_id)
+        return self.records[revision_id]
 
     def newest_first(self) -> list[Revision]:
         """Revisions by ``effective_from``, latest first: the order ``resolve_revision`` expects."""
@@ -116,83 +135,57 @@ def settled_status(rev: Revision, others: Iterable[Revision]) -> RevisionStatus:
 
 
 def plan_creation(timeline: Timeline, new: Revision) -> Plan:
-    """Insert ``new``, closing any open-ended revision that started before it; refuse an overlap."""
+    """Insert ``new``, closing the open-ended revision that started before it; refuse an overlap."""
     if new.revision_id in timeline.records:
         raise RevisionAlreadyExistsError(
             f"Revision '{new.revision_id}' of policy '{timeline.source}' already exists; pass another revision_id",
             source=timeline.source,
             revision_id=new.revision_id,
         )
-    closed = _supersessions(timeline, new)
-    return Plan(
-        revision=new,
-        store=(*(RevisionRecord(c, new.revision_id) for c in closed), RevisionRecord(new)),
-        superseded=tuple(closed),
-    )
+    return _settle(timeline, RevisionRecord(new, new.effective_to is not None), open_claim=new.effective_to is None)
 
 
-def plan_edit(timeline: Timeline, edited: Revision) -> Plan:
-    """Store ``edited`` (a stored revision with new label, notes or dates): new dates are re-checked for
-    overlap, without auto-supersession, and a resolvable revision's status is settled again."""
-    if edited.effective_to is not None and edited.effective_to < edited.effective_from:
-        raise InvalidDateError(
-            "effective_to must be on or after effective_from", source=timeline.source, revision_id=edited.revision_id
-        )
-    others = timeline.occupying(edited.revision_id)
-    if edited.status in OCCUPYING:
-        for other in others:
-            if _intersect(edited, other):
-                raise _overlap(timeline.source, edited, other)
-    if edited.resolvable:
-        edited = edited.model_copy(update={"status": settled_status(edited, others)})
-    return Plan(revision=edited, store=(RevisionRecord(edited, timeline.superseded_by(edited.revision_id)),))
+def plan_edit(timeline: Timeline, revision_id: str, changes: Mapping[str, Any]) -> Plan:
+    """Apply ``changes`` (label, notes, dates) to a stored revision. ``effective_to`` among them sets the end
+    (a date) or claims the revision is in force now (None); the other revisions' derived ends follow."""
+    record = timeline.record(revision_id)
+    edited = record.revision.model_copy(update=dict(changes))
+    end_set = edited.effective_to is not None if "effective_to" in changes else record.end_set
+    if not end_set:
+        edited = edited.model_copy(update={"effective_to": None})
+    return _settle(timeline, RevisionRecord(edited, end_set), open_claim="effective_to" in changes and not end_set)
 
 
 def plan_ingested(timeline: Timeline, ingested: Revision) -> Plan:
     """Settle ``ingested`` (a stored revision with its ingestion figures) to ``active`` or ``superseded``.
-    A revision that had failed occupied nothing: it is inserted again, with auto-supersession."""
-    rid = ingested.revision_id
-    was_failed = timeline.require(rid).status == RevisionStatus.FAILED
-    closed = _supersessions(timeline, ingested, exclude=rid) if was_failed else []
-    settled = ingested.model_copy(update={"status": settled_status(ingested, timeline.occupying(rid))})
-    return Plan(
-        revision=settled,
-        store=(*(RevisionRecord(c, rid) for c in closed), RevisionRecord(settled, timeline.superseded_by(rid))),
-        superseded=tuple(closed),
-    )
+    A revision that had failed occupied nothing: it takes its dates back, under the same rules as a new one."""
+    record = timeline.record(ingested.revision_id)
+    settled = ingested.model_copy(update={"status": RevisionStatus.ACTIVE})
+    return _settle(timeline, RevisionRecord(settled, record.end_set))
 
 
 def plan_failure(timeline: Timeline, revision_id: str, error: str) -> Plan:
-    """Mark a revision ``failed`` and give the dates it occupied back to the revision it had closed."""
-    current = timeline.require(revision_id)
-    failed = current.model_copy(update={"status": RevisionStatus.FAILED, "error": error})
-    released = _release(timeline, current)
-    return Plan(
-        revision=failed,
-        store=(*released, RevisionRecord(failed)),
-        released=tuple(r.revision for r in released),
-    )
+    """Mark a revision ``failed``: it occupies nothing, so the revision before it covers its days again."""
+    record = timeline.record(revision_id)
+    failed = record.revision.model_copy(update={"status": RevisionStatus.FAILED, "error": error})
+    return _settle(timeline, RevisionRecord(failed, record.end_set), checked=False)
 
 
 def plan_deletion(timeline: Timeline, revision_id: str) -> Plan:
-    """Remove a revision, giving its dates back to the revision it had closed; never the last ``active`` one."""
+    """Remove a revision, the one before it covering its days again; never the last ``active`` one."""
     target = timeline.require(revision_id)
-    if target.status == RevisionStatus.ACTIVE:
-        reopened = {rid for rid, r in timeline.records.items() if r.superseded_by == revision_id}
-        if not any(
-            rid != revision_id and (r.revision.status == RevisionStatus.ACTIVE or rid in reopened)
-            for rid, r in timeline.records.items()
-        ):
-            raise CannotDeleteSoleRevisionError(
-                f"Revision '{revision_id}' is the only active revision of '{timeline.source}'; "
-                "upload its replacement first",
-                source=timeline.source,
-                revision_id=revision_id,
-            )
-    released = _release(timeline, target) if target.status in OCCUPYING else []
-    return Plan(
-        revision=target, store=tuple(released), remove=(revision_id,), released=tuple(r.revision for r in released)
-    )
+    plan = _settle(timeline, None, remove=revision_id, checked=False)
+    after = timeline.after(plan)
+    if target.status == RevisionStatus.ACTIVE and not any(
+        r.revision.status == RevisionStatus.ACTIVE for r in after.records.values()
+    ):
+        raise CannotDeleteSoleRevisionError(
+            f"Revision '{revision_id}' is the only active revision of '{timeline.source}'; "
+            "upload its replacement first",
+            source=timeline.source,
+            revision_id=revision_id,
+        )
+    return Plan(revision=target, store=plan.store, remove=plan.remove, released=plan.released)
 
 
 def resolve_revision(source: str, revisions: Sequence[Revision], day: date) -> Resolution:
@@ -216,37 +209,87 @@ def _reason(revisions: Sequence[Revision], day: date) -> str:
     return REASON_IN_GAP
 
 
-def _supersessions(timeline: Timeline, new: Revision, exclude: str = "") -> list[Revision]:
-    """The revisions ``new`` closes, as closed; raise on any true overlap (spec 000 FR-008)."""
-    closed: list[Revision] = []
-    for other in timeline.occupying(exclude):
-        if other.effective_to is None and other.effective_from < new.effective_from:
-            status = RevisionStatus.SUPERSEDED if other.status == RevisionStatus.ACTIVE else other.status
-            closed.append(other.model_copy(update={"effective_to": day_before(new.effective_from), "status": status}))
-        elif _intersect(new, other):
-            raise _overlap(timeline.source, new, other)
-    return closed
+def _settle(
+    before: Timeline,
+    subject: RevisionRecord | None,
+    *,
+    remove: str = "",
+    open_claim: bool = False,
+    checked: bool = True,
+) -> Plan:
+    """The plan that stores ``subject`` (or removes ``remove``) with every derived end and every status
+    recomputed from the revisions in order; with ``checked``, refuse what breaks the rules above."""
+    records = {rid: r for rid, r in before.records.items() if rid != remove}
+    if subject is not None:
+        records[subject.revision.revision_id] = subject
+    draft = Timeline(before.source, records)
+    if checked and subject is not None:
+        _check(before, draft, subject, open_claim)
+    after = _recomputed(draft)
+    changed = tuple(r for rid, r in after.records.items() if before.records.get(rid) != r)
+    others = [r.revision for r in changed if subject is None or r.revision.revision_id != subject.revision.revision_id]
+    old_end = {rid: r.revision.effective_to for rid, r in before.records.items()}
+    superseded = tuple(r for r in others if old_end.get(r.revision_id) is None and r.effective_to is not None)
+    released = tuple(r for r in others if _later(r.effective_to, old_end.get(r.revision_id)))
+    revision = after.records[subject.revision.revision_id].revision if subject else before.require(remove)
+    return Plan(revision=revision, store=changed, remove=(remove,) if remove else (), superseded=superseded,
+                released=released)  # fmt: skip
 
 
-def _release(timeline: Timeline, leaving: Revision) -> list[RevisionRecord]:
-    """The revision ``leaving`` had closed, extended over the range ``leaving`` frees."""
-    released: list[RevisionRecord] = []
+def _recomputed(timeline: Timeline) -> Timeline:
+    """Every derived end set from the next occupying revision's start, every resolvable status settled."""
+    ordered = timeline.ordered()
+    occupying = [r.revision for r in ordered]
+    records = dict(timeline.records)
     for rid, record in timeline.records.items():
-        prior = record.revision
-        if record.superseded_by != leaving.revision_id or prior.effective_to != day_before(leaving.effective_from):
+        if record.revision.status not in OCCUPYING and not record.end_set and record.revision.effective_to:
+            records[rid] = RevisionRecord(record.revision.model_copy(update={"effective_to": None}), False)
+    for i, record in enumerate(ordered):
+        rev = record.revision
+        end = rev.effective_to
+        if not record.end_set:
+            end = day_before(ordered[i + 1].revision.effective_from) if i + 1 < len(ordered) else None
+        status = rev.status
+        if rev.resolvable:
+            status = settled_status(rev.model_copy(update={"effective_to": end}), occupying)
+        if (end, status) != (rev.effective_to, rev.status):
+            rev = rev.model_copy(update={"effective_to": end, "status": status})
+        records[rev.revision_id] = RevisionRecord(rev, record.end_set)
+    return Timeline(timeline.source, records)
+
+
+def _check(before: Timeline, draft: Timeline, subject: RevisionRecord, open_claim: bool) -> None:
+    """Refuse ``subject`` in ``draft`` when it breaks a date rule (``InvalidDateError``, ``RevisionOverlapError``)."""
+    new = subject.revision
+    if subject.end_set and new.effective_to is not None and new.effective_to < new.effective_from:
+        raise InvalidDateError(
+            "effective_to must be on or after effective_from", source=draft.source, revision_id=new.revision_id
+        )
+    if new.status not in OCCUPYING:
+        return
+    ordered = draft.ordered()
+    for a, b in itertools.pairwise(ordered):
+        clash = a.revision.effective_from == b.revision.effective_from or (
+            a.end_set and a.revision.effective_to is not None and a.revision.effective_to >= b.revision.effective_from
+        )
+        later_than_open = open_claim and a.revision.revision_id == new.revision_id
+        if clash or later_than_open:
+            other = b.revision if a.revision.revision_id == new.revision_id else a.revision
+            raise _overlap(draft.source, new, other)
+    was, now = before.successors(), draft.successors()
+    for rid, following in was.items():
+        record = draft.records.get(rid)
+        if rid == new.revision_id or record is None or record.end_set or rid not in now:
             continue
-        reopened = prior.model_copy(update={"effective_to": leaving.effective_to})
-        if reopened.resolvable:
-            status = settled_status(reopened, timeline.occupying(rid, leaving.revision_id))
-            reopened = reopened.model_copy(update={"status": status})
-        released.append(RevisionRecord(reopened, timeline.superseded_by(leaving.revision_id)))
-    return released
+        if following not in (None, new.revision_id) and now[rid] != following:
+            raise _overlap(draft.source, new, record.revision)
 
 
-def _intersect(a: Revision, b: Revision) -> bool:
-    return (a.effective_to is None or b.effective_from <= a.effective_to) and (
-        b.effective_to is None or a.effective_from <= b.effective_to
-    )
+def _later(end: date | None, old: date | None) -> bool:
+    """Whether ``end`` reaches further than ``old`` (None being open, the furthest)."""
+    if end == old:
+        return False
+    return end is None or (old is not None and end > old)
 
 
 def _overlap(source: str, new: Revision, other: Revision) -> RevisionOverlapError:

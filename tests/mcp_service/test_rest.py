@@ -272,11 +272,47 @@ def test_ts12_update_revision_metadata_and_overlap(fresh_service: Service, api: 
         where={"revision_id": "rev_NPPF_2024_12"}, include=["metadatas"]
     )
     assert {m["version_label"] for m in stored["metadatas"]} == {"Dec 2024"}
-    clash = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"effective_from": "2024-01-01"})
+    clash = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"effective_from": "2023-09-05"})
     assert error_of(clash) == (409, "revision_overlap")
+    reopened = api.patch("/policies/NPPF/revisions/rev_NPPF_2023_09", json={"effective_to": None})
+    assert error_of(reopened) == (409, "revision_overlap")
     assert error_of(api.patch("/policies/NPPF/revisions/rev_x", json={"notes": "n"})) == (404, "revision_not_found")
     assert error_of(api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"colour": "red"})) == (
         422, "validation_error")  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [0, 20240101, 1.5, True, "2024-1-1", "2024-12-12T00:00:00", {"y": 2024}, [2024]])
+def test_patch_takes_dates_only_as_iso_strings(fresh_service: Service, api: httpx.Client, value: object) -> None:
+    """Issue 46: a number was taken as a Unix timestamp (``0`` became 1970-01-01)."""
+    with_policy(fresh_service)
+    ingested(fresh_service, "NPPF", "rev_NPPF_2024_12", "2024-12-12")
+    for field in ("effective_from", "effective_to"):
+        response = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={field: value})
+        assert error_of(response) == (422, "validation_error"), response.text
+        assert len(response.text) < 2000
+    stored = api.get("/policies/NPPF/revisions/rev_NPPF_2024_12").json()
+    assert (stored["effective_from"], stored["effective_to"]) == ("2024-12-12", None)
+
+
+def test_moving_the_newer_revision_later_keeps_the_older_one_in_force_until_then(
+    fresh_service: Service, api: httpx.Client
+) -> None:
+    """Issue 46: the older revision's end stayed put, so searches on the days in between answered nothing."""
+    with_policy(fresh_service)
+    ingested(fresh_service, "NPPF", "rev_NPPF_2023_09", "2023-09-05")
+    ingested(fresh_service, "NPPF", "rev_NPPF_2024_12", "2024-12-12")
+    moved = api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"effective_from": "2025-03-01"})
+    assert moved.status_code == 200, moved.text
+    older = api.get("/policies/NPPF/revisions/rev_NPPF_2023_09").json()
+    assert (older["effective_to"], older["status"]) == ("2025-02-28", "superseded")
+    snapshot = api.get("/policies/effective", params={"date": "2025-01-15"}).json()
+    assert [p["revision"]["revision_id"] for p in snapshot["policies"]] == ["rev_NPPF_2023_09"], snapshot
+    stored = fresh_service.stores.policies.vectors.collection.get(
+        where={"revision_id": "rev_NPPF_2023_09"}, include=["metadatas"]
+    )
+    assert {m["effective_to"] for m in stored["metadatas"]} == {20250228}
+    assert api.delete("/policies/NPPF/revisions/rev_NPPF_2024_12").status_code == 200
+    assert api.get("/policies/NPPF/revisions/rev_NPPF_2023_09").json()["effective_to"] is None
 
 
 def test_ts13_ts14_delete_a_revision_but_never_the_sole_active_one(fresh_service: Service, api: httpx.Client) -> None:

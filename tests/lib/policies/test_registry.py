@@ -436,3 +436,36 @@ def test_a_flushed_or_hand_edited_registry_is_not_served_from_an_old_snapshot(re
     assert registry.snapshot().revisions["NPPF"][0].version_label == "edited by hand", "still young enough"
     now[0] = 30.0
     assert registry.snapshot().revisions["NPPF"][0].version_label == "edited again", "30 s old: reloaded"
+
+
+def test_moving_the_newer_revision_later_or_deleting_it_leaves_no_day_without_a_revision(
+    registry: PolicyRegistry, redis_client: redis.Redis
+) -> None:
+    """Issue 46: the older revision kept the end auto-supersession gave it, so the days in between resolved
+    to nothing. Its end is recomputed in the edit's own transaction (one generation token for both)."""
+    make_policy(registry)
+    old = add(registry, "2023-09-05")
+    new = add(registry, "2024-12-12")
+    token = registry.generation()
+    registry.update_revision("NPPF", new, RevisionUpdate(effective_from="2025-03-01"))
+    assert registry.get_revision("NPPF", old).effective_to == date(2025, 2, 28)
+    assert registry.get_effective_revision("NPPF", "2025-01-15").revision_id == old  # type: ignore[union-attr]
+    assert registry.generation() != token
+    assert redis_client.hget(revision_hash_key("NPPF", old), "effective_to_set") == "0"
+    registry.delete_revision("NPPF", new)
+    reopened = registry.get_revision("NPPF", old)
+    assert (reopened.effective_to, reopened.status) == (None, RevisionStatus.ACTIVE)
+    assert registry.get_effective_revision("NPPF", "2026-06-01").revision_id == old  # type: ignore[union-attr]
+
+
+def test_a_hash_written_before_effective_to_set_reads_its_end_as_derived_when_a_revision_closed_it(
+    registry: PolicyRegistry, redis_client: redis.Redis
+) -> None:
+    make_policy(registry)
+    old = add(registry, "2023-09-05")
+    new = add(registry, "2024-12-12")
+    for rid, closer in ((old, new), (new, "")):
+        redis_client.hdel(revision_hash_key("NPPF", rid), "effective_to_set")
+        redis_client.hset(revision_hash_key("NPPF", rid), "superseded_by", closer)
+    registry.update_revision("NPPF", new, RevisionUpdate(effective_from="2025-01-01"))
+    assert registry.get_revision("NPPF", old).effective_to == date(2024, 12, 31)
