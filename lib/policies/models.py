@@ -7,7 +7,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from lib.dates import parse_date
 from lib.errors import InvalidDateError
@@ -52,14 +52,15 @@ def default_revision_id(source: str, effective_from: date) -> str:
     return f"rev_{source}_{effective_from.year:04d}_{effective_from.month:02d}"
 
 
-def _coerce_date(value: Any) -> Any:
-    """Strict ISO dates inside models too; pydantic's lax parsing would accept timestamps."""
-    if isinstance(value, str):
-        try:
-            return parse_date(value)
-        except InvalidDateError as exc:
-            raise ValueError(exc.message) from exc
-    return value
+def _coerce_date(value: Any, info: ValidationInfo) -> Any:
+    """Strict ISO dates inside models too: a ``YYYY-MM-DD`` string, a ``date`` or None. Pydantic's lax
+    parsing would take a number as a Unix timestamp (``0`` as 1970-01-01) or a datetime as its day."""
+    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
+        return value
+    try:
+        return parse_date(value, field=info.field_name or "date")
+    except InvalidDateError as exc:
+        raise ValueError(exc.message) from exc
 
 
 class _Strict(BaseModel):
