@@ -65,7 +65,8 @@ def _heading_code(title: str) -> str:
 
 
 def _page(section: Section) -> int:
-    return section.printed_page if section.printed_page is not None else section.page_number
+    first = (section.printed_page or "").split("-")[0]
+    return int(first) if first.isdigit() else section.page_number
 
 
 def found_exactly(listed: ListedPolicy, sections: list[Section], *, topic_heading: bool = False) -> bool:

@@ -67,6 +67,7 @@ class PageText(BaseModel):
         default_factory=list,
         description="Drawn boxes wide enough to frame text (x0, top, x1, bottom as fractions): boxed policies",
     )
+    label: str = Field(default="", description="The PDF's own page label, '' where it sets none (PyMuPDF get_label)")
 
 
 class ExtractedDocument(BaseModel):
@@ -94,7 +95,11 @@ class Section(BaseModel):
         default_factory=list, description="(char offset in text, page number) where each page begins"
     )
     kind: str = Field(default="", description="One of SECTION_KINDS; taken from the ref when not given")
-    printed_page: int | None = Field(default=None, description="The page number the document prints there")
+    printed_page: str | None = Field(
+        default=None,
+        description="The page as the document prints it where the section starts ('57', 'iv', 'A-3', '62-63' for a "
+        "two-page spread); None where the page prints no number",
+    )
     supports: str | None = Field(default=None, description="For a paragraph of reasoned justification: its policy")
 
     @model_validator(mode="after")
@@ -118,6 +123,8 @@ class Chunk(BaseModel):
     chunk_index: int
     kind: str = ""
     title: str = ""
-    printed_page: int | None = None
+    printed_page: str | None = None
+    """The page as printed where the chunk starts (``Section.printed_page`` on the section's first page)."""
+    printed_pages: list[str | None] = Field(default_factory=list, description="Printed page of each of page_numbers")
     supports: str | None = None
     last_page: int = 0

@@ -38,6 +38,7 @@ from lib.retrieval.heading import lexical_text
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S
 from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.stores.chroma import ChunkCollection, StoredChunk, relevance, where_all, where_in
+from lib.text.printed_pages import stored, stored_list
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +84,14 @@ def chunk_metadata(chunk: Chunk, policy: Policy, revision: Revision) -> dict[str
 
 
 def section_metadata(chunk: Chunk) -> dict[str, str | int]:
-    """What a chunk carries of its section for listing a revision's sections (issue 22): kind, title,
-    printed page (0 when the document prints none), the policy a paragraph supports ("" for none), last page."""
+    """What a chunk carries of its section for listing a revision's sections (issue 22): kind, title, the
+    page printed where it starts and on each of its pages (``lib.text.printed_pages.stored``: "" where none is
+    printed), the policy a paragraph supports ("" for none), last page."""
     return {
         "section_kind": chunk.kind,
         "section_title": chunk.title,
-        "printed_page": chunk.printed_page or 0,
+        "printed_page": stored(chunk.printed_page),
+        "printed_pages": stored_list(chunk.printed_pages),
         "supports": chunk.supports or "",
         "last_page": chunk.last_page or chunk.page_number,
     }

@@ -228,7 +228,7 @@ def _ingest(
         report("chunk", 30.0)
         reading = read_sections(document)
         section_report = report_reading(reading)
-        chunks = chunk_sections(reading.sections)
+        chunks = chunk_sections(reading.sections, printed=reading.printed)
         if not chunks:
             raise NoChunksError(f"No text chunks could be made from revision '{revision_id}' of '{source}'")
         lap("chunk")

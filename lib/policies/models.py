@@ -206,6 +206,11 @@ class SearchHit(BaseModel):
     version_label: str
     section_ref: str
     page_number: int
+    printed_page: str | None = Field(
+        default=None,
+        description="The page as the document prints it where the chunk starts ('57', 'iv', 'A-3', '62-63'); "
+        "null where it prints none. page_number is the PDF page, for opening the file",
+    )
     chapter: str = ""
     effective_from: str | None = None
     effective_to: str | None = None

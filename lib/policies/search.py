@@ -47,6 +47,7 @@ from lib.retrieval.corpus_index import LexicalAnswer
 from lib.retrieval.legs import legs, side_by_side
 from lib.retrieval.queries import check_query, check_result_count
 from lib.stores.chroma import StoredChunk, relevance
+from lib.text.printed_pages import from_stored
 
 PER_SECTION = 1
 """Chunks of one section of one revision in a search's results: its best (docs/decisions/0023)."""
@@ -112,6 +113,7 @@ def _hit(
         version_label=revision.version_label,
         section_ref=str(meta.get("section_ref", "")),
         page_number=int(meta.get("page_number", 0)),
+        printed_page=from_stored(meta.get("printed_page")),
         chapter=str(meta.get("chapter", "")),
         effective_from=iso(revision.effective_from),
         effective_to=iso(revision.effective_to),

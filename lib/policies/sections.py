@@ -28,6 +28,7 @@ from lib.policies.stores import PolicyStores
 from lib.policies.xrefs import CITES, Citation, DocumentNames
 from lib.stores.chroma import StoredChunk, where_all
 from lib.text.chunking import merge_chunk_texts
+from lib.text.printed_pages import from_stored
 
 SectionKind = Literal["policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary",
                       "modification", "page", "front-matter"]  # fmt: skip
@@ -47,7 +48,11 @@ class PolicySection(BaseModel):
     page_numbers: list[int]
     kind: str = Field(default="", description="One of " + ", ".join(SECTION_KINDS))
     title: str = ""
-    printed_page: int | None = Field(default=None, description="The page number the document prints where it starts")
+    printed_page: str | None = Field(
+        default=None,
+        description="The page as the document prints it where the section starts ('57', 'iv', 'A-3', '62-63' for "
+        "a two-page spread); null where that page prints no number. page_numbers are PDF pages",
+    )
     supports: str | None = Field(default=None, description="For a paragraph of reasoned justification: its policy")
     cites: list[Citation] = Field(default_factory=list, description="The refs the section's text cites, in order")
 
@@ -58,7 +63,7 @@ class SectionEntry(BaseModel):
     title: str
     chapter: str
     page_numbers: list[int]
-    printed_page: int | None = None
+    printed_page: str | None = Field(default=None, description="The page as printed where it starts; null if none")
     supports: str | None = None
 
 
@@ -78,6 +83,7 @@ class CitingSection(BaseModel):
     kind: str
     title: str
     page_numbers: list[int]
+    printed_page: str | None = Field(default=None, description="The page as printed where it starts; null if none")
 
 
 class CitingSections(BaseModel):
@@ -123,8 +129,8 @@ def _kind(meta: Mapping[str, Any]) -> str:
     return str(meta.get("section_kind") or kind_of_ref(str(meta.get("section_ref", ""))))
 
 
-def _printed(meta: Mapping[str, Any]) -> int | None:
-    return int(meta.get("printed_page") or 0) or None
+def _printed(meta: Mapping[str, Any]) -> str | None:
+    return from_stored(meta.get("printed_page"))
 
 
 def _entries(stores: PolicyStores, source: str, revision_id: str) -> list[SectionEntry]:
@@ -276,7 +282,8 @@ def find_citing_sections(
         found.append(
             CitingSection(source=revision.source, revision_id=revision.revision_id,
                           version_label=revision.version_label, section_ref=str(cited_in), kind=_kind(metas[0]),
-                          title=str(metas[0].get("section_title", "")), page_numbers=_pages(metas))
+                          title=str(metas[0].get("section_title", "")), page_numbers=_pages(metas),
+                          printed_page=_printed(metas[0]))
         )  # fmt: skip
     return CitingSections(source=source, section_ref=ref, effective_date=iso(day) or "", section_count=len(found),
                           sections=found)  # fmt: skip

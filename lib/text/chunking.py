@@ -11,7 +11,7 @@ policies; application documents are chunked over their concatenated pages.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -54,9 +54,17 @@ def split_with_pages(
     return pieces
 
 
-def chunk_sections(sections: Iterable[Section], splitter: RecursiveCharacterTextSplitter | None = None) -> list[Chunk]:
-    """Chunks of policy text, indexed sequentially across the revision, each within one section."""
+def chunk_sections(
+    sections: Iterable[Section],
+    splitter: RecursiveCharacterTextSplitter | None = None,
+    *,
+    printed: Mapping[int, str] | None = None,
+) -> list[Chunk]:
+    """Chunks of policy text, indexed sequentially across the revision, each within one section. A chunk's
+    printed pages are its section's where the section starts (a spread's half), else the page's (``printed``:
+    the page each PDF page prints, ``SectionReading.printed``)."""
     splitter = splitter or make_splitter()
+    printed = printed or {}
     chunks: list[Chunk] = []
     for section in sections:
         if not section.text.strip():
@@ -64,6 +72,7 @@ def chunk_sections(sections: Iterable[Section], splitter: RecursiveCharacterText
         spans = section.page_spans or [(0, section.page_number)]
         for text, pages in split_with_pages(section.text, spans, splitter):
             pages = pages or [section.page_number]
+            on_pages = [section.printed_page if p == section.page_number else printed.get(p) for p in pages]
             chunks.append(
                 Chunk(
                     text=text,
@@ -74,7 +83,8 @@ def chunk_sections(sections: Iterable[Section], splitter: RecursiveCharacterText
                     chunk_index=len(chunks),
                     kind=section.kind,
                     title=section.title,
-                    printed_page=section.printed_page,
+                    printed_page=on_pages[0],
+                    printed_pages=on_pages,
                     supports=section.supports,
                     last_page=section.last_page,
                 )
@@ -82,8 +92,15 @@ def chunk_sections(sections: Iterable[Section], splitter: RecursiveCharacterText
     return chunks
 
 
-def chunk_pages(pages: Iterable[PageText], splitter: RecursiveCharacterTextSplitter | None = None) -> list[Chunk]:
-    """Chunks over the concatenated pages of an unstructured document (application documents)."""
+def chunk_pages(
+    pages: Iterable[PageText],
+    splitter: RecursiveCharacterTextSplitter | None = None,
+    *,
+    printed: Mapping[int, str] | None = None,
+) -> list[Chunk]:
+    """Chunks over the concatenated pages of an unstructured document (application documents), each with
+    the pages it spans as the document prints them (``printed``: by PDF page, for pages that print one)."""
+    printed = printed or {}
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     offset = 0
@@ -108,6 +125,8 @@ def chunk_pages(pages: Iterable[PageText], splitter: RecursiveCharacterTextSplit
                 page_number=page_numbers[0],
                 page_numbers=page_numbers,
                 chunk_index=len(chunks),
+                printed_page=printed.get(page_numbers[0]),
+                printed_pages=[printed.get(p) for p in page_numbers],
             )
         )
     return chunks

@@ -161,8 +161,17 @@ def _read_page(page: pymupdf.Page, number: int) -> PageText:
     lines = _layout_lines(layout)
     return PageText(
         page_number=number, text=text, method=method, image_ratio=ratio, lines=lines,
-        boxes=_text_boxes(page) if lines else [],
+        boxes=_text_boxes(page) if lines else [], label=_label(page),
     )  # fmt: skip
+
+
+def _label(page: pymupdf.Page) -> str:
+    """The PDF's own label for the page ("" where it sets none): it may confirm a printed page number, never
+    replace one (``lib.text.printed_pages``)."""
+    try:
+        return str(page.get_label() or "")[:32]
+    except (RuntimeError, ValueError):
+        return ""
 
 
 BOX_MIN_WIDTH = 0.3

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lib.models import PageText, TextLine, TextSpan
-from lib.text.page_furniture import MarginRow, bare_page_number, in_margin, printed_pages, running_key, running_keys
+from lib.text.page_furniture import MarginRow, in_margin, running_key, running_keys
+from lib.text.printed_pages import PageToken, bare_tokens, page_values, read_printed_pages, row_tokens
 
 GUTTER = 0.01
 """Half the width (fraction of the page) of the strip down the middle that no line crosses on a spread."""
@@ -53,10 +54,11 @@ class Row:
     page_start: bool = False
     lead_marker: str | None = None
     half: int = 0
-    printed_page: int | None = None
+    printed_page: str | None = None
     contents: bool = False
     boxed: bool = False
     jumped: bool = False
+    centre: float | None = None
 
 
 def read_rows(pages: Iterable[PageText]) -> list[Row]:
@@ -77,7 +79,19 @@ def read_rows(pages: Iterable[PageText]) -> list[Row]:
                 row.half = half
                 row.boxed = any(_inside(first, box) for box in page.boxes)
                 rows.append(row)
-    return _drop_furniture(rows, spreads, len(pages), body_size(pages))
+    labels = {page.page_number: page.label for page in pages if page.label}
+    return _drop_furniture(rows, spreads, len(pages), body_size(pages), labels)
+
+
+def printed_by_page(rows: Iterable[Row]) -> dict[int, str]:
+    """The printed page of each PDF page that prints one (a spread's halves joined: ``62-63``), from rows
+    ``read_rows`` read."""
+    return page_values({(row.page, row.half): row.printed_page for row in rows if row.printed_page is not None})
+
+
+def read_printed_pages_of(pages: Iterable[PageText]) -> dict[int, str]:
+    """``printed_by_page`` of a document's pages: for readers that need the printed pages and not sections."""
+    return printed_by_page(read_rows(pages))
 
 
 def body_size(pages: Iterable[PageText]) -> float | None:
@@ -135,6 +149,7 @@ def _layout_rows(lines: list[TextLine], page_number: int) -> list[tuple[Row, Tex
     previous: list[TextLine] | None = None
     for group in groups:
         row = _row_from_lines(group, page_number)
+        row.centre = (group[0].x0 + group[-1].x1) / 2
         if previous is None:
             row.page_start = True
         else:
@@ -223,27 +238,29 @@ def _plain_rows(page: PageText) -> list[Row]:
     return rows
 
 
-def _drop_furniture(rows: list[Row], spreads: set[int], page_count: int, size: float | None) -> list[Row]:
+def _drop_furniture(
+    rows: list[Row], spreads: set[int], page_count: int, size: float | None, labels: dict[int, str]
+) -> list[Row]:
     """Running headers, footers and page numbers out (``lib.text.page_furniture``); the numbers they
-    carry become each row's ``printed_page``. Without layout a bare number first or last on its page is
-    taken for the page number. A row set in heading type is never furniture: chapters that each open a page
+    carry, read by ``lib.text.printed_pages`` (with the PDF's page ``labels``), become each row's
+    ``printed_page``. Without layout a bare number first or last on its page is a candidate too. A row set
+    in heading type is never furniture: chapters that each open a page
     with ``Chapter 2`` in large type recur in the top margin as a running header would."""
     margin_rows = [
         MarginRow(row.text, row.page, row.half, None if _heading_type(row, size) else _margin_top(rows, index))
         for index, row in enumerate(rows)
     ]
     running = running_keys(margin_rows, page_count)
-    candidates: dict[tuple[int, int], list[int]] = {}
+    candidates: dict[tuple[int, int], list[PageToken]] = {}
     kept: list[Row] = []
     for row, margin in zip(rows, margin_rows, strict=True):
         if in_margin(margin.top):
-            number = bare_page_number(row.text)
-            if number is not None or running_key(row.text) in running:
-                numbers = [number] if number is not None else [int(n) for n in re.findall(r"\d{1,4}", row.text)]
-                candidates.setdefault((row.page, row.half), []).extend(numbers)
+            bare = bare_tokens(row.text, row.centre)
+            if bare or running_key(row.text) in running:
+                candidates.setdefault((row.page, row.half), []).extend(bare or row_tokens(row.text, row.centre))
                 continue
         kept.append(row)
-    printed = printed_pages(candidates, spreads)
+    printed = read_printed_pages(candidates, spreads, labels)
     starts: set[tuple[int, int]] = set()
     for row in kept:
         row.printed_page = printed.get((row.page, row.half))

@@ -19,7 +19,7 @@ class Unit:
     page: int
     order: float
     kind: str = ""
-    printed_page: int | None = None
+    printed_page: str | None = None
     supports: str | None = None
     text: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)

@@ -32,8 +32,6 @@ layout (OCR) shows no chapters and is cited by page.
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -41,19 +39,11 @@ from lib.models import ExtractedDocument, PageText, Section
 from lib.text.contents import ListedPolicy, listed_policies, mark_contents
 from lib.text.footnotes import footnote_units, separate_footnotes
 from lib.text.justification import with_supports
-from lib.text.layout_rows import Row, body_size, read_rows
-from lib.text.section_grammar import DECIMAL_RE, MODIFICATION_RE
+from lib.text.layout_rows import Row, body_size, printed_by_page, read_rows
+from lib.text.document_parts import PartGrammar, split_parts
+from lib.text.policy_labels import join_policy_labels
 from lib.text.section_parser import SectionParser
-
-MIN_MODIFICATIONS = 5
-"""A document with at least this many rows led by modification codes numbered one after another is a schedule
-of main modifications (an inspector's report's appendix): each is cited by its code (``MM74``, ``M5``)."""
-MIN_DECIMAL_PARAGRAPHS = 5
-"""A document with at least this many decimal-numbered rows, and at least half as many as whole-numbered
-ones, is numbered in decimals (``3.51``); its whole numbers then number clauses and list items."""
-
-_WHOLE_RE = re.compile(r"^\d{1,3}\.\s")
-
+from lib.text.section_units import Unit
 
 @dataclass
 class SectionReading:
@@ -61,6 +51,8 @@ class SectionReading:
 
     sections: list[Section]
     listed: list[ListedPolicy] = field(default_factory=list)
+    printed: dict[int, str] = field(default_factory=dict)
+    """The page each PDF page prints (``lib.text.printed_pages``), for pages that print one."""
 
 
 def split_sections(doc: ExtractedDocument) -> list[Section]:
@@ -70,48 +62,54 @@ def split_sections(doc: ExtractedDocument) -> list[Section]:
 
 
 def read_sections(doc: ExtractedDocument) -> SectionReading:
-    """``split_sections``, with the policies the document's contents pages list."""
-    size = body_size(doc.pages)
+    """``split_sections``, with the policies the document's contents pages list. Each part of the document
+    (``lib.text.document_parts``: the body, a schedule of modifications bound in at the back, an appendix
+    numbered its own way) is read with its own grammar and type sizes, so bound-in material never changes
+    how the body is read; the parts' sections are then joined in document order."""
     rows = read_rows(doc.pages)
     mark_contents(rows)
     listed = listed_policies(rows)
+    printed = printed_by_page(rows)
+    parts = split_parts(rows, body_size(doc.pages))
+    readings = [_read_part(doc.pages, rows[part.start : part.end], part.grammar) for part in parts]
+    if not any(parser.is_structured() for parser, _ in readings):
+        return SectionReading(_page_sections(doc.pages, printed), listed, printed)
+    sections: list[Section] = []
+    for _, units in readings:
+        sections += _qualified(units, {section.section_ref for section in sections})
+    return SectionReading(with_supports(_unique_refs(sections)), listed, printed)
+
+
+def _read_part(pages: list[PageText], rows: list[Row], grammar: PartGrammar) -> tuple[SectionParser, list[Unit]]:
+    """One part's units in reading order, footnotes placed, read with the type sizes of the part's own pages."""
+    on_pages = {row.page for row in rows}
+    size = body_size(page for page in pages if page.page_number in on_pages)
     body, footnotes = separate_footnotes(rows, size)
     probe = SectionParser(size)
     unchaptered = not any(probe.is_chapter_heading(row) for row in body if not row.contents)
     parser = SectionParser(
-        size, decimal=_numbered_in_decimals(body), unchaptered=unchaptered, modifications=_modifications(body)
+        size, decimal=grammar.decimal, unchaptered=unchaptered, modifications=grammar.modifications
     )
-    for row in body:
+    for row in join_policy_labels(body):
         parser.feed(row)
-    if not parser.is_structured():
-        printed = {row.page: row.printed_page for row in reversed(rows) if row.printed_page is not None}
-        return SectionReading(_page_sections(doc.pages, printed), listed)
     units = sorted([*parser.units, *footnote_units(footnotes, parser.units)], key=lambda unit: unit.order)
-    sections = _unique_refs([unit.to_section() for unit in units if unit.text.strip()])
-    return SectionReading(with_supports(sections), listed)
+    return parser, [unit for unit in units if unit.text.strip()]
 
 
-def _numbered_in_decimals(rows: list[Row]) -> bool:
-    decimal = sum(bool(DECIMAL_RE.match(row.text)) for row in rows if not row.contents)
-    whole = sum(bool(_WHOLE_RE.match(row.text)) for row in rows if not row.contents)
-    return decimal >= MIN_DECIMAL_PARAGRAPHS and 2 * decimal >= whole
+def _qualified(units: list[Unit], taken: set[str]) -> list[Section]:
+    """A later part's sections; a ref an earlier part already holds is qualified by the part's own heading
+    (``Appendix 2 Para 3``) where it has one, as a numbering restarted after an annex heading is."""
+    label = next((unit.ref for unit in units if unit.kind == "appendix"), "")
+    sections: list[Section] = []
+    for unit in units:
+        section = unit.to_section()
+        if label and section.section_ref in taken and not section.section_ref.startswith(label):
+            section = section.model_copy(update={"section_ref": f"{label} {section.section_ref}"})
+        sections.append(section)
+    return sections
 
 
-def _modifications(rows: list[Row]) -> bool:
-    """Rows led by ``MM`` codes, or by ``M`` codes in plain type (a bold ``M1: Planning for minerals`` heads a
-    policy), numbered one after another ``MIN_MODIFICATIONS`` times."""
-    numbers = [
-        int(match["num"])
-        for row in rows
-        if not row.contents
-        and (match := MODIFICATION_RE.match(row.text))
-        and (match["code"] == "MM" or not row.bold_lead.startswith(match["code"]))
-    ]
-    in_sequence = sum(later == earlier + 1 for earlier, later in itertools.pairwise(numbers))
-    return in_sequence >= MIN_MODIFICATIONS
-
-
-def _page_sections(pages: list[PageText], printed: dict[int, int]) -> list[Section]:
+def _page_sections(pages: list[PageText], printed: dict[int, str]) -> list[Section]:
     """No recognisable structure: one section per page with the page's text as extracted. Reflowing is
     left out on purpose: it suits prose, but scrambles the cell-per-line text of tables and forms."""
     return [

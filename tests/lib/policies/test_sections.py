@@ -42,21 +42,21 @@ def plan(edition: str, cite_nppf: bool) -> list[Section]:
     nppf = " It follows paragraph 11 of the NPPF." if cite_nppf else ""
     return [
         Section(section_ref="Chapter 3", chapter="3 Housing", title="Housing", text="3 Housing", page_number=38,
-                printed_page=36),
+                printed_page="36"),
         Section(section_ref="Policy RES8", chapter="3 Housing", title="Rural exception sites", kind="policy",
                 text="Policy RES8 Rural exception sites\nSmall sites adjoining villages may be permitted.",
-                page_number=39, printed_page=37),
+                page_number=39, printed_page="37"),
         Section(section_ref="Policy RES9", chapter="3 Housing", title="Replacement dwellings", kind="policy",
                 text=f"Policy RES9 Replacement dwellings\nA replacement dwelling ({edition}) will be permitted where "
                 "the original is not a listed building and Policy RES8 does not apply.",
-                page_number=40, printed_page=38),
+                page_number=40, printed_page="38"),
         Section(section_ref="Para 3.59", chapter="3 Housing", kind="paragraph", supports="Policy RES9",
                 text="3.59 The plot of a replacement dwelling is that of the original.", page_number=40,
-                printed_page=38),
+                printed_page="38"),
         Section(section_ref="Para 3.60", chapter="3 Housing", kind="paragraph", supports="Policy RES9",
                 text=f"3.60 Replacement dwellings should respect the plot, as paragraph 3.59 explains.{nppf} "
                 "See also Policy SD11 of the Joint Core Strategy; paragraph 3.12 of the plan is not in this extract.",
-                page_number=40, printed_page=38),
+                page_number=40, printed_page="38"),
     ]  # fmt: skip
 
 
@@ -76,7 +76,7 @@ def test_a_policy_is_found_however_it_is_typed_and_answers_with_the_plans_ref(
 ) -> None:
     section = get_policy_section(tewkesbury, "TEWKESBURY", typed, effective_date="2023-01-01")
     assert (section.section_ref, section.revision_id, section.kind) == ("Policy RES9", NEW, "policy")
-    assert (section.title, section.page_numbers, section.printed_page) == ("Replacement dwellings", [40], 38)
+    assert (section.title, section.page_numbers, section.printed_page) == ("Replacement dwellings", [40], "38")
     assert "(2022) will be permitted" in section.text
     assert section.cites == [Citation(section_ref="Policy RES8", source="TEWKESBURY", document=None)]
 
@@ -109,7 +109,7 @@ def test_the_table_of_contents_lists_every_section_in_document_order(tewkesbury:
         ("Para 3.60", "paragraph")
     ]  # fmt: skip
     assert toc.section_count == 5 and toc.version_label == NEW[-7:]
-    assert toc.sections[4].supports == "Policy RES9" and toc.sections[2].printed_page == 38
+    assert toc.sections[4].supports == "Policy RES9" and toc.sections[2].printed_page == "38"
     policies = list_policy_sections(tewkesbury, "TEWKESBURY", effective_date="2018-01-01", kind="policy")
     assert policies.revision_id == OLD
     assert [(s.section_ref, s.title, s.page_numbers) for s in policies.sections] == [

@@ -64,10 +64,19 @@ def test_empty_sections_make_no_chunks() -> None:
 
 def test_chunks_carry_their_sections_kind_title_printed_page_and_supported_policy() -> None:
     section = Section(
-        section_ref="Para 3.60", title="Replacement dwellings", text="Some text. " * 100, page_number=40,
-        page_spans=[(0, 40), (600, 41)], printed_page=38, supports="Policy RES9",
+        section_ref="Para 3.60", title="Replacement dwellings", text="Some text. " * 250, page_number=40,
+        page_spans=[(0, 40), (1000, 41)], printed_page="38", supports="Policy RES9",
     )  # fmt: skip
-    chunks = chunk_sections([section])
-    assert {(c.kind, c.title, c.printed_page, c.supports, c.last_page) for c in chunks} == {
-        ("paragraph", "Replacement dwellings", 38, "Policy RES9", 41)
+    chunks = chunk_sections([section], printed={40: "38-39", 41: "40"})
+    assert {(c.kind, c.title, c.supports, c.last_page) for c in chunks} == {
+        ("paragraph", "Replacement dwellings", "Policy RES9", 41)
     }
+    assert {(c.page_number, c.printed_page) for c in chunks} == {(40, "38"), (41, "40")}
+    assert {tuple(c.printed_pages) for c in chunks if len(c.page_numbers) == 2} == {("38", "40")}
+
+
+def test_page_chunks_carry_the_pages_printed_and_none_where_nothing_is_printed() -> None:
+    pages = [PageText(page_number=n, text=f"Page {n} text. " * 60, method="text_layer") for n in (1, 2)]
+    chunks = chunk_pages(pages, printed={2: "iv"})
+    assert {(c.page_number, c.printed_page) for c in chunks} == {(1, None), (2, "iv")}
+    assert {tuple(c.printed_pages) for c in chunks} == {(None,), ("iv",)}

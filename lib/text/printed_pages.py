@@ -1,0 +1,255 @@
+"""Printed page numbers: the page as the document prints it (``57``, ``iv``, ``A-3``, ``62-63``), read from the
+numbers in its margins, never guessed.
+
+A number in a top or bottom margin (``lib.text.page_furniture`` finds those rows) is taken for the printed
+page only when something beyond its being there says it is one:
+* it keeps step with a number on a nearby page (the next page prints the next number, one page apart per PDF
+  page, two on a two-page spread; a run of two pages is enough, so an appendix that restarts at 1, a jump
+  in numbering, roman front matter and ``A-3``-style appendix pages each start a run of their own);
+* or it is worded as a page number (``Page 5``, ``5 of 40``);
+* or the PDF's page label (``PageText.label``) says the same: the label confirms what is printed, and never
+  stands in for it (a label that disagrees with the print is ignored, and a page that prints no number has
+  none, whatever its label).
+Where a page holds several candidates (a running footer ``Local Plan 2014 | 57``), the one in the longest run
+wins. A page whose left and right halves print consecutive numbers is a two-page spread: ``62-63`` for the
+page, ``62`` and ``63`` for its halves. Nothing is interpolated from neighbours: every value is digits or
+numerals the page prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+SEARCH_PAGES = 4
+"""A number keeps step with one on a page at most this many PDF pages away (unnumbered maps, dividers between)."""
+
+_BARE_RE = re.compile(r"^(?P<word>page\s+)?(?P<num>\d{1,4})(?P<of>\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
+_BARE_SPREAD_RE = re.compile(r"^(\d{1,4})\s*[-\u2013\u2014]\s*(\d{1,4})$")
+_BARE_ROMAN_RE = re.compile(r"^(?:page\s+)?([ivxlcdm]{1,8}|[IVXLCDM]{1,8})$", re.IGNORECASE)
+_PREFIXED_RE = re.compile(r"^(?:page\s+)?([A-Z]{1,2})\s?[-\u2013\u2014]\s?(\d{1,3})$", re.IGNORECASE)
+_WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b|\b(\d{1,4})\s+of\s+\d{1,4}\b", re.IGNORECASE)
+_NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,4}(?![\d/:]|[.,]\d)")
+_IN_ROW_PREFIXED_RE = re.compile(r"(?<![\w-])([A-Z])\s?[-\u2013]\s?(\d{1,3})(?![\w-])")
+_ROMAN_RE = re.compile(r"^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+_LABEL_DASHES_RE = re.compile(r"\s*[\u2013\u2014]\s*")
+
+
+@dataclass(frozen=True)
+class PageToken:
+    """A number a margin row prints. ``series`` keeps numberings apart ("" arabic, "roman", ``A-`` for
+    ``A-3``); ``first``..``last`` its value (two apart from one for ``62-63`` printed as one); ``bare``: the
+    row is the number alone; ``worded``: ``Page 5`` or ``5 of 40``; ``centre``: the row's middle, 0..1 across."""
+
+    text: str
+    series: str
+    first: int
+    last: int
+    bare: bool = True
+    worded: bool = False
+    centre: float | None = None
+
+
+@dataclass(frozen=True)
+class _Option:
+    """A reading of one PDF page: one number, or a spread (its halves' numbers)."""
+
+    page: int
+    series: str
+    first: int
+    last: int
+    halves: tuple[str, ...]
+    bare: bool
+    worded: bool
+
+    @property
+    def text(self) -> str:
+        return "-".join(dict.fromkeys(self.halves))
+
+    @property
+    def spread(self) -> bool:
+        return self.last > self.first
+
+
+def roman_value(text: str) -> int | None:
+    """The value of a roman numeral in one case (``iv`` -> 4), None for anything else."""
+    lowered = text.lower()
+    if not text or not (text.islower() or text.isupper()) or not _ROMAN_RE.match(lowered):
+        return None
+    values = [_ROMAN_VALUES[ch] for ch in lowered]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+def bare_tokens(text: str, centre: float | None = None) -> list[PageToken]:
+    """The page number a margin row is alone (``12``, ``Page 12``, ``12 of 80``, ``iv``, ``A-3``, ``62-63``);
+    [] when the row holds anything else."""
+    text = " ".join(text.split())
+    if match := _BARE_RE.match(text):
+        number = int(match["num"])
+        worded = bool(match["word"] or match["of"])
+        return [PageToken(str(number), "", number, number, worded=worded, centre=centre)]
+    if (match := _BARE_SPREAD_RE.match(text)) and int(match[2]) == int(match[1]) + 1:
+        return [PageToken(f"{int(match[1])}-{int(match[2])}", "", int(match[1]), int(match[2]), centre=centre)]
+    if (match := _BARE_ROMAN_RE.match(text)) and (value := roman_value(match[1])) is not None:
+        return [PageToken(match[1], "roman", value, value, centre=centre)]
+    if match := _PREFIXED_RE.match(text):
+        prefix = match[1].upper()
+        return [PageToken(f"{prefix}-{int(match[2])}", f"{prefix}-", int(match[2]), int(match[2]), centre=centre)]
+    return []
+
+
+def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
+    """Every number a running header or footer prints (``Fenland Local Plan | 57``, ``Page 5 of 40``,
+    ``Appendix A | A-3``): candidates only, a run decides which, if any, is the page number."""
+    if bare := bare_tokens(text, centre):
+        return bare
+    tokens = [
+        PageToken(str(int(m[1] or m[2])), "", int(m[1] or m[2]), int(m[1] or m[2]), bare=False, worded=True,
+                  centre=centre)
+        for m in _WORDED_RE.finditer(text)
+    ]  # fmt: skip
+    worded = {t.first for t in tokens}
+    tokens += [
+        PageToken(str(int(m[0])), "", int(m[0]), int(m[0]), bare=False, centre=centre)
+        for m in _NUMBER_RE.finditer(text)
+        if int(m[0]) not in worded
+    ]
+    tokens += [
+        PageToken(f"{m[1]}-{int(m[2])}", f"{m[1]}-", int(m[2]), int(m[2]), bare=False, centre=centre)
+        for m in _IN_ROW_PREFIXED_RE.finditer(text)
+    ]
+    return tokens
+
+
+def same_label(label: str, printed: str) -> bool:
+    """A PDF page label that says what the page prints (case and dash style aside)."""
+    return bool(label) and _LABEL_DASHES_RE.sub("-", label.strip()).lower() == printed.lower()
+
+
+def read_printed_pages(
+    candidates: Mapping[tuple[int, int], Sequence[PageToken]],
+    spreads: set[int],
+    labels: Mapping[int, str] | None = None,
+) -> dict[tuple[int, int], str]:
+    """The printed page of every (PDF page, half) that prints one, from the tokens found in its margins.
+    ``spreads``: pages read as two halves (a two-page spread, or two columns); ``labels``: the PDF's page
+    labels, by page. A half of a spread gets its own number, a page read whole the page's (``62-63``)."""
+    labels = labels or {}
+    options = _options(candidates, spreads)
+    chains = _chain_lengths(options)
+    found: dict[tuple[int, int], str] = {}
+    for page, page_options in options.items():
+        accepted = [
+            o for o in page_options
+            if chains[o] >= 2 or o.worded or same_label(labels.get(page, ""), o.text)
+        ]  # fmt: skip
+        if not accepted:
+            continue
+        best = max(accepted, key=lambda o: (chains[o], o.bare, o.worded, same_label(labels.get(page, ""), o.text)))
+        if len(best.halves) == 2 and page in spreads:
+            found[(page, 0)], found[(page, 1)] = best.halves
+        else:
+            found[(page, 0)] = found[(page, 1)] = best.text
+    return found
+
+
+def page_values(by_half: Mapping[tuple[int, int], str]) -> dict[int, str]:
+    """One printed page per PDF page: a spread's halves joined (``62-63``)."""
+    pages: dict[int, list[str]] = {}
+    for (page, _), value in sorted(by_half.items()):
+        if value not in pages.setdefault(page, []):
+            pages[page].append(value)
+    return {page: "-".join(values) for page, values in pages.items()}
+
+
+def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads: set[int]) -> dict[int, list[_Option]]:
+    """Each page's possible readings: every token alone, and every pair of consecutive numbers the page's left
+    and right halves print (a spread, or a landscape page printing two page numbers side by side)."""
+    by_page: dict[int, list[tuple[int | None, PageToken]]] = {}
+    for (page, half), tokens in candidates.items():
+        for token in tokens:
+            side = half if page in spreads else _side(token.centre)
+            by_page.setdefault(page, []).append((side, token))
+    options: dict[int, list[_Option]] = {}
+    for page, sided in sorted(by_page.items()):
+        page_options = {
+            _Option(page, t.series, t.first, t.last, (t.text,), t.bare, t.worded) for _, t in sided
+        }  # fmt: skip
+        for side_l, left in sided:
+            for side_r, right in sided:
+                if (side_l, side_r) == (0, 1) and left.series == right.series and right.first == left.last + 1:
+                    page_options.add(_Option(page, left.series, left.first, right.last, (left.text, right.text),
+                                             left.bare and right.bare, left.worded and right.worded))  # fmt: skip
+        options[page] = sorted(page_options, key=lambda o: (o.series, o.first, o.last, o.halves))
+    return options
+
+
+def _side(centre: float | None) -> int | None:
+    if centre is None:
+        return None
+    return 0 if centre < 0.5 else 1
+
+
+def _keeps_step(earlier: _Option, later: _Option) -> bool:
+    """``later`` continues ``earlier``'s numbering: next number on the next page, or as many further on as
+    the pages between can hold (one per page, two per spread)."""
+    if earlier.series != later.series:
+        return False
+    gap = later.page - earlier.page
+    step = 2 if earlier.spread or later.spread else 1
+    return later.first - earlier.last == 1 + (gap - 1) * step
+
+
+def _chain_lengths(options: Mapping[int, list[_Option]]) -> dict[_Option, int]:
+    """How many printed pages the run each reading belongs to spans (itself included, a spread's two among
+    them): the longest run through it."""
+    back: dict[_Option, int] = {}
+    pages = sorted(options)
+    for page in pages:
+        for option in options[page]:
+            earlier = [
+                back[o] for p in range(page - SEARCH_PAGES, page) for o in options.get(p, []) if _keeps_step(o, option)
+            ]
+            back[option] = len(option.halves) + max(earlier, default=0)
+    ahead: dict[_Option, int] = {}
+    for page in reversed(pages):
+        for option in options[page]:
+            later = [
+                ahead[o]
+                for p in range(page + 1, page + SEARCH_PAGES + 1)
+                for o in options.get(p, [])
+                if _keeps_step(option, o)
+            ]
+            ahead[option] = len(option.halves) + max(later, default=0)
+    return {option: back[option] + ahead[option] - len(option.halves) for option in back}
+
+
+def stored(printed: str | None) -> str:
+    """A printed page as chunk metadata holds it: Chroma keeps no None, so a page printing none is ""."""
+    return printed or ""
+
+
+def from_stored(value: object) -> str | None:
+    """A printed page read back from chunk metadata: "" (none printed), a missing field (a chunk stored before
+    printed pages were strings) and the old integer 0 are None; an old integer ``57`` reads as "57"."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return str(int(value)) if value else None
+    text = str(value).strip()
+    return text or None
+
+
+def stored_list(printed: Sequence[str | None]) -> str:
+    """Printed pages of a chunk's PDF pages, comma-separated as ``page_numbers`` is ("" for a page without)."""
+    return ",".join(stored(p) for p in printed)
+
+
+def from_stored_list(value: object, count: int) -> list[str | None]:
+    """``stored_list`` read back, ``count`` long (None for each page when the chunk predates the field)."""
+    parts = str(value).split(",") if isinstance(value, str) and value else []
+    if len(parts) != count:
+        return [None] * count
+    return [from_stored(p) for p in parts]
