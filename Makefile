@@ -27,7 +27,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: setup system venv inspector langchain-client test test-py312 demo lint bench clean
+.PHONY: setup system venv inspector axe langchain-client test test-py312 demo lint docs bench clean
 
 setup: system venv
 
@@ -68,6 +68,17 @@ $(INSPECTOR):
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
 	@touch $(INSPECTOR)
 
+## axe-core, the accessibility rules the web page's browser tests run in the page (tests/mcp_service/ui_checks.py).
+AXE_VERSION := 4.14.1
+AXE := .tools/axe/node_modules/axe-core/axe.min.js
+
+axe: $(AXE)
+
+$(AXE):
+	@command -v npm >/dev/null || { echo "npm (Node.js 20+) is needed for the web page's accessibility checks"; exit 1; }
+	npm install --prefix .tools/axe --no-audit --no-fund --loglevel=error axe-core@$(AXE_VERSION)
+	@touch $(AXE)
+
 ## langchain-mcp-adapters in a venv of its own (it needs mcp 1.x; this project runs mcp 2.x), the LangChain
 ## client of tests/mcp_service/test_governance_langchain.py.
 LANGCHAIN_VENV := .tools/langchain-venv
@@ -85,11 +96,11 @@ $(LANGCHAIN_CLIENT):
 ## tests/stack per work unit (tests/xdist_scheduling.py). `pytest` alone runs the suite in one process.
 PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 2 ? n : 2 )))
 
-test: setup inspector langchain-client
+test: setup inspector axe langchain-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 	@if [ -n "$(PY312)" ]; then $(MAKE) --no-print-directory test-py312; \
 	else echo "no python3.12 on this machine: the fast tests ran on $(PYTHON) only"; fi
 
@@ -111,6 +122,11 @@ demo: setup
 
 lint: venv
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy
+
+## The reference tables in docs/ (tools, error types, settings) rewritten from the code; tests/test_docs_generated.py
+## fails when the committed copy is stale.
+docs: venv
+	$(BIN)/python -m deployments.docs
 
 bench: setup
 	$(BIN)/python benchmarks/ingest.py
