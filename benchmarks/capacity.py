@@ -23,7 +23,7 @@ rate answered within the latency goal, for ``S`` seconds, then a normal step: wh
         --rates 50,100,150,200,250,300 --floor --overload 20
     .venv/bin/python benchmarks/capacity.py --url policy-kb=http://127.0.0.1:3003 --pid 1234 --tools search_policy
 
-Figures: README Performance › "Capacity (benchmarks/capacity.py)" and docs/decisions/0034-capacity-and-admission.md.
+Figures: docs/performance.md › "Capacity (benchmarks/capacity.py)" and docs/decisions/0034-capacity-and-admission.md.
 """
 
 from __future__ import annotations

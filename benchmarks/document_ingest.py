@@ -9,7 +9,7 @@ scan is above it and is skipped as image-based (spec 003), unless ``--threshold 
 Two measurements, in one process, after the embedding model is loaded:
 
 1. OCR throughput: extraction alone of the scanned pages, one single-threaded Tesseract per core
-   (target ≤ 1.1 s a page at 300 DPI; one Tesseract alone: README Performance › Document ingestion);
+   (target ≤ 1.1 s a page at 300 DPI; one Tesseract alone: docs/performance.md › Document ingestion);
    ``--baseline`` also times one worker on two pages for comparison.
 2. The whole folder through ``ingest_document`` (extraction, OCR, chunking, embedding, Chroma, Redis,
    object store): documents and pages per minute, and each document's outcome.

@@ -19,7 +19,7 @@ so each request pays for its query embedding: the encoder's memo of recent quest
         [--floor answer|embed]
 
 ``--floor`` measures the HTTP interfaces of ``benchmarks/floor_service.py`` instead, which answers without
-searching: the floor this machine puts under the goal (see the README).
+searching: the floor this machine puts under the goal (docs/performance.md › Governance).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ Printed, for queries with and without ``effective_date``:
 ``/mcp`` is served by the SDK's Streamable HTTP transport, stateless.
 
 ``--data-dir`` reuses a store built by an earlier run (seeding is idempotent), which saves the NPPF ingestion and
-the synthetic writes. Figures: README Performance › "Query latency (benchmarks/query_latency.py)".
+the synthetic writes. Figures: docs/performance.md › "Query latency (benchmarks/query_latency.py)".
 """
 
 from __future__ import annotations
@@ -358,8 +358,8 @@ def measure_over_mcp(
 def report_targets(results: Results, worker_counts: list[int]) -> None:
     """Ratios at the same concurrency and the targets. The issue's in-process baseline is "embedding + vector
     query": the unique-question rows, where every query is embedded. With repeated questions the in-process
-    side is a remembered vector plus the exact search (README Performance), less than the SDK client's own CPU per call,
-    so that ratio is printed too but says more about the client than about the service."""
+    side is a remembered vector plus the exact search (docs/performance.md), less than the SDK client's own CPU per
+    call, so that ratio is printed too but says more about the client than about the service."""
     for workers in worker_counts:
         print(f"\nratios MCP ({workers} worker(s)) / in-process, same concurrency   p50     p95")
         worst = {False: 0.0, True: 0.0}

@@ -11,7 +11,7 @@ search) minus this is what our own layer adds.
     .venv/bin/python benchmarks/capacity.py --url policy-kb=http://127.0.0.1:3099 --pid $! \\
         --tools search_policy --in-process 0
 
-Figures: README Performance › "Capacity (benchmarks/capacity.py)".
+Figures: docs/performance.md › "Capacity (benchmarks/capacity.py)".
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ SEARCH_FROM = date(2024, 12, 12)
 """The first day the seeded NPPF (``deployments/seed/seed.yaml``) is in force: searches are dated from then
 to today, so each one finds the revision in force and answers with passages (before this, days from 2016
 on made most calls find nothing in force and answer an empty list: cheap calls that flattered the figures;
-README Performance › Stack load)."""
+docs/performance.md › Stack load)."""
 
 
 def random_day(rng: random.Random, first: date = SEARCH_FROM) -> str:
@@ -121,7 +121,7 @@ def client_process(
 
 def warm_client_process(_: int = 0) -> int:
     """Import the SDK client in a pool process before the clock starts, with the JSON Schema library it
-    imports on its first validated result (a client's start-up, not the service's latency; README Performance)."""
+    imports on its first validated result (a client's start-up, not the service's latency; docs/performance.md)."""
     import jsonschema  # noqa: F401
     import mcp.client.streamable_http  # noqa: F401
     import referencing  # noqa: F401

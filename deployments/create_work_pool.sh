@@ -3,7 +3,7 @@
 #   PREFECT_API_URL=http://127.0.0.1:4200/api deployments/create_work_pool.sh
 # kb notes and files (ingest-kb-document) go to the kb-notes queue, one run at a time and after the default
 # queue (priority 2): with the worker's --limit of 2, a burst of notes never holds every slot while a policy
-# upload waits (README: Soak). Everything else runs from the default queue.
+# upload waits (docs/performance.md: Soak). Everything else runs from the default queue.
 set -eu
 pool="${POLICY_KB_WORK_POOL:-policy-kb}"
 notes_limit="${KB_NOTES_QUEUE_LIMIT:-1}"

@@ -19,7 +19,7 @@ set fixed (``MALLOC_MMAP_THRESHOLD_``, by the stack and the image) so that glibc
 freed mapped block raises the bar to its size (up to 32 MB), and the large short-lived blocks that follow (a
 Chroma page, a response, a rebuilt matrix) land in the heap among long-lived ones and strand it: in the soak,
 the kb/document-store service's freed-but-kept heap grew 44 → 98 MB with it unset (13th run) and stayed at
-1–5 MB with it set (14th; README: Soak). Decision 0004."""
+1–5 MB with it set (14th; docs/performance.md: Soak). Decision 0004."""
 
 
 class _MallInfo2(ctypes.Structure):

@@ -11,7 +11,7 @@ public key is never an HMAC secret), then ``iss``, ``exp``/``nbf`` (with ``OAUTH
 never the token.
 
 The checks are joserfc's (Authlib's JOSE library): its compact parsing is several times cheaper than PyJWT's,
-which tests each base64url character in a Python generator (figures: README Performance › Authentication,
+which tests each base64url character in a Python generator (figures: docs/performance.md › Authentication,
 ``docs/decisions/0030-oauth-resource-server.md``). A verified token is still remembered (``VERIFIED_CACHE``
 tokens, least recently used out) until its ``exp`` (plus the leeway): an agent presents the same token on every
 call of a session, and a dictionary lookup costs ~1% of a signature verification. Remembered tokens are

@@ -176,11 +176,12 @@ class StackLayout:
             "PYTHONUNBUFFERED": "1",
             "TRANSFORMERS_OFFLINE": "1",
             # glibc gives each thread that allocates its own 64 MB arena; a service's search and I/O threads then
-            # hold freed memory in a dozen arenas (the soak's RSS kept climbing). Two bound it (README: Soak).
+            # hold freed memory in a dozen arenas (the soak's RSS kept climbing). Two bound it (docs/performance.md:
+            # Soak).
             "MALLOC_ARENA_MAX": base.get("MALLOC_ARENA_MAX", "2"),
             # glibc maps blocks over 128 KB on their own, then raises that bar to the largest block freed (up to
             # 32 MB), so later large, short-lived blocks land in the heap and strand it. Fixed, they are given back
-            # when freed (decision 0004; README: Soak, 14th run).
+            # when freed (decision 0004; docs/performance.md: Soak, 14th run).
             "MALLOC_MMAP_THRESHOLD_": base.get("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD)),
             **self.settings_env(),
             **self.extra_env,

@@ -3,7 +3,8 @@
 
 Both call ``logged_query`` (the one retrieval function, with its log line) in process, on governance stores
 the caller opened (``lib.composition.open_stores(...).governance``). An agent that should reach a running
-server instead loads the MCP tools with ``langchain-mcp-adapters`` (see the README); the answers are the same.
+server instead loads the MCP tools with ``langchain-mcp-adapters`` (docs/agents.md, "Agent frameworks"); the
+answers are the same.
 
 - ``GovernanceRetriever(stores=stores, top_k=5)``: ``invoke(question)`` gives one ``Document`` per hit, its
   ``page_content`` the passage and its ``metadata`` the hit's metadata plus ``score``, ``dense_score``,

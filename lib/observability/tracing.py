@@ -42,7 +42,7 @@ def configure_tracing(settings: ObservabilitySettings) -> bool:
     with _configured:
         if _done:
             return True
-        # Imported only when tracing is on: the SDK and gRPC slow a start that does not use them (README Performance).
+        # Imported only when tracing is on: the SDK and gRPC slow a start that does not use them (docs/performance.md).
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import SERVICE_NAME, Resource
         from opentelemetry.sdk.trace import TracerProvider

@@ -41,7 +41,7 @@ BOXES_KEY, PAGES_KEY = "policy-kb:highlighted", "policy-kb:page-count"
 """Kept in the PNG's text chunks, so a render read back from the object store says what it marked."""
 PNG_LEVEL = 1
 """zlib level of a render: a page of text compresses as small at 1 as at the default 6 in about half the time,
-which is most of a cold render (figures: README Performance › Citations, docs/decisions/0029)."""
+which is most of a cold render (figures: docs/performance.md › Citations, docs/decisions/0029)."""
 MIN_RUN = 4
 """The fewest words in a row, as the page prints them, that count as the highlighted text being there."""
 

@@ -113,7 +113,7 @@ class CorpusIndex:
     @cached_property
     def lexical(self) -> LexicalBlock:
         """The BM25 twin. Built by the loader before any search sees the slice (tokenising a revision would
-        otherwise be paid by a search: README Performance › Stack load); two threads may both build it, with
+        otherwise be paid by a search: docs/performance.md › Stack load); two threads may both build it, with
         equal results."""
         return LexicalBlock.build(self.indexed_texts())
 

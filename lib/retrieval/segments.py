@@ -164,7 +164,7 @@ class SegmentedIndex(Generic[K]):
 
     def select(self, allowed: Collection[K] | None) -> Selection[K]:
         """The segments and row masks that let a ranking see exactly the documents in ``allowed`` (``None``:
-        all). Worth keeping for a filter asked again: building it tests every key (figures: README Performance ›
+        all). Worth keeping for a filter asked again: building it tests every key (figures: docs/performance.md ›
         Governance), ranking with it does not."""
         if allowed is None:
             return Selection(self, tuple(self.segments), (None,) * len(self.segments))

@@ -231,7 +231,7 @@ def _image_ratio(page: pymupdf.Page) -> float:
 def _render(page: pymupdf.Page, number: int, dpi: int) -> bytes:
     try:
         # Grey, not RGB: Tesseract binarises a grey image anyway, and a grey render costs less CPU a page
-        # (smaller PNG to encode and decode) for the same words (figures: README Performance › Document ingestion).
+        # (smaller PNG to encode and decode) for the same words (figures: docs/performance.md › Document ingestion).
         return page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False).tobytes("png")
     except (RuntimeError, ValueError) as exc:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be rendered for OCR") from exc

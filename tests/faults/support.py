@@ -115,8 +115,8 @@ def upload(svc: Service, revision_id: str, effective_from: str, pdf: bytes, sour
 
 
 def note(name: str, value: object) -> None:
-    """What a fault test saw, printed for the record (``pytest -rA`` shows it): the README's fault table
-    quotes these lines."""
+    """What a fault test saw, printed for the record (``pytest -rA`` shows it): the fault table of
+    docs/operations.md (Under faults) quotes these lines."""
     print(f"fault-evidence {name}: {value}")
 
 
