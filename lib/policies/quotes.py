@@ -1,13 +1,12 @@
-"""``verify_quote`` (issue 26): is a quoted passage in the revision of a policy in force on a day, and if not
-there, in which other revision is it?
+"""``verify_quote``: is a quoted passage in the revision of a policy in force on a day, how faithfully
+(``lib.quotes``: exact, normalised, close, altered), and if not there, in which other revision is it
+(``not_in_force``)?
 
 A revision is read as its sections (the chunks sharing a ``section_ref``, rejoined without the splitter's
-overlap, ``lib.text.chunking.merge_chunk_spans``), each with its words and, once a quote needs it, its
-normalised text (``lib.text.quotes``). That reading is kept with the revision's slice of the corpus index
-(``CorpusIndex.derived``), so it lives exactly as long as the slice and follows its stamp. A quote is looked
-for in the sections sharing most of its words: exact, then normalised, then close. The revisions in force
-on the day come first; only when none holds the quote exactly or normalised are the policy's other revisions
-(superseded, or not yet in force) read, and the answer says which of them holds it and when it was in force.
+overlap), kept with the revision's slice of the corpus index (``CorpusIndex.derived``), so the reading lives
+exactly as long as the slice and follows its stamp. The revisions in force on the day are searched first;
+only when none holds the quote exactly or normalised are the policy's other revisions (superseded, or not yet
+in force) read, and a quote one of them holds word for word (or normalised) is ``not_in_force``, naming it.
 """
 
 from __future__ import annotations
@@ -24,14 +23,17 @@ from lib.policies.models import Revision
 from lib.policies.search import check_sources
 from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
+from lib.quotes.classify import Quote, QuoteMatch, Verdict, check_quote, rank
+from lib.quotes.passages import Passage, Passages
+from lib.quotes.report import MatchFields, describe, match_fields
 from lib.retrieval.corpus_index import CorpusIndex
-from lib.text.quotes import Passage, Passages, QuoteMatch, Verdict, check_quote, rank
 
 
 def read_revision(texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> Passages:
     """A revision's sections, in document order, from its chunks (any order)."""
-    return Passages.read(texts, metadatas, key=lambda m: str(m.get("section_ref", "")),
-                         order=lambda m: (int(m.get("chunk_index", 0)),))  # fmt: skip
+    return Passages.read(
+        texts, metadatas, key=lambda m: str(m.get("section_ref", "")), order=lambda m: (int(m.get("chunk_index", 0)),)
+    )
 
 
 def _revision_text(stores: PolicyStores, source: str, revision: Revision) -> Passages:
@@ -45,11 +47,10 @@ def _revision_text(stores: PolicyStores, source: str, revision: Revision) -> Pas
     return read_revision([c.text for c in chunks], [c.metadata for c in chunks])
 
 
-class QuoteLocation(BaseModel):
+class QuoteLocation(MatchFields):
     """Where a quote was found: the revision (and whether it was in force on the day asked), the section and
-    page, the sentence around it, and for a ``close`` match how alike it is and what differs."""
+    page, the sentence around it, and for a ``close`` or ``altered`` match what differs."""
 
-    verdict: str = Field(description="exact | normalised | close")
     source: str
     revision_id: str
     version_label: str
@@ -57,15 +58,13 @@ class QuoteLocation(BaseModel):
     effective_to: str | None
     in_force: bool = Field(description="Whether this revision was in force on the effective_date asked")
     section_ref: str
-    page_number: int
-    context: str = Field(description="The passage around the match, cut at sentence ends")
-    matched_text: str = Field(description="The revision's own text where the quote matched")
-    similarity: float = Field(description="1.0 for exact and normalised; for close, how alike (0.85..1)")
-    differences: list[str] = Field(default_factory=list, description="For close: 'quoted' -> 'text' per change")
 
 
 class QuoteVerification(BaseModel):
-    verdict: str = Field(description="exact | normalised | close | not_found, in the revision(s) in force")
+    verdict: str = Field(
+        description="exact | normalised | close | altered | not_found in the revision(s) in force; not_in_force "
+        "when only another revision holds the quote (elsewhere names it)"
+    )
     quote: str
     effective_date: str
     sources: list[str]
@@ -81,7 +80,7 @@ class QuoteVerification(BaseModel):
 def _location(source: str, revision: Revision, day: date, hit: tuple[Passage, QuoteMatch]) -> QuoteLocation:
     section, found = hit
     return QuoteLocation(
-        verdict=found.verdict.value,
+        **match_fields(section, found),
         source=source,
         revision_id=revision.revision_id,
         version_label=revision.version_label,
@@ -89,19 +88,7 @@ def _location(source: str, revision: Revision, day: date, hit: tuple[Passage, Qu
         effective_to=iso(revision.effective_to),
         in_force=revision.covers(day),
         section_ref=section.key,
-        page_number=section.page_at(found.start),
-        context=section.context(found.start, found.end),
-        matched_text=" ".join(section.text[found.start : found.end].split()),
-        similarity=found.similarity,
-        differences=found.differences,
     )
-
-
-def _when(location: QuoteLocation, day: date) -> str:
-    """'superseded on 2024-12-12' or 'in force from 2099-01-01' for a revision not in force on ``day``."""
-    if location.effective_to is not None and date.fromisoformat(location.effective_to) < day:
-        return f"superseded on {(date.fromisoformat(location.effective_to) + timedelta(days=1)).isoformat()}"
-    return f"in force from {location.effective_from}"
 
 
 def verify_quote(
@@ -112,8 +99,8 @@ def verify_quote(
     effective_date: str | date | None = None,
 ) -> QuoteVerification:
     """Is ``quote`` in the revision of each of ``sources`` (default: every policy) in force on
-    ``effective_date`` (default today)? Exact, normalised or close, with where; if not exactly or normalised
-    there, the other revisions that hold it."""
+    ``effective_date`` (default today)? Its verdict and where; if not exactly or normalised there, the other
+    revisions that hold it."""
     quote = check_quote(quote)
     day = parse_date(effective_date, field="effective_date") if effective_date is not None else date.today()
     snapshot = stores.registry.snapshot()
@@ -126,20 +113,21 @@ def verify_quote(
             in_force.append((source, revision))
         others.extend((source, r) for r in snapshot.revisions[source] if r.resolvable and r is not revision)
 
+    read = Quote.read(quote)
     match: QuoteLocation | None = None
     for source, revision in in_force:
-        hit = _revision_text(stores, source, revision).best(quote, close=True)
+        hit = _revision_text(stores, source, revision).best(read, close=True)
         if hit is not None:
             found = _location(source, revision, day, hit)
-            if match is None or (rank(found.verdict), found.similarity) > (rank(match.verdict), match.similarity):
+            if match is None or _key(found) > _key(match):
                 match = found
     elsewhere: list[QuoteLocation] = []
-    if match is None or match.verdict == Verdict.CLOSE:
+    if match is None or rank(match.verdict) < rank(Verdict.NORMALISED):
         for source, revision in others:
-            hit = _revision_text(stores, source, revision).best(quote, close=False)
+            hit = _revision_text(stores, source, revision).best(read, close=False)
             if hit is not None:
                 elsewhere.append(_location(source, revision, day, hit))
-    verdict = match.verdict if match is not None else Verdict.NOT_FOUND.value
+    verdict = Verdict.NOT_IN_FORCE.value if elsewhere else (match.verdict if match else Verdict.NOT_FOUND.value)
     return QuoteVerification(
         verdict=verdict,
         quote=quote,
@@ -147,35 +135,41 @@ def verify_quote(
         sources=list(wanted),
         match=match,
         elsewhere=elsewhere,
-        message=_message(verdict, match, elsewhere, in_force, day),
+        message=_message(match, elsewhere, in_force, day),
     )
 
 
-def _edition(source: str, label: str) -> str:
-    return f"{source} {label}"
+def _key(location: QuoteLocation) -> tuple[int, float]:
+    return rank(location.verdict), location.similarity if location.similarity is not None else 0.0
+
+
+def where(location: QuoteLocation) -> str:
+    """The edition, section and page of a location, as a citation names them."""
+    return f"{location.source} {location.version_label}, {location.section_ref}, page {location.page_number}"
+
+
+def _when(location: QuoteLocation, day: date) -> str:
+    """'superseded on 2024-12-12' or 'in force from 2099-01-01' for a revision not in force on ``day``."""
+    if location.effective_to is not None and date.fromisoformat(location.effective_to) < day:
+        return f"superseded on {(date.fromisoformat(location.effective_to) + timedelta(days=1)).isoformat()}"
+    return f"in force from {location.effective_from}"
 
 
 def _message(
-    verdict: str, match: QuoteLocation | None, elsewhere: list[QuoteLocation], in_force: list[tuple[str, Revision]],
-    day: date,
-) -> str:  # fmt: skip
+    match: QuoteLocation | None, elsewhere: list[QuoteLocation], in_force: list[tuple[str, Revision]], day: date
+) -> str:
+    editions = ", ".join(f"{s} {r.version_label}" for s, r in in_force)
     if not in_force:
         head = f"No revision of these policies was in force on {day.isoformat()}"
-    elif match is not None:
-        where = f"{_edition(match.source, match.version_label)}, {match.section_ref}, page {match.page_number}"
-        head = {
-            Verdict.EXACT.value: f"Found word for word in {where}",
-            Verdict.NORMALISED.value: f"Found in {where}, differing only in spacing, hyphenation or typography",
-            Verdict.CLOSE.value: f"Not verbatim: the closest passage is in {where} ({match.similarity:.0%} alike; "
-            + "; ".join(match.differences[:3])
-            + ")",
-        }[verdict]
+    elif match is not None and not elsewhere:
+        return describe(match, where(match))
     else:
-        editions = ", ".join(_edition(s, r.version_label) for s, r in in_force)
         head = f"Not found in the revision in force on {day.isoformat()} ({editions})"
     if elsewhere:
         head += "; found in " + "; ".join(
             f"the {e.version_label} edition of {e.source} ({_when(e, day)}), {e.section_ref}, page {e.page_number}"
             for e in elsewhere
         )
+    if match is not None:
+        head += f". In the revision in force: {describe(match, where(match))}"
     return head

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from lib.policies.quotes import QuoteVerification, verify_quote
-from lib.text.quotes import MAX_QUOTE_CHARS
+from lib.quotes.classify import MAX_QUOTE_CHARS
 from mcp_service.rest.errors import error_responses
 from mcp_service.rest.routes import Policies
 

@@ -1,0 +1,167 @@
+"""What a difference between a quote and its text does to the meaning: each differing stretch of words
+(``lib.quotes.diff``) is read for a change of
+
+- ``negation``: a negative (not, no, never, nor, without, cannot, ...n't) added or removed;
+- ``modal``: a modal verb (must, should, may, might, will, would, shall, could, can, ought) changed, added or
+  removed;
+- ``number``: a figure, percentage or number word changed, added or removed (``10%`` -> ``20%``; ``1,000`` and
+  ``1000``, ``10 per cent`` and ``10%``, ``two`` and ``2`` are the same number);
+- ``date``: a month or day named differently;
+- ``qualifier``: a word that narrows or widens what is said (only, unless, except, all, any, or, at least,
+  significantly, clearly...) added, removed or changed;
+- ``antonym``: a word replaced by its opposite (permitted/refused, increase/decrease, before/after,
+  within/outside, minimum/maximum...), or by itself with a negative prefix (acceptable/unacceptable).
+
+Any other difference (a typo, a dropped article, a comma, a word's case) is a slip that leaves the meaning.
+The vocabulary is general English as planning policy writes it, not tuned to one document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Kind = Literal["negation", "modal", "number", "date", "qualifier", "antonym"]
+
+
+def _words(text: str) -> list[str]:
+    """A table's words, written as prose for reading."""
+    return text.split()
+
+
+NEGATIONS = frozenset(_words("not no never none nor neither nothing nowhere nobody without cannot"))
+MODALS = frozenset(_words("must should may might will would shall could can ought"))
+_CONTRACTED = {"can't": "can", "won't": "will", "shan't": "shall", "cannot": "can"}
+QUALIFIERS = frozenset(
+    _words(
+        """only unless except excepting exception exceptional exceptionally solely exclusively always sometimes all any
+    every some or least most generally normally usually wholly entirely fully partly partially particularly
+    especially significantly substantially clearly demonstrably"""
+    )
+)
+DATES = frozenset(
+    _words(
+        """january february march april may june july august september october november december monday tuesday
+    wednesday thursday friday saturday sunday"""
+    )
+)
+_OPPOSITES = """
+permit permits permitted permitting permissible permission allow allows allowed allowing approve approves approved
+  approving approval grant grants granted granting accept accepts accepted accepting
+  | refuse refuses refused refusing refusal reject rejects rejected rejecting rejection prohibit prohibits
+  prohibited prohibiting prohibition prevent prevents prevented preventing resist resists resisted resisting
+support supports supported supporting encourage encourages encouraged encouraging | oppose opposes opposed opposing
+  resist resists resisted resisting
+increase increases increased increasing rise rises | decrease decreases decreased decreasing reduce reduces reduced
+  reducing reduction fall falls
+maximum maximise maximised maximising maximize maximized | minimum minimise minimised minimising minimize minimized
+before prior earlier earliest early | after later latest late
+within inside | outside beyond
+above over | below under
+more greater higher larger | less fewer lower smaller lesser
+most highest largest greatest | least lowest smallest fewest
+include includes included including inclusion | exclude excludes excluded excluding exclusion
+enhance enhances enhanced enhancing benefit benefits improve improves improved | harm harms harmed harming damage
+  damages damaged worsen worsens
+positive | negative
+require requires required requiring mandatory compulsory | optional voluntary
+gain gains | loss losses
+add adds added adding | remove removes removed removing
+retain retains retained retaining protect protects protected protecting | lose loses lost losing
+major | minor
+long longer longest | short shorter shortest
+strong strongly | weak weakly
+upper | lower
+north northern | south southern
+east eastern | west western
+"""
+_PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non-", "non")
+_ORDINALS = {"first": "1st", "second": "2nd", "third": "3rd"}
+_FRACTIONS = ("half", "quarter", "twice", "double", "treble")
+_UNITS = _words("""zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty""")
+_TENS = _words("thirty forty fifty sixty seventy eighty ninety")
+_NUMBER_WORDS = (
+    {word: str(i) for i, word in enumerate(_UNITS)}
+    | {word: f"{i}0" for i, word in enumerate(_TENS, start=3)}
+    | {"hundred": "100", "thousand": "1000", "million": "1000000"}
+    | _ORDINALS
+    | {f"{word}th": f"{i}th" for i, word in enumerate(_words("four fif six seven eigh nin ten"), start=4)}
+    | {word: word for word in _FRACTIONS}
+)
+_FIGURE = re.compile(r"[£$€]?\d+(?:[.,/:]\d+)*(?:%|st|nd|rd|th|m|bn|k)?")
+_PER_CENT = re.compile(r"(\d)\s*(?:per\s*cent|percent)\b", re.IGNORECASE)
+
+
+def _groups() -> dict[str, frozenset[str]]:
+    """Each word of the table of opposites to the words opposite it."""
+    opposite: dict[str, set[str]] = {}
+    for row in re.split(r"\n(?! )", _OPPOSITES.strip()):
+        left, right = (frozenset(side.split()) for side in row.split("|"))
+        for a, b in ((left, right), (right, left)):
+            for word in a:
+                opposite.setdefault(word, set()).update(b)
+    return {word: frozenset(others) for word, others in opposite.items()}
+
+
+OPPOSITES = _groups()
+
+
+class MeaningChange(BaseModel):
+    """A difference that changes what the passage says, with the words of both sides verbatim."""
+
+    kind: Kind = Field(description="negation | modal | number | date | qualifier | antonym")
+    quoted: str = Field(description="The quote's words in the differing stretch (empty when it left them out)")
+    source: str = Field(description="The text's words in the differing stretch (empty when the quote added them)")
+
+
+def _negations(words: Sequence[str]) -> int:
+    return sum(1 for w in words if w in NEGATIONS or w.endswith("n't"))
+
+
+def _modals(words: Sequence[str]) -> Counter[str]:
+    found = (_CONTRACTED.get(w, w.removesuffix("n't")) for w in words)
+    return Counter(w for w in found if w in MODALS)
+
+
+def _numbers(text: str) -> Counter[str]:
+    """The numbers of a stretch, written one way: figures without thousands commas, number words as figures."""
+    text = _PER_CENT.sub(r"\1%", text)
+    figures = Counter(m.group(0).replace(",", "").lstrip("£$€") for m in _FIGURE.finditer(text))
+    words = Counter(_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS)
+    return figures + words
+
+
+def _opposed(a: str, b: str) -> bool:
+    if b in OPPOSITES.get(a, ()):
+        return True
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 4 and any(long == prefix + short for prefix in _PREFIXES)
+
+
+def kinds(quoted: str, source: str) -> list[Kind]:
+    """The kinds of change of meaning in one differing stretch (``quoted`` where the text has ``source``)."""
+    q, s = re.findall(r"[\w'-]+", quoted.lower()), re.findall(r"[\w'-]+", source.lower())
+    found: list[Kind] = []
+    if _negations(q) != _negations(s):
+        found.append("negation")
+    if _modals(q) != _modals(s):
+        found.append("modal")
+    if _numbers(quoted) != _numbers(source):
+        found.append("number")
+    if Counter(w for w in q if w in DATES and w != "may") != Counter(w for w in s if w in DATES and w != "may"):
+        found.append("date")
+    if Counter(w for w in q if w in QUALIFIERS) != Counter(w for w in s if w in QUALIFIERS):
+        found.append("qualifier")
+    if any(_opposed(a, b) for a in set(q) - set(s) for b in set(s) - set(q)):
+        found.append("antonym")
+    return found
+
+
+def meaning_changes(stretches: Sequence[tuple[str, str]]) -> list[MeaningChange]:
+    """Each change of meaning among the differing stretches ``(quoted, source)``, one entry per kind found."""
+    return [MeaningChange(kind=k, quoted=q, source=s) for q, s in stretches for k in kinds(q, s)]
