@@ -52,6 +52,8 @@ audit_logger = logging.getLogger("policy_kb.audit")
 
 MAX_INSPECTED_BODY = 4 * 1024 * 1024
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+READ_POSTS = frozenset({"/api/v1/quotes/verify"})
+"""REST POSTs that read, as their MCP tools do (``readOnlyHint``): the body is a question, not a change."""
 MISSING = "Missing Authorization header"
 INVALID = "Invalid bearer token"
 BAD_FORMAT = "Invalid Authorization header format: expected 'Bearer <token>'"
@@ -157,6 +159,7 @@ class BearerAuthMiddleware:
             writes = tool is not None
         else:
             writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")
+            writes = writes and not (scope["method"] == "POST" and path in READ_POSTS)
         if not caller.may(writes):
             await self._forbid(scope, receive, send, caller, writes, tool)
             return
