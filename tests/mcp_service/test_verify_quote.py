@@ -14,7 +14,7 @@ from lib.policies.sections import get_policy_section
 from lib.policies.stores import PolicyStores
 from lib.quotes.classify import Verdict
 from lib.quotes.normalise import normalise
-from tests.mcp_service.conftest import Service
+from tests.mcp_service.conftest import READ_KEY, Service
 from tests.mcp_service.tools import call
 
 IN_FORCE = "2025-06-01"
@@ -161,3 +161,25 @@ def test_the_rest_route_answers_as_the_tool_and_maps_errors(nppf_service: Servic
         unknown = api.post("/quotes/verify", json={"quote": quoted, "sources": ["NOPE"]})
     assert (short.status_code, short.json()["error"]["code"]) == (400, "invalid_argument")
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "policy_not_found")
+
+
+def test_the_read_only_key_may_verify_over_rest_and_mcp_but_not_write(nppf_service: Service) -> None:
+    """Verifying is a read: the read-only key's POST to /quotes/verify is answered, its POST that writes is not."""
+    section = get_policy_section(nppf_service.stores.policies, "NPPF", "Para 116", effective_date=IN_FORCE)
+    quoted = sentence(section.text, " should ").replace(" should ", " must ", 1)
+    with nppf_service.rest(READ_KEY) as api:
+        verified = api.post("/quotes/verify", json={"quote": quoted, "effective_date": IN_FORCE})
+        refused = api.post("/policies", json={"source": "X", "title": "X"})
+    assert verified.status_code == 200, verified.text
+    assert verified.json()["verdict"] == "altered" and verified.json()["match"]["similarity"] is None
+    assert refused.status_code == 403, refused.text
+
+
+@pytest.mark.anyio
+async def test_the_read_only_key_verifies_over_a_real_mcp_client(nppf_service: Service) -> None:
+    section = get_policy_section(nppf_service.stores.policies, "NPPF", "Para 116", effective_date=IN_FORCE)
+    quoted = sentence(section.text, " should ").replace(" should ", " must ", 1)
+    out = await call(nppf_service.url, "verify_quote", {"quote": quoted, "effective_date": IN_FORCE}, key=READ_KEY)
+    assert (out["status"], out["verdict"]) == ("success", "altered")
+    assert out["match"]["meaning_changes"] == [{"kind": "modal", "quoted": "must", "source": "should"}]
+    assert out["match"]["word_changes"] == [{"op": "replaced", "quoted": "must", "source": "should"}]
