@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,8 @@ from mirakuru.exceptions import ProcessFinishedWithError
 from deployments.stack.ports import free_port as free_port  # the one port picker, for the benchmarks
 
 ROOT = Path(__file__).resolve().parents[1]
+# A benchmark's services bind to loopback; one started without a key may serve open there (decision 0045).
+os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
 
 PercentileMethod = Literal["linear", "nearest", "weibull"]
 """numpy's names: ``linear`` (``statistics.quantiles(method="inclusive")``), ``nearest`` (the nearest rank),

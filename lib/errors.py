@@ -8,17 +8,46 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+MAX_MESSAGE_CHARS = 1000
+"""The longest error message (and string detail) any interface answers: a message that echoes a caller's
+argument is cut in the middle, so a 1 MB argument is never sent back, and the start and end still read."""
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` as it is when it fits ``limit`` characters, else its head and tail around a note of how much
+    was cut: every error message and echoed input goes through this one helper."""
+    if len(text) <= limit:
+        return text
+    note = f" … [{len(text) - limit} characters cut] … "
+    keep = max(limit - len(note), 2)
+    return text[: keep - keep // 2] + note + text[len(text) - keep // 2 :]
+
+
+def bounded_details(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` with each string value (and each string in a list value) ``bounded``."""
+
+    def bound(value: Any) -> Any:
+        if isinstance(value, str):
+            return bounded(value)
+        if isinstance(value, list | tuple):
+            return [bound(v) for v in value]
+        return value
+
+    return {key: bound(value) for key, value in details.items()}
+
 
 class KBError(Exception):
-    """Base of every expected failure: bad input, unknown ids, unreadable files, conflicts."""
+    """Base of every expected failure: bad input, unknown ids, unreadable files, conflicts. Its message and
+    string details are ``bounded``: whatever argument an error echoes, the answer stays small."""
 
     error_type: ClassVar[str] = "internal"
     http_status: ClassVar[int] = 500
 
     def __init__(self, message: str, **details: Any) -> None:
+        message = bounded(message)
         super().__init__(message)
         self.message = message
-        self.details = details
+        self.details = bounded_details(details)
 
     def envelope(self) -> dict[str, Any]:
         """The MCP tools' error shape (spec 000/003)."""
@@ -207,8 +236,23 @@ class UploadNotFoundError(KBError):
     http_status = 404
 
 
+class JobNotFoundError(KBError):
+    """No kb ingestion job has this id (spec 002)."""
+
+    error_type = "job_not_found"
+    http_status = 404
+
+
 class IndexNotBuiltError(KBError):
     """The governance index holds no documents yet; the message names the command that builds it (spec 004 NF3)."""
 
     error_type = "index_not_built"
     http_status = 503
+
+
+class InsecureConfigurationError(KBError):
+    """A server would serve without credentials where it must not: no key and no OAuth without
+    ``ALLOW_UNAUTHENTICATED``, or open on a host that is not loopback (decision 0045). Raised at start-up."""
+
+    error_type = "insecure_configuration"
+    http_status = 500

@@ -118,6 +118,9 @@ def serve(
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     settings = settings or load_settings()
+    if host is not None:  # the address bound is the one the start-up checks (``auth.require_credentials``)
+        settings = settings.replace(host=host)
+        os.environ["POLICY_KB_HOST"] = host  # for the worker processes, which read the environment
     names = check_servers(servers)
     heap.claim_process()
     report_on_signal(settings)
@@ -126,6 +129,9 @@ def serve(
     if len(names) > 1 and port is not None:
         raise InvalidArgumentError("--port applies to one server; with several, set each one's port variable")
     if names == ["policy-kb"] and settings.service.policy_kb_workers > 1:
+        from mcp_service.policy_kb import policy_access
+
+        policy_access(settings).require_credentials(settings)  # here, not in each worker that would exit on it
         if not settings.chroma.host:
             logging.getLogger(__name__).warning(
                 "service.workers_on_embedded_chroma workers=%d: each worker opens CHROMA_PERSIST_DIR on its own; "
@@ -136,7 +142,7 @@ def serve(
         # builds its app from the environment; the app keeps no state that workers would need to share.
         share_metrics_between_workers(settings)  # /metrics on any worker sums them all
         uvicorn.run(f"{SERVERS['policy-kb'].module}:create_worker_app", factory=True,
-                    workers=settings.service.policy_kb_workers, host=host or settings.service.host,
+                    workers=settings.service.policy_kb_workers, host=settings.service.host,
                     port=port or settings.service.policy_kb_port, proxy_headers=True, log_level="info",
                     log_config=UVICORN_LOG_CONFIG)  # fmt: skip
         return
@@ -146,7 +152,7 @@ def serve(
         server = SERVERS[name]
         config = uvicorn.Config(
             server.load().create_app(settings, stores=stores),
-            host=host or settings.service.host,
+            host=settings.service.host,
             port=port or server.port(settings),
             proxy_headers=True,
             log_level="info",

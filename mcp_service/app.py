@@ -28,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from prometheus_client.registry import Collector
 from pydantic import AnyHttpUrl, SecretStr
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -38,12 +39,13 @@ from lib.logs import configure_logging
 from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
 from mcp_service import heap
-from mcp_service.auth import BearerAuthMiddleware, OAuthResource
+from mcp_service.auth import BearerAuthMiddleware, OAuthResource, configured_key, require_credentials
 from mcp_service.health import liveness
 from mcp_service.oauth import JwtVerifier
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
 from mcp_service.rate_limit import RateLimiter
+from mcp_service.rest.errors import http_error
 from mcp_service.tools.envelope import envelope_sdk_errors
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
@@ -93,6 +95,19 @@ class Access:
     read_api_key: SecretStr | None
     oauth: OAuthResource | None
     rate_limiter: RateLimiter | None
+    key_names: str = "MCP_API_KEY"
+    """The settings a caller's key comes from, named when the server refuses to start without credentials."""
+
+    @property
+    def secured(self) -> bool:
+        """Whether any credential is configured: a key (``auth.configured_key``) or OAuth."""
+        return configured_key(self.api_key) is not None or self.oauth is not None
+
+    def require_credentials(self, settings: Settings) -> None:
+        """Start-up refuses an open server unless ``ALLOW_UNAUTHENTICATED``, and then on loopback only
+        (``auth.require_credentials``)."""
+        require_credentials(self.server, secured=self.secured, key_names=self.key_names,
+                            allow_open=settings.service.allow_unauthenticated, host=settings.service.host)  # fmt: skip
 
     def middleware_options(self) -> dict[str, Any]:
         return {"api_key": self.api_key, "read_api_key": self.read_api_key, "oauth": self.oauth,
@@ -124,6 +139,7 @@ def server_access(
     api_key: SecretStr | None,
     read_api_key: SecretStr | None = None,
     writes: bool = True,
+    key_names: str = "MCP_API_KEY",
 ) -> Access:
     """A server's ``Access`` from the settings: OAuth when ``OAUTH_ISSUER_URL`` is set (audience: the server's
     resource URL and its ``/mcp``, or ``OAUTH_AUDIENCE``; scopes ``<scope>:read`` and, unless ``writes`` is
@@ -142,7 +158,7 @@ def server_access(
     limiter = None
     if settings.rate_limit.per_minute is not None:
         limiter = RateLimiter(settings.rate_limit, server, async_redis_connector(settings))
-    return Access(server, api_key, read_api_key, oauth, limiter)
+    return Access(server, api_key, read_api_key, oauth, limiter, key_names)
 
 
 def create_mcp_app(
@@ -166,7 +182,10 @@ def create_mcp_app(
     ``/metrics``. ``access`` says who may call (``server_access``): a read-only key or a read-scoped token may
     call only the tools annotated read-only (``auth``); routes under ``own_auth_prefixes`` check the keys
     themselves (the web page's sign-in). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set
-    (``lib.observability.tracing``)."""
+    (``lib.observability.tracing``). A server with no credential configured refuses to start
+    (``Access.require_credentials``); a path or method it does not serve answers 404/405 (with ``Allow``) in the
+    REST error envelope (``rest.errors.http_error``)."""
+    access.require_credentials(settings)
     configure_tracing(settings.observability)
     # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
@@ -220,4 +239,6 @@ def create_mcp_app(
         exempt_paths=("/health", "/metrics") if settings.observability.metrics_api_key else ("/health",),
         exempt_prefixes=own_auth_prefixes,
     )
-    return Starlette(routes=all_routes, middleware=[auth], lifespan=lifespan)
+    return Starlette(
+        routes=all_routes, middleware=[auth], lifespan=lifespan, exception_handlers={HTTPException: http_error}
+    )

@@ -8,12 +8,16 @@ Credentials (spec 000 FR-010, and the MCP authorization specification's resource
 - ``OAUTH_ISSUER_URL``: JWT access tokens of that authorization server (``oauth.JwtVerifier``), for this
   server's resource URL. A token may read with ``<scope>:read`` and read and write with ``<scope>:write``,
   ``<scope>`` being the server's (``policy``, ``documents``, ``kb``, ``governance``). With keys and OAuth
-  both configured, either is accepted. Neither configured: no checks (the spec's backward-compatible no-op).
+  both configured, either is accepted. Neither configured: the server refuses to start (``require_credentials``)
+  unless ``ALLOW_UNAUTHENTICATED`` is set and it binds to loopback; then no checks (decision 0045, a deviation
+  from spec 000 FR-010's open default).
 
 What a request needs: REST ``GET``/``HEAD`` read; other REST methods write; MCP traffic reads except a
 ``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own tool list
 (``tools.registration.write_tools``). To see which tool an MCP POST calls, its JSON body (at most
 ``MAX_INSPECTED_BODY`` bytes, as the MCP transports themselves allow) is read here and replayed to the app.
+So is any JSON body of a REST write: each is parsed once with ``bodies.parse_json``, and one that is not JSON or
+nests deeper than ``bodies.MAX_JSON_DEPTH`` gets 400 (``bodies.malformed_response``) before the app sees it.
 
 Missing header, another scheme and a bad key or token get 401 with the spec's bodies; with OAuth on, its
 ``WWW-Authenticate`` names the resource metadata and the scopes (RFC 9728), so an MCP client can go and get a
@@ -27,7 +31,7 @@ Every refusal is logged at WARNING with client IP, method and path, never with t
 from __future__ import annotations
 
 import hmac
-import json
+import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -41,17 +45,19 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lib.callers import current_caller
+from lib.errors import InsecureConfigurationError
 from lib.logs import event_line
 from lib.observability.metrics import rate_limited
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.registration import write_tools
-from mcp_service.transports.bodies import read_body_prefix, replaying
+from mcp_service.transports.bodies import MalformedBody, malformed_response, parse_json, read_body_prefix, replaying
 
 logger = logging.getLogger(__name__)
 audit_logger = logging.getLogger("policy_kb.audit")
 
 MAX_INSPECTED_BODY = 4 * 1024 * 1024
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 READ_POSTS = frozenset({"/api/v1/quotes/verify"})
 """REST POSTs that read, as their MCP tools do (``readOnlyHint``): the body is a question, not a change."""
 MISSING = "Missing Authorization header"
@@ -60,6 +66,37 @@ BAD_FORMAT = "Invalid Authorization header format: expected 'Bearer <token>'"
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 RATE_LIMITED_RPC_CODE = -32029
 """The JSON-RPC error code of a rate-limited MCP request (implementation-defined server error range)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address) is reachable from this machine alone: ``localhost`` or an address in
+    127.0.0.0/8 or ``::1``. ``0.0.0.0``, ``::``, a name or any other address is not."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_credentials(server: str, *, secured: bool, key_names: str, allow_open: bool, host: str) -> None:
+    """Refuse to start ``server`` open (no key, no OAuth: ``secured`` false) unless ``ALLOW_UNAUTHENTICATED``
+    (``allow_open``) says so, and even then on a bind ``host`` that is not loopback (decision 0045). Raises
+    ``InsecureConfigurationError`` naming the settings that would fix it; logs a WARNING when it serves open."""
+    if secured:
+        return
+    if not allow_open:
+        raise InsecureConfigurationError(
+            f"{server}: no credentials are configured, so anyone could call it. Set {key_names} (or "
+            "OAUTH_ISSUER_URL), or, to try it on this machine alone, ALLOW_UNAUTHENTICATED=true with a loopback "
+            "POLICY_KB_HOST"
+        )
+    if not is_loopback(host):
+        raise InsecureConfigurationError(
+            f"{server}: ALLOW_UNAUTHENTICATED serves without credentials on loopback only, but POLICY_KB_HOST is "
+            f"{host!r}. Set {key_names} (or OAUTH_ISSUER_URL), or bind to 127.0.0.1"
+        )
+    logger.warning(event_line("auth.open", server=server, host=host, reason="ALLOW_UNAUTHENTICATED"))
 
 
 def configured_key(value: SecretStr | None) -> bytes | None:
@@ -143,19 +180,28 @@ class BearerAuthMiddleware:
         if caller is None:
             return
         tool: str | None = None
-        if scope["method"] == "POST" and path in self.mcp_post_paths:
+        mcp_post = scope["method"] == "POST" and path in self.mcp_post_paths
+        if mcp_post or _json_body_expected(scope):
             read = await read_body_prefix(receive, MAX_INSPECTED_BODY)
             if read is None:
                 return
             body, whole = read
             receive = replaying(body, receive, more_body=not whole)
-            if not whole and not caller.write:
+            if not whole and mcp_post and not caller.write:
                 # Larger than the transports take: refused here, as it cannot be told what it calls.
                 await JSONResponse({"error": {"code": "payload_too_large", "message": "Body too large"}}, 413)(
                     scope, receive, send
                 )
                 return
-            tool = await self._write_tool_in(body) if whole else None
+            parsed: Any = None
+            if whole and (mcp_post or body):
+                try:
+                    parsed = parse_json(body)
+                except MalformedBody as exc:
+                    await self._malformed(scope, receive, send, caller, exc.reason, json_rpc=mcp_post)
+                    return
+            tool = await self._write_tool_in(parsed) if mcp_post and whole else None
+        if mcp_post:
             writes = tool is not None
         else:
             writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")
@@ -211,11 +257,19 @@ class BearerAuthMiddleware:
         session cookie after a sign-in with the same keys)."""
         return path in self.exempt_paths or any(path == p or path.startswith(p + "/") for p in self.exempt_prefixes)
 
-    async def _write_tool_in(self, body: bytes) -> str | None:
+    async def _write_tool_in(self, parsed: Any) -> str | None:
         # Always parsed, never searched for "tools/call": JSON may spell it "tools\/call".
         if self.write_tools is None:
             self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
-        return self._write_tool_called(body, self.write_tools)
+        return self._write_tool_called(parsed, self.write_tools)
+
+    async def _malformed(
+        self, scope: Scope, receive: Receive, send: Send, caller: Caller, reason: str, *, json_rpc: bool
+    ) -> None:
+        """400 for a body that is not JSON or nests too deep, in the envelope of the path (``bodies``)."""
+        logger.warning(event_line("request.malformed", server=self.server, caller=caller.name,
+                                  method=scope["method"], path=scope["path"], reason=reason))  # fmt: skip
+        await malformed_response(scope["path"], reason, json_rpc=json_rpc)(scope, receive, send)
 
     async def _audited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, tool: str | None) -> None:
         """The app's answer to a write, then one ``audit.write`` line with who, what and its status."""
@@ -236,16 +290,12 @@ class BearerAuthMiddleware:
             ))  # fmt: skip
 
     @staticmethod
-    def _write_tool_called(body: bytes, writes: frozenset[str]) -> str | None:
-        """The first write tool a JSON-RPC message (or batch) calls; malformed JSON is left to the transport.
+    def _write_tool_called(parsed: Any, writes: frozenset[str]) -> str | None:
+        """The first write tool a parsed JSON-RPC message (or batch) calls.
 
         Deliberately looser than the SDK's ``mcp_types.jsonrpc_message_adapter``: any object with
         ``"method": "tools/call"`` naming a write tool is refused, whether or not a transport would accept
         the rest of it, so no difference between this parse and a transport's can let a write through."""
-        try:
-            parsed: Any = json.loads(body)
-        except ValueError:
-            return None
         for message in parsed if isinstance(parsed, list) else [parsed]:
             if isinstance(message, dict) and message.get("method") == "tools/call":
                 params = message.get("params")
@@ -319,3 +369,15 @@ class BearerAuthMiddleware:
         parts.append(f'resource_metadata="{self.oauth.metadata_url}"')
         parts.append(f'scope="{scope_needed or " ".join(self.oauth.scopes)}"')
         return {"WWW-Authenticate": "Bearer " + ", ".join(parts)}
+
+
+def _json_body_expected(scope: Scope) -> bool:
+    """A request whose body the app reads as JSON (FastAPI reads one without a content type as JSON too):
+    parsed here first (``bodies.parse_json``), so a malformed one gets the same 400 on every server."""
+    if scope["method"] not in BODY_METHODS:
+        return False
+    content_type = Headers(scope=scope).get("content-type")
+    if content_type is None:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))

@@ -62,7 +62,8 @@ def warm_up(stores: GovernanceStores) -> None:
 
 
 def governance_keys(settings: Settings) -> tuple[SecretStr | None, SecretStr | None]:
-    """The keys callers present: ``GOVERNANCE_API_KEY`` alone (empty: none, the server is open), or, when it is
+    """The keys callers present: ``GOVERNANCE_API_KEY`` alone (empty: none, the server is open
+    if ``ALLOW_UNAUTHENTICATED`` lets it start), or, when it is
     unset, ``MCP_API_KEY`` and ``MCP_READ_API_KEY`` as before. The server only reads, so its own key needs no
     read-only twin, and a public governance server need not share the policy-kb write key."""
     own = settings.auth.governance_api_key
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             api_key=api_key,
             read_api_key=read_api_key,
             writes=False,  # scope governance:read only
+            key_names="GOVERNANCE_API_KEY or MCP_API_KEY",
         ),
         routes=[Mount("", app=create_governance_rest_app(governance))],
         warm_up=(lambda: warm_up(governance)) if warm else None,

@@ -3,7 +3,8 @@
 Two faces on one port:
 
     /mcp /sse /messages/ /health   the kb tools (``tools.kb``), for callers presenting ``KB_MCP_API_KEY``
-                                   (or an OAuth token with a ``kb`` scope)
+                                   (or an OAuth token with a ``kb`` scope); without either, the server
+                                   refuses to start unless ``ALLOW_UNAUTHENTICATED`` (decision 0045)
     /api/v1/...                    the engine: this service's REST API, under its own key ``MCP_API_KEY``
 
 The tools call the engine over HTTP at ``KB_ENGINE_URL`` with ``KB_API_KEY``, as the spec's separate MCP
@@ -29,7 +30,7 @@ from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from lib.notes.uploads import upload_staging
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
-from mcp_service.auth import BearerAuthMiddleware, configured_key
+from mcp_service.auth import BearerAuthMiddleware, configured_key, require_credentials
 from mcp_service.kb_engine_client import KbEngineClient
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
@@ -79,13 +80,21 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         server,
         port=settings.service.kb_mcp_port,
         access=server_access(
-            settings, server="kb", scope="kb", port=settings.service.kb_mcp_port, api_key=settings.kb.mcp_api_key
+            settings,
+            server="kb",
+            scope="kb",
+            port=settings.service.kb_mcp_port,
+            api_key=settings.kb.mcp_api_key,
+            key_names="KB_MCP_API_KEY",
         ),
         warm_up=stores.embedder.warm_up if warm and self_engine else None,
         background=background,
     )
     engine_app: ASGIApp | None = None
     if self_engine:
+        require_credentials("kb-engine", secured=configured_key(settings.auth.api_key) is not None,
+                            key_names="MCP_API_KEY", allow_open=settings.service.allow_unauthenticated,
+                            host=settings.service.host)  # fmt: skip
         engine_app = BearerAuthMiddleware(
             create_rest_app(stores),
             api_key=settings.auth.api_key,

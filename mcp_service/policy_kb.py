@@ -16,8 +16,9 @@ from lib.policies.revision_metrics import RevisionCollector
 from lib.policies.search import registered_refs, searchable_revisions
 from lib.policies.stores import PolicyStores
 from mcp_service import heap
-from mcp_service.app import create_mcp_app, new_mcp_server, server_access
+from mcp_service.app import Access, create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.app import API_PREFIX, create_rest_app
+from mcp_service.tools.policies.prompts import register_prompts
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 from mcp_service.ui.app import UI_PREFIX, create_ui_app
 
@@ -54,20 +55,20 @@ def create_worker_app() -> ASGIApp:
     return create_app(settings)
 
 
+def policy_access(settings: Settings) -> Access:
+    """Who may call the policy-kb server: ``MCP_API_KEY``, ``MCP_READ_API_KEY``, OAuth scope ``policy``."""
+    return server_access(settings, server="policy-kb", scope="policy", port=settings.service.policy_kb_port,
+                         api_key=settings.auth.api_key, read_api_key=settings.auth.read_api_key)  # fmt: skip
+
+
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The policy-kb app: ``/mcp``, ``/sse``, ``/messages/``, ``/health``, ``/api/v1`` and the web page ``/ui``."""
     settings = settings or load_settings()
     stores = stores or open_stores(settings)
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, stores.policies)
-    access = server_access(
-        settings,
-        server="policy-kb",
-        scope="policy",
-        port=settings.service.policy_kb_port,
-        api_key=settings.auth.api_key,
-        read_api_key=settings.auth.read_api_key,
-    )
+    register_prompts(server)
+    access = policy_access(settings)
     return create_mcp_app(
         settings,
         server,

@@ -23,6 +23,9 @@ import redis
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Every server a test starts binds to loopback; those started without a key may serve open (decision 0045).
+# The tests of that refusal (tests/mcp_service/test_secure_by_default.py) set it false themselves.
+os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
 # Prefect's home (its profiles, result storage, and the SQLite database of the temporary API server a service
 # starts on first use) is this process's own, not ~/.prefect: two pytest-xdist workers (or two checkouts' test
 # runs) migrating and writing one prefect.db at once answer "database is locked". Set before Prefect is imported.

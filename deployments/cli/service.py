@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import SecretStr
 
 from deployments.cli.app import app, fail, open_stores_from_env
 from deployments.cli.governance import ingest_folder
+from deployments.cli.keys import local_keys, new_key, print_keys
 from deployments.cli.output import print_governance_answer, print_result
 from deployments.cli.policies import SEED_FILE, run_seed
 from lib.composition import Stores
@@ -39,6 +42,18 @@ def demo() -> None:
         answer_from_decisions(stores)
     except KBError as exc:
         fail(exc)
+    print_serving_hint()
+
+
+def print_serving_hint() -> None:
+    """How to serve what the demo seeded: every server needs a key (decision 0045); one is made if none is set."""
+    key = os.environ.get("MCP_API_KEY") or new_key()
+    settings = load_settings()
+    base = f"http://{settings.service.host}:{settings.service.policy_kb_port}"
+    typer.secho("\nServe it to agents (MCP at /mcp, REST at /api/v1, the web page at /ui) with a key:", bold=True)
+    typer.echo(f"  MCP_API_KEY={key} policy-kb serve")
+    typer.echo(f'  curl -H "Authorization: Bearer {key}" {base}/api/v1/policies')
+    typer.echo(f'  an MCP client: {base}/mcp with the header "Authorization: Bearer {key}"')
 
 
 def answer_from_decisions(stores: Stores) -> None:
@@ -75,6 +90,9 @@ def up(
     from mcp_service.__main__ import serve as run_service
 
     settings = load_settings()
+    made = {} if settings.service.allow_unauthenticated else local_keys()
+    if made:
+        settings = settings.replace(**{name.lower(): SecretStr(key) for name, key in made.items()})
     try:
         names = check_servers([s.strip() for s in servers.split(",") if s.strip()])
         redis_url = redis_location(settings)
@@ -93,6 +111,7 @@ def up(
         typer.echo(f"  {name:<13} {base}/mcp  (SSE {base}/sse, health {base}/health, REST {base}/api/v1)")
     prefect = settings.jobs.prefect_api_url or "none: ingestions run in this process (set PREFECT_API_URL for a server)"
     typer.echo(f"  prefect       {prefect}")
+    print_keys(made, url=f"http://{settings.service.host}:{settings.service.policy_kb_port}")
     try:
         run_service(settings, servers=names)
     except KBError as exc:

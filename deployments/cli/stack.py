@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from deployments.cli.app import app
+from deployments.cli.keys import local_keys, print_keys
 from deployments.stack.layout import DEFAULT_PORTS, OTHER_SERVERS, StackLayout
 from lib.config import load_settings
 
@@ -61,7 +62,8 @@ def stack_up(
     from deployments.stack.manager import up
 
     folder = _directory(directory)
-    layout = StackLayout.with_free_ports(folder) if free_ports else StackLayout(folder)
+    made = local_keys()  # every server of the stack serves with a key (decision 0045)
+    layout = StackLayout.with_free_ports(folder, made) if free_ports else StackLayout(folder, extra_env=made)
     typer.echo(f"starting the stack in {folder} (logs: {layout.logs})…")
     try:
         up(layout)
@@ -71,6 +73,7 @@ def stack_up(
     print_status(folder)
     urls = ", ".join(f"{u}/mcp" for u in [*layout.replica_urls(), *(layout.url(n) for n in OTHER_SERVERS)])
     typer.echo(f"\nMCP: {urls}   Prefect UI: {layout.url('prefect')}   env: {folder / 'stack.env'}")
+    print_keys(made, url=layout.url("replica-a"))
 
 
 @stack_app.command("down")

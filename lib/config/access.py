@@ -11,14 +11,16 @@ from lib.config.base import SettingsGroup
 
 
 class AuthSettings(SettingsGroup):
-    """Static bearer keys of the MCP and REST paths: full and read-only; unset (and no OAuth) = open."""
+    """Static bearer keys of the MCP and REST paths: full and read-only; unset (and no OAuth) = the server refuses
+    to start unless ``ALLOW_UNAUTHENTICATED`` (``ServiceSettings``) says it may serve open, on loopback."""
 
     api_key: SecretStr | None = Field(default=None, alias="MCP_API_KEY")
     read_api_key: SecretStr | None = Field(default=None, alias="MCP_READ_API_KEY")
     governance_api_key: SecretStr | None = Field(
         default=None,
         alias="GOVERNANCE_API_KEY",
-        description="The governance server's own key (it only reads); unset = MCP_API_KEY, empty = no key",
+        description="The governance server's own key (it only reads); unset = MCP_API_KEY, empty = no key "
+        "(then ALLOW_UNAUTHENTICATED is needed)",
     )
     ui_session_secret: SecretStr | None = Field(
         default=None,

@@ -17,12 +17,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
-from lib.errors import KBError, OverloadedError
+from lib.errors import KBError, OverloadedError, bounded, bounded_details
 
 logger = logging.getLogger(__name__)
 
 INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 class ErrorDetail(BaseModel):
@@ -56,7 +58,13 @@ def validation_details(errors: Any) -> Any:
 def _error(
     status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    body = {"error": {"code": code, "message": message, "details": jsonable_encoder(details or {})}}
+    body = {
+        "error": {
+            "code": code,
+            "message": bounded(message),
+            "details": jsonable_encoder(bounded_details(details or {})),
+        }
+    }
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -80,10 +88,27 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     return _error(422, "validation_error", "The request does not match the schema", {"errors": errors})
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    """An HTTP-level refusal (no route, a method the route does not take, a body that could not be read) in the
+    envelope, with the headers it carries (a 405's ``Allow``): the handler of the REST API and of every
+    server's own app (``mcp_service.app``)."""
     assert isinstance(exc, HTTPException)
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return _error(exc.status_code, code, str(exc.detail))
+    code = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    headers = dict(exc.headers) if exc.headers else {}
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return _error(exc.status_code, code, str(exc.detail), headers=headers or None)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app takes at this path (each asked in turn): Starlette's 405 names the
+    first route that matched the path alone, while the REST API has one route per method."""
+    routes = getattr(request.app, "routes", [])
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes)
+    ]
 
 
 async def _crash(request: Request, exc: Exception) -> JSONResponse:
@@ -95,5 +120,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(KBError, _kb_error)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
-    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(Exception, _crash)

@@ -110,7 +110,11 @@ def malformed_response(path: str, reason: str, *, json_rpc: bool) -> Response:
     SDK's own transports answer one); elsewhere the REST envelope ``{"error": {code, message, details}}``."""
     message = f"The request body is malformed: {reason}"
     if json_rpc:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": {"code": JSON_RPC_PARSE_ERROR, "message": message}}
+        body: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": JSON_RPC_PARSE_ERROR, "message": message},
+        }
     else:
         body = {"error": {"code": "malformed_body", "message": message, "details": {"path": bounded(path, 200)}}}
     return JSONResponse(body, status_code=400)

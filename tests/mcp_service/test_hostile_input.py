@@ -1,0 +1,97 @@
+"""Hostile input against a running server (issue 46): a body nested a thousand levels deep, a method a route does
+not take, a megabyte argument echoed in an error. Each answer is a clear 4xx in the envelope of its path, small,
+never a 500 or a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from lib.errors import MAX_MESSAGE_CHARS
+from mcp_service.transports.bodies import MAX_JSON_DEPTH
+from tests.mcp_service.conftest import MCP_HEADERS, Service, bearer, mcp_session
+
+DEEP = ("[" * 1000 + "]" * 1000).encode()
+DEEP_OBJECT = ('{"a":' * 1000 + "1" + "}" * 1000).encode()
+JUST_TOO_DEEP = ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)).encode()
+SESSION = "/messages/?session_id=" + "0" * 32
+
+
+@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, JUST_TOO_DEEP, b"{not json", b"\xff\xfe"],
+                         ids=["deep_array", "deep_object", "depth_limit_plus_one", "syntax", "not_utf8"])  # fmt: skip
+@pytest.mark.parametrize("path", ["/mcp", SESSION])
+def test_a_malformed_mcp_body_is_a_json_rpc_parse_error(fresh_service: Service, path: str, body: bytes) -> None:
+    response = httpx.post(fresh_service.url + path, content=body, headers=MCP_HEADERS | bearer(), timeout=30)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert response.json()["id"] is None and error["code"] == -32700
+    assert "malformed" in error["message"] and "Traceback" not in response.text
+
+
+@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, b"{not json"], ids=["deep_array", "deep_object", "syntax"])
+@pytest.mark.parametrize(("method", "path"), [("POST", "/policies"), ("PATCH", "/policies/NPPF")])
+def test_a_malformed_rest_body_is_a_400_in_the_rest_envelope(
+    fresh_service: Service, method: str, path: str, body: bytes
+) -> None:
+    with fresh_service.rest() as api:
+        response = api.request(method, path, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "malformed_body"
+    assert set(response.json()["error"]) == {"code", "message", "details"}
+
+
+def test_a_body_within_the_depth_limit_reaches_the_app(fresh_service: Service) -> None:
+    """Nested as deep as allowed, the body passes the guard and the app judges it (here: a schema error)."""
+    nested: object = "x"
+    for _ in range(MAX_JSON_DEPTH - 1):
+        nested = [nested]
+    with fresh_service.rest() as api:
+        response = api.post("/policies", json={"source": "DEEP", "title": nested, "category": "national_policy"})
+    assert response.status_code == 422 and response.json()["error"]["code"] == "validation_error"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/mcp", {"GET", "POST", "DELETE"}),
+        ("GET", "/messages/", {"POST"}),
+        ("POST", "/health", {"GET"}),
+        ("DELETE", "/api/v1/policies", {"GET", "POST"}),
+        ("PUT", "/api/v1/policies/NPPF", {"GET", "PATCH"}),
+    ],
+)
+def test_a_wrong_method_is_405_with_allow_in_the_envelope(
+    fresh_service: Service, method: str, path: str, allowed: set[str]
+) -> None:
+    response = httpx.request(method, fresh_service.url + path, headers=bearer(), timeout=30)
+    assert response.status_code == 405, response.text
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= allowed
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_an_unknown_path_is_404_in_the_envelope(fresh_service: Service) -> None:
+    response = httpx.get(fresh_service.url + "/no/such/path", headers=bearer(), timeout=30)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_a_megabyte_argument_is_not_echoed_back(nppf_service: Service) -> None:
+    huge = "RES9" + "x" * 1_000_000
+
+    async def section() -> tuple[dict[str, object], int]:
+        async with mcp_session(nppf_service.url) as session:
+            result = await session.call_tool("get_policy_section", {"source": "NPPF", "section_ref": huge})
+        assert result.structured_content is not None
+        return result.structured_content, sum(len(getattr(b, "text", "")) for b in result.content)
+
+    envelope, text_size = asyncio.run(section())
+    assert envelope["status"] == "error" and envelope["error_type"] == "section_not_found"
+    assert len(str(envelope["message"])) <= MAX_MESSAGE_CHARS
+    assert text_size < 4 * MAX_MESSAGE_CHARS
+    with nppf_service.rest() as api:
+        response = api.get("/policies/NPPF/revisions/rev_" + "x" * 10_000)
+    assert response.status_code in (400, 404), response.text[:300]
+    assert len(response.content) < 4 * MAX_MESSAGE_CHARS
+    assert len(json.dumps(response.json()["error"]["details"])) < 4 * MAX_MESSAGE_CHARS
