@@ -1,8 +1,10 @@
 """Every link in README.md and docs/**/*.md resolves: a relative file exists, and an ``#anchor`` names a heading of
-its target as GitHub slugs it. Also the README stays a front door (at most 300 lines). No services."""
+its target as GitHub slugs it. Also the README stays a front door (at most 300 lines) naming the make targets
+that exist. No services."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,12 @@ def test_every_link_in_the_readme_and_docs_resolves() -> None:
 
 def test_the_readme_is_a_front_door() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
+
+
+@pytest.mark.parametrize("target", ["demo", "test", "lint", "docs", "bench"])
+def test_the_readme_names_each_habit_and_the_makefile_has_it(target: str) -> None:
+    assert f"`make {target}`" in (ROOT / "README.md").read_text()
+    assert re.search(rf"^{target}:", (ROOT / "Makefile").read_text(), re.MULTILINE)
 
 
 @pytest.mark.parametrize(
