@@ -70,6 +70,8 @@ OVERRIDES: dict[str, str] = {
     "redis_sentinel_password": "redis.sentinel_password",
     "redis_min_replicas_acked": "redis.min_replicas_acked",
     "redis_wait_timeout_ms": "redis.wait_timeout_ms",
+    "redis_async_max_connections": "redis.async_max_connections",
+    "redis_pool_timeout_seconds": "redis.pool_timeout_seconds",
     "chroma_persist_dir": "chroma.persist_dir",
     "chroma_host": "chroma.host",
     "chroma_port": "chroma.port",

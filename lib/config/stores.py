@@ -62,6 +62,22 @@ class RedisSettings(SettingsGroup):
         alias="REDIS_WAIT_TIMEOUT_MS",
         description="How long a write waits for its replicas before it answers registry_unavailable",
     )
+    async_max_connections: int = Field(
+        default=32,
+        ge=4,
+        le=10_000,
+        alias="REDIS_ASYNC_MAX_CONNECTIONS",
+        description="Connections each asyncio client (the SSE relay, the rate limiter) holds at most; past them a "
+        "command waits REDIS_POOL_TIMEOUT_SECONDS for one to free (decision 0045)",
+    )
+    pool_timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=60,
+        alias="REDIS_POOL_TIMEOUT_SECONDS",
+        description="How long an asyncio command waits for a free connection before it fails (a relayed SSE "
+        "message then answers 503 with Retry-After)",
+    )
 
     @field_validator("sentinels", mode="before")
     @classmethod

@@ -196,12 +196,27 @@ class ObservedAcknowledgedRedis(_Observed, AcknowledgedRedis):
 
 def async_redis_connector(settings: Settings) -> Callable[..., aioredis.Redis]:
     """Makes asyncio clients (given their connection options) of the same Redis as :func:`redis_client`; the
-    embedded server is started now, if it is the one. Their writes are not WAITed for: the one asyncio user,
-    the SSE relay, keeps only short-lived session routes that it re-registers after any Redis hiccup."""
-    if settings.redis.sentinels:
-        return partial(async_sentinel_client, settings.redis)
-    url = settings.redis.url or ensure_embedded_redis(settings.paths.redis_dir, settings.redis.server_binary)
-    return partial(aioredis.Redis.from_url, url)
+    embedded server is started now, if it is the one. Their writes are not WAITed for: the asyncio users, the
+    SSE relay and the rate limiter, keep only short-lived keys that they write again after any Redis hiccup.
+
+    Each client holds at most ``REDIS_ASYNC_MAX_CONNECTIONS`` connections, and past them a command waits up to
+    ``REDIS_POOL_TIMEOUT_SECONDS`` for one to free (a blocking pool): a burst of a thousand SSE sessions queues
+    for connections instead of failing with redis-py's "Too many connections", and leaves no more than the bound
+    open after it. A command that waited in vain raises ``ConnectionError`` (a ``RedisError``), which the relay
+    answers 503 with ``Retry-After``."""
+    config = settings.redis
+    most, wait = config.async_max_connections, config.pool_timeout_seconds
+    if config.sentinels:
+        return partial(async_sentinel_client, config, max_connections=most, timeout=wait)
+    url = config.url or ensure_embedded_redis(settings.paths.redis_dir, config.server_binary)
+    return partial(bounded_async_client, url, max_connections=most, timeout=wait)
+
+
+def bounded_async_client(url: str, *, max_connections: int, timeout: float, **options: Any) -> aioredis.Redis:
+    """An asyncio client of ``url`` over a pool of at most ``max_connections`` that waits ``timeout`` seconds for a
+    free one; ``options`` are its connections' (timeouts, retry). Closing the client closes the pool."""
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=timeout, **options)
+    return aioredis.Redis.from_pool(pool)
 
 
 def redis_location(settings: Settings) -> str:

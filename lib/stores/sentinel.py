@@ -57,10 +57,18 @@ class _AsyncPrimary(aioredis.Redis):
             await self.connection_pool.sentinel_manager.aclose()  # type: ignore[attr-defined]
 
 
+class BlockingSentinelPool(async_sentinel.SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """The primary's connections, bounded: at ``max_connections`` a command waits up to ``timeout`` seconds for
+    one to free (redis-py's ``BlockingConnectionPool``) instead of failing at once."""
+
+
 def async_sentinel_client(settings: RedisSettings, **options: Any) -> aioredis.Redis:
-    """The asyncio twin of :func:`sentinel_client` (the SSE relay's client)."""
+    """The asyncio twin of :func:`sentinel_client` (the SSE relay's client), its connections in a bounded,
+    blocking pool (``max_connections`` and ``timeout`` among ``options``)."""
     sentinel = async_sentinel.Sentinel(
         settings.sentinel_addresses, sentinel_kwargs=_sentinel_options(settings), password=_secret(settings.password)
     )
-    client: aioredis.Redis = sentinel.master_for(settings.sentinel_master, redis_class=_AsyncPrimary, **options)
+    client: aioredis.Redis = sentinel.master_for(
+        settings.sentinel_master, redis_class=_AsyncPrimary, connection_pool_class=BlockingSentinelPool, **options
+    )
     return client

@@ -8,7 +8,9 @@ elsewhere is published to the holder's channel with a reply key; the holder feed
 through the SDK's own message endpoint and pushes back what that endpoint answered, and the POST answers
 the same: 202, or the SDK's own 400/404. A POST for a session nobody holds gets the SDK's 404.
 
-A message that cannot be delivered is never answered 202. When this replica cannot reach Redis, when no
+Each replica's Redis connections are bounded and waited for (``lib.stores.redis_server.async_redis_connector``):
+a thousand sessions opening at once queue for them rather than fail. A message that cannot be delivered is never
+answered 202. When this replica cannot reach Redis or gets no free connection in time, when no
 replica listens on the holder's channel, or when the holder does not answer within ``REPLY_TIMEOUT_S``,
 the POST gets 503 with ``Retry-After`` and a JSON-RPC error body (the request's id, ``INTERNAL_ERROR``,
 as the SDK itself answers "too many sessions"; ``sse_routes.undeliverable``). The HTTP answer is the
@@ -38,6 +40,7 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel, ValidationError
 from redis.asyncio.retry import Retry
 from redis.backoff import EqualJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Scope
 
@@ -50,6 +53,15 @@ REPLY_TIMEOUT_S = 5.0
 REDIS_ERRORS = (RedisError, OSError)
 BACKOFF = EqualJitterBackoff(cap=5.0, base=0.1)
 """Delay before a failed listener or refresher runs again: 0.1-0.2 s, doubling up to 2.5-5 s."""
+
+
+def unreachable_reason(exc: BaseException) -> str:
+    """Why a relay command failed, for a 503's message: every Redis connection of this replica was busy for
+    ``REDIS_POOL_TIMEOUT_SECONDS`` (the pool is bounded, ``redis_server.async_redis_connector``), or Redis
+    could not be reached."""
+    if isinstance(exc, RedisConnectionError) and "No connection available" in str(exc):
+        return "every Redis connection of the relay is busy"
+    return "the relay cannot reach Redis"
 
 
 def session_key(session_id: str) -> str:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from mcp_service.transports.bodies import BodyTooLarge, read_body
-from mcp_service.transports.sse_relay import REDIS_ERRORS, SseRelay
+from mcp_service.transports.sse_relay import REDIS_ERRORS, SseRelay, unreachable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +80,11 @@ class SseMessages:
         if not self.relay.on or not session_id or session_id in self.relay.local:
             await self.relay.sse_app(scope, receive, send)
             return
+        failure = "the relay cannot reach Redis"
         try:
             owner = await self.relay.owner(session_id)
         except REDIS_ERRORS as exc:
-            owner = None
+            owner, failure = None, unreachable_reason(exc)
             logger.warning("sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
                            session_id[:8], type(exc).__name__)  # fmt: skip
         else:
@@ -98,7 +99,7 @@ class SseMessages:
         if body is None:
             return
         if owner is None:
-            await undeliverable(body, "the relay cannot reach Redis")(scope, receive, send)
+            await undeliverable(body, failure)(scope, receive, send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         kept = {k: headers[k] for k in FORWARDED_HEADERS if k in headers}
@@ -107,7 +108,7 @@ class SseMessages:
         except REDIS_ERRORS as exc:
             logger.warning("sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
                            session_id[:8], type(exc).__name__)  # fmt: skip
-            await undeliverable(body, "the relay cannot reach Redis")(scope, receive, send)
+            await undeliverable(body, unreachable_reason(exc))(scope, receive, send)
             return
         if reply is None:
             logger.warning("sse_relay.undeliverable session_id=%s reason=holder_silent owner=%s",
