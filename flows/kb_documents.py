@@ -79,6 +79,17 @@ def ingest_kb_document(job_id: Annotated[str, Field(min_length=1, max_length=100
     return DocumentOut.of(document) if document is not None else None
 
 
+def submit_queued_job(stores: Stores, job_id: str) -> JobStatus:
+    """Start a queued job's ingestion (``submit_kb_job``) and return the job's status after it: a run that could
+    not even be submitted ends the job ``failed`` with the reason."""
+    try:
+        submit_kb_job(stores, job_id)
+    except Exception as exc:
+        fail_job(stores.notes.jobs, job_id, exc)
+    current = stores.notes.jobs.get(job_id)
+    return current.status if current is not None else JobStatus.FAILED
+
+
 def submit_kb_job(stores: Stores, job_id: str) -> str:
     """Start ``ingest_kb_document`` for a queued job without waiting; the flow run id (or ``local-...``, or
     ``folded`` when a run already asked for on the worker will drain it).

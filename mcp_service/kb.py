@@ -7,11 +7,11 @@ Two faces on one port:
                                    refuses to start unless ``ALLOW_UNAUTHENTICATED`` (decision 0045)
     /api/v1/...                    the engine: this service's REST API, under its own key ``MCP_API_KEY``
 
-The tools call the engine over HTTP at ``KB_ENGINE_URL`` with ``KB_API_KEY``, as the spec's separate MCP
-container does. Unset, the engine is the one mounted here (``kb_engine_client.engine_url``), so
-``--servers kb`` alone is a whole deployment; set, this app is only the MCP server in front of that engine
-and mounts no API. The two keys are independent: the MCP key opens no engine route and the engine key opens
-no MCP route. With ``OAUTH_ISSUER_URL`` set the MCP paths take tokens too, never passed on, and a mounted
+With ``KB_ENGINE_URL`` set, the tools call the engine there over HTTP with ``KB_API_KEY``, as the spec's separate
+MCP container does, and this app is only the MCP server in front of it and mounts no API. Unset, the engine is
+the one mounted here, so ``--servers kb`` alone is a whole deployment, and the tools call its functions in
+process (``kb_engine_local``), not over HTTP. The two keys are independent: the MCP key opens no engine route
+and the engine key opens no MCP route. With ``OAUTH_ISSUER_URL`` set the MCP paths take tokens too, never passed on, and a mounted
 engine needs ``MCP_API_KEY`` (the server refuses to start without it: the engine would be open). The server
 starts whether or not the engine answers; a tool that needs it then returns ``engine_unavailable``.
 Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``); without
@@ -31,10 +31,11 @@ from lib.config import Settings, load_settings
 from lib.notes.uploads import upload_staging
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.auth import BearerAuthMiddleware, configured_key, require_credentials
-from mcp_service.kb_engine_client import KbEngineClient
+from mcp_service.kb_engine_client import KbEngineClient, engine_url
+from mcp_service.kb_engine_local import LocalKbEngine
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
-from mcp_service.tools.kb.work import KbStores
+from mcp_service.tools.kb.work import KbEngine, KbStores
 from mcp_service.upload_sweeper import sweep_uploads
 
 __all__ = ["create_app", "register_tools"]
@@ -46,7 +47,7 @@ class _KbApp:
     """``/api/v1`` to the engine (behind its own auth), everything else (lifespan included) to the MCP app;
     the engine client is closed once the MCP app has shut down."""
 
-    def __init__(self, mcp_app: Starlette, engine_app: ASGIApp | None, engine: KbEngineClient) -> None:
+    def __init__(self, mcp_app: Starlette, engine_app: ASGIApp | None, engine: KbEngine) -> None:
         self.mcp_app, self.engine_app, self.engine = mcp_app, engine_app, engine
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -67,8 +68,10 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
         # to anyone while the operator believes OAuth guards the server.
         raise ValueError("kb: with OAUTH_ISSUER_URL set, the engine mounted at /api/v1 needs MCP_API_KEY")
     stores = stores or open_stores(settings)
-    engine = KbEngineClient.from_settings(settings)
     self_engine = not settings.kb.engine_url
+    engine: KbEngine = (
+        LocalKbEngine(stores, engine_url(settings)) if self_engine else KbEngineClient.from_settings(settings)
+    )
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     staging = upload_staging(stores.notes)
     register_tools(server, KbStores(settings, engine, staging))
@@ -102,5 +105,5 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             server="kb-engine",  # static keys only: the kb tools call it with KB_API_KEY, never a caller's token
             exempt_paths=(),
         )
-    logger.info("kb.engine url=%s mounted_here=%s", engine.base_url, self_engine)
+    logger.info("kb.engine url=%s in_process=%s", engine.base_url, self_engine)
     return _KbApp(mcp_app, engine_app, engine)

@@ -1,7 +1,8 @@
 """The kb engine's HTTP API (spec 002: what the ``kb`` MCP server calls), under ``/api/v1`` beside the policies.
 
-Thin handlers over ``lib.notes``: search, jobs (a JSON note or a multipart file, ingested by the Prefect
-flow ``ingest_kb_document``), documents with their chunks, tags, in-place note updates and the status.
+Thin handlers over ``lib.notes`` (the functions the ``kb`` server's in-process engine calls too): search,
+jobs (a JSON note or a multipart file, ingested by the Prefect flow ``ingest_kb_document``), documents with
+their chunks, tags, in-place note updates and the status.
 Errors are raised and mapped once by ``errors.install_error_handlers`` (``{"error": {code, message, details}}``).
 """
 
@@ -18,9 +19,10 @@ from starlette.datastructures import UploadFile
 
 from lib.composition import Stores
 from lib.errors import FileTooLargeError
+from lib.notes import engine
 from lib.notes.ingest import update_note
-from lib.notes.jobs import DEFAULT_LIST, MAX_LIST, fail_job, new_file_job, new_note_job
-from lib.notes.models import ChunkOut, DocumentDetail, DocumentOut, JobOut, JobRecord, JobStatus, SearchResult
+from lib.notes.jobs import DEFAULT_LIST, MAX_LIST, new_file_job, new_note_job
+from lib.notes.models import DocumentDetail, DocumentOut, JobOut, JobRecord, JobStatus, SearchResult
 from lib.notes.search import DEFAULT_TOP, search_notes
 from lib.notes.status import EngineStatus, engine_status
 from lib.notes.stores import NoteStores
@@ -144,14 +146,9 @@ async def create_job(request: Request) -> JSONResponse:
 
 
 def _submit(stores: Stores, job: JobRecord) -> JobStatus:
-    from flows.kb_documents import submit_kb_job  # Prefect is a heavy import only jobs need
+    from flows.kb_documents import submit_queued_job  # Prefect is a heavy import only jobs need
 
-    try:
-        submit_kb_job(stores, job.job_id)
-    except Exception as exc:  # the run could not even be submitted: the job ends failed with the reason
-        fail_job(stores.notes.jobs, job.job_id, exc)
-    current = stores.notes.jobs.get(job.job_id)
-    return current.status if current is not None else JobStatus.FAILED
+    return submit_queued_job(stores, job.job_id)
 
 
 async def _read_file_form(request: Request, limit: int) -> tuple[bytes, str, list[str], str | None]:
@@ -179,44 +176,36 @@ def list_jobs(
     limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = DEFAULT_LIST,
 ) -> JobList:
     """Recent jobs, newest first."""
-    return JobList(jobs=[JobOut.of(job) for job in stores.jobs.list(status, limit)])
+    return JobList(jobs=engine.jobs(stores, status, limit))
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=error_responses(404))
 def get_job(job_id: str, stores: Notes) -> JobOut:
-    job = stores.jobs.get(job_id) if len(job_id) <= 100 else None
-    if job is None:
-        raise ApiError(404, "job_not_found", f"Job not found: {job_id}", job_id=job_id)
-    return JobOut.of(job)
+    return engine.job(stores, job_id)
 
 
 @router.get("/documents", response_model=DocumentList, responses=error_responses(422))
 def list_documents(stores: Notes, source_path: Annotated[str, Query(min_length=1)]) -> DocumentList:
     """The documents ingested with this ``source_path``."""
-    return DocumentList(documents=[DocumentOut.of(d) for d in stores.registry.by_source_path(source_path)])
+    return DocumentList(documents=engine.documents_with_source_path(stores, source_path))
 
 
 @router.get("/documents/{document_id}", response_model=DocumentDetail, responses=error_responses(404))
 def get_document(document_id: DocumentId, stores: Notes) -> DocumentDetail:
     """A document with its live chunks in order."""
-    document = stores.registry.require(document_id)
-    chunks = [
-        ChunkOut(chunk_index=int(c.metadata["chunk_index"]), text=c.text, page=c.metadata.get("page"))
-        for c in stores.chunks.chunks_of(document_id, document.generation)
-    ]
-    return DocumentDetail(**DocumentOut.of(document).model_dump(), chunks=chunks)
+    return engine.document_detail(stores, document_id)
 
 
 @router.post("/documents/{document_id}/tags", response_model=DocumentOut, responses=error_responses(400, 404))
 def add_tags(document_id: DocumentId, body: TagsRequest, stores: Notes) -> DocumentOut:
     """Add tags; searches filter by them from the next query on."""
-    return DocumentOut.of(stores.registry.change_tags(document_id, body.tags, add=True))
+    return engine.change_tags(stores, document_id, body.tags, add=True)
 
 
 @router.delete("/documents/{document_id}/tags/{tag:path}", response_model=DocumentOut, responses=error_responses(404))
 def remove_tag(document_id: DocumentId, tag: str, stores: Notes) -> DocumentOut:
     """Remove one tag (URL-encoded: ``collection%3Amemory``); removing an absent tag changes nothing."""
-    return DocumentOut.of(stores.registry.change_tags(document_id, [tag], add=False))
+    return engine.change_tags(stores, document_id, [tag], add=False)
 
 
 @router.patch("/notes/{document_id}", response_model=DocumentOut, responses=error_responses(400, 404, 409))

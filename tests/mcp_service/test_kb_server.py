@@ -99,6 +99,24 @@ async def test_with_the_engine_unreachable_the_server_starts_and_every_engine_to
                 assert "unreachable" in found["message"]
 
 
+@pytest.mark.anyio
+async def test_with_the_engine_mounted_here_the_tools_call_it_in_process_not_over_http(stack: KbStack) -> None:
+    """No ``KB_ENGINE_URL``: the tools call the engine's functions, so they answer even where the engine's own
+    HTTP address (``KB_MCP_PORT``) has nothing listening, and answer as the HTTP engine (server B) does."""
+    async with stack.a.session() as a:
+        document_id = await add_note(a, f"in-process engine note {uuid.uuid4().hex}", collection="inproc")
+    settings = stack.settings.replace(kb_mcp_port=free_port())  # the app below is served elsewhere
+    with running(create_app(settings, stores=open_stores(settings), warm=False)) as url:
+        async with mcp_session(url, key=None) as local, stack.b.session() as over_http:
+            for tool, arguments in (("kb_get", {"document_id": document_id}), ("kb_jobs", {"status": "completed"})):
+                here, there = await ok(local, tool, **arguments), await ok(over_http, tool, **arguments)
+                assert here == there, tool
+            status = await ok(local, "kb_status")
+            assert status["engine_url"].endswith(f":{settings.service.kb_mcp_port}")
+            missing = await call(local, "kb_get", document_id=10**9)
+            assert missing["status"] == "error" and missing["error_type"] == "document_not_found", missing
+
+
 # -- notes, collections, search ---------------------------------------------------------------------
 
 

@@ -11,22 +11,47 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 import anyio.to_thread
 
 from lib.config import Settings
 from lib.errors import InvalidArgumentError
 from lib.notes.uploads import UploadStaging
-from mcp_service.kb_engine_client import KbEngineClient
+
+
+class KbEngine(Protocol):
+    """The engine calls the tools make: over HTTP (``kb_engine_client.KbEngineClient``, an engine elsewhere) or in
+    process (``kb_engine_local.LocalKbEngine``, the engine this service mounts); both answer the API's JSON bodies
+    and raise the same ``KBError``s."""
+
+    base_url: str
+
+    async def aclose(self) -> None: ...
+    async def search(self, query: str, top: int, tags: list[str], fts_only: bool) -> dict[str, Any]: ...
+    async def submit_note(
+        self, text: str, tags: list[str], *, title: str | None = None, source_path: str | None = None
+    ) -> dict[str, Any]: ...
+    async def submit_file(
+        self, filename: str, content: IO[bytes], content_type: str, tags: list[str], *, source_path: str | None = None
+    ) -> dict[str, Any]: ...
+    async def jobs(self, status: str | None) -> dict[str, Any]: ...
+    async def job(self, job_id: str) -> dict[str, Any]: ...
+    async def document(self, document_id: int) -> dict[str, Any]: ...
+    async def documents_by_source_path(self, source_path: str) -> dict[str, Any]: ...
+    async def add_tags(self, document_id: int, tags: list[str]) -> dict[str, Any]: ...
+    async def remove_tag(self, document_id: int, tag: str) -> dict[str, Any]: ...
+    async def update_note(self, document_id: int, text: str) -> dict[str, Any]: ...
+    async def status(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
 class KbStores:
-    """What the ``kb`` tools stand on: the engine over HTTP, this deployment's upload staging, the settings."""
+    """What the ``kb`` tools stand on: the engine (in process or over HTTP), this deployment's upload staging, the
+    settings."""
 
     settings: Settings
-    engine: KbEngineClient
+    engine: KbEngine
     staging: UploadStaging
 
 
@@ -75,7 +100,7 @@ def _renamed_status(body: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 async def search(
-    engine: KbEngineClient, query: str, top: int, collection: str | None, tags: list[str] | None, fts_only: bool
+    engine: KbEngine, query: str, top: int, collection: str | None, tags: list[str] | None, fts_only: bool
 ) -> dict[str, Any]:
     found = await engine.search(query, top, search_tags(collection, tags), fts_only)
     results = [present(hit) for hit in found.get("results") or []]
@@ -83,7 +108,7 @@ async def search(
 
 
 async def add_note(
-    engine: KbEngineClient,
+    engine: KbEngine,
     text: str,
     collection: str,
     tags: list[str] | None,
@@ -94,11 +119,11 @@ async def add_note(
     return _renamed_status(accepted, "job_status")
 
 
-async def update_note(engine: KbEngineClient, document_id: int, text: str) -> dict[str, Any]:
+async def update_note(engine: KbEngine, document_id: int, text: str) -> dict[str, Any]:
     return present(_renamed_status(await engine.update_note(document_id, text), "document_status"))
 
 
-async def get_documents(engine: KbEngineClient, document_id: int | None, source_path: str | None) -> dict[str, Any]:
+async def get_documents(engine: KbEngine, document_id: int | None, source_path: str | None) -> dict[str, Any]:
     """Spec 002's ``kb_get``: by ``document_id`` the document itself with its chunks (``GET /documents/{id}``);
     by ``source_path`` every document with that path, as ``{count, documents}``."""
     if (document_id is None) == (source_path is None):
@@ -110,7 +135,7 @@ async def get_documents(engine: KbEngineClient, document_id: int | None, source_
     return {"count": len(shown), "documents": shown}
 
 
-async def set_collection(engine: KbEngineClient, document_id: int, collection: str) -> dict[str, Any]:
+async def set_collection(engine: KbEngine, document_id: int, collection: str) -> dict[str, Any]:
     """Move a document to ``collection``: every other collection tag removed first, then the new one added."""
     wanted = collection_tag(collection)
     tags = [str(t) for t in (await engine.document(document_id)).get("tags") or []]
@@ -124,7 +149,7 @@ async def set_collection(engine: KbEngineClient, document_id: int, collection: s
     return present(_renamed_status(document, "document_status"))
 
 
-async def status(engine: KbEngineClient, staging: UploadStaging) -> dict[str, Any]:
+async def status(engine: KbEngine, staging: UploadStaging) -> dict[str, Any]:
     body = _renamed_status(await engine.status(), "engine_status")
     in_progress = await anyio.to_thread.run_sync(staging.in_progress)
     uploads = {
@@ -135,13 +160,13 @@ async def status(engine: KbEngineClient, staging: UploadStaging) -> dict[str, An
     return {**body, "engine_url": engine.base_url, "uploads": uploads}
 
 
-async def jobs(engine: KbEngineClient, job_status: str | None) -> dict[str, Any]:
+async def jobs(engine: KbEngine, job_status: str | None) -> dict[str, Any]:
     listed = [present(job) for job in (await engine.jobs(job_status)).get("jobs") or []]
     return {"count": len(listed), "jobs": listed}
 
 
 async def start_upload(
-    engine: KbEngineClient,
+    engine: KbEngine,
     staging: UploadStaging,
     filename: str,
     total_size: int,
@@ -160,7 +185,7 @@ async def put_chunk(staging: UploadStaging, upload_id: str, data: str, chunk_ind
     return (await anyio.to_thread.run_sync(staging.put_chunk, upload_id, chunk_index, data)).model_dump()
 
 
-async def finish_upload(engine: KbEngineClient, staging: UploadStaging, upload_id: str) -> dict[str, Any]:
+async def finish_upload(engine: KbEngine, staging: UploadStaging, upload_id: str) -> dict[str, Any]:
     """Reassemble and forward the file to the engine as one multipart job, with the start's tags. Only once
     the engine has taken it is the upload forgotten; otherwise it stays staged and finish may be retried."""
     assembled = await anyio.to_thread.run_sync(staging.assemble, upload_id)
