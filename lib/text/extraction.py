@@ -157,12 +157,47 @@ def _read_page(page: pymupdf.Page, number: int) -> PageText:
         ratio = _image_ratio(page)
     except (RuntimeError, ValueError) as exc:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be read: it is damaged") from exc
-    method = "text_layer" if text else "none"
     lines = _layout_lines(layout)
+    if ratio > 0 and lines:
+        lines, covered = _without_covered_margin_lines(page, lines)
+        for line in covered:
+            text = _tidy(text.replace(line.text.strip(), "", 1))
+    method = "text_layer" if text else "none"
     return PageText(
         page_number=number, text=text, method=method, image_ratio=ratio, lines=lines,
         boxes=_text_boxes(page) if lines else [], label=_label(page),
     )  # fmt: skip
+
+
+MARGIN_SHARE = 0.12
+"""Top and bottom share of the page where running headers and page numbers are looked for."""
+
+
+def _without_covered_margin_lines(page: pymupdf.Page, lines: list[TextLine]) -> tuple[list[TextLine], list[TextLine]]:
+    """The layout lines less those in the top or bottom margin that an image drawn after them covers, and
+    those: text the text layer holds but nobody can see (a cover picture laid over a ``Page 1 of 249``
+    footer) must not be read as a printed page number."""
+    try:
+        log = page.get_bboxlog()
+    except (RuntimeError, ValueError):
+        return lines, []
+    width, height = page.rect.width or 1.0, page.rect.height or 1.0
+    images = [(index, pymupdf.Rect(box)) for index, (kind, box) in enumerate(log) if kind == "fill-image"]
+    if not images:
+        return lines, []
+    texts = [(index, pymupdf.Rect(box)) for index, (kind, box) in enumerate(log) if kind.endswith("-text")]
+    kept: list[TextLine] = []
+    covered: list[TextLine] = []
+    for line in lines:
+        if line.top >= MARGIN_SHARE and line.bottom <= 1 - MARGIN_SHARE:
+            kept.append(line)
+            continue
+        rect = pymupdf.Rect(line.x0 * width, line.top * height, line.x1 * width, line.bottom * height)
+        drawn = [index for index, box in texts if rect.contains((box.tl + box.br) / 2)]
+        centre = (rect.tl + rect.br) / 2
+        hidden = drawn and any(index > max(drawn) and box.contains(centre) for index, box in images)
+        (covered if hidden else kept).append(line)
+    return kept, covered
 
 
 def _label(page: pymupdf.Page) -> str:

@@ -64,6 +64,12 @@ class Row:
 def read_rows(pages: Iterable[PageText]) -> list[Row]:
     """Every page's rows in reading order (a spread's left page, then its right), running headers, footers
     and page numbers left out; each row carries the page number the document prints there, if any."""
+    return read_rows_and_printed(pages)[0]
+
+
+def read_rows_and_printed(pages: Iterable[PageText]) -> tuple[list[Row], dict[int, str]]:
+    """``read_rows``, and the page each PDF page prints (a spread's halves joined: ``62-63``), pages holding
+    nothing but furniture (a full-page map with its page number) among them."""
     pages = list(pages)
     rows: list[Row] = []
     spreads: set[int] = set()
@@ -80,18 +86,18 @@ def read_rows(pages: Iterable[PageText]) -> list[Row]:
                 row.boxed = any(_inside(first, box) for box in page.boxes)
                 rows.append(row)
     labels = {page.page_number: page.label for page in pages if page.label}
-    return _drop_furniture(rows, spreads, len(pages), body_size(pages), labels)
+    kept, printed = _drop_furniture(rows, spreads, len(pages), body_size(pages), labels)
+    return kept, page_values(printed)
 
 
 def printed_by_page(rows: Iterable[Row]) -> dict[int, str]:
-    """The printed page of each PDF page that prints one (a spread's halves joined: ``62-63``), from rows
-    ``read_rows`` read."""
+    """The printed page of each PDF page holding rows (``read_rows_and_printed`` knows every page's)."""
     return page_values({(row.page, row.half): row.printed_page for row in rows if row.printed_page is not None})
 
 
-def read_printed_pages_of(pages: Iterable[PageText]) -> dict[int, str]:
-    """``printed_by_page`` of a document's pages: for readers that need the printed pages and not sections."""
-    return printed_by_page(read_rows(pages))
+def read_printed(pages: Iterable[PageText]) -> dict[int, str]:
+    """The page each PDF page prints, for pages that print one: for readers that need no sections."""
+    return read_rows_and_printed(pages)[1]
 
 
 def body_size(pages: Iterable[PageText]) -> float | None:
@@ -240,34 +246,54 @@ def _plain_rows(page: PageText) -> list[Row]:
 
 def _drop_furniture(
     rows: list[Row], spreads: set[int], page_count: int, size: float | None, labels: dict[int, str]
-) -> list[Row]:
+) -> tuple[list[Row], dict[tuple[int, int], str]]:
     """Running headers, footers and page numbers out (``lib.text.page_furniture``); the numbers they
     carry, read by ``lib.text.printed_pages`` (with the PDF's page ``labels``), become each row's
-    ``printed_page``. Without layout a bare number first or last on its page is a candidate too. A row set
+    ``printed_page`` (and are returned by (page, half)). Without layout a bare number first or last on its
+    page is a candidate too. A row set
     in heading type is never furniture: chapters that each open a page
     with ``Chapter 2`` in large type recur in the top margin as a running header would."""
+    tops = [_margin_top(rows, index) for index in range(len(rows))]
     margin_rows = [
-        MarginRow(row.text, row.page, row.half, None if _heading_type(row, size) else _margin_top(rows, index))
-        for index, row in enumerate(rows)
+        MarginRow(row.text, row.page, row.half, None if _heading_type(row, size) else top)
+        for row, top in zip(rows, tops, strict=True)
     ]
     running = running_keys(margin_rows, page_count)
     candidates: dict[tuple[int, int], list[PageToken]] = {}
     kept: list[Row] = []
-    for row, margin in zip(rows, margin_rows, strict=True):
-        if in_margin(margin.top):
+    provisional: list[tuple[Row, list[PageToken]]] = []
+    edges = _edge_rows(rows)
+    for row, margin, top in zip(rows, margin_rows, tops, strict=True):
+        bare = bare_tokens(row.text, row.centre) if in_margin(top) else []
+        if in_margin(margin.top) and (bare or running_key(row.text) in running):
+            candidates.setdefault((row.page, row.half), []).extend(bare or row_tokens(row.text, row.centre))
+            continue
+        if not bare and id(row) in edges:
             bare = bare_tokens(row.text, row.centre)
-            if bare or running_key(row.text) in running:
-                candidates.setdefault((row.page, row.half), []).extend(bare or row_tokens(row.text, row.centre))
-                continue
+        if bare:  # in large type, or above the margin but nothing below it: kept unless it is the page number
+            candidates.setdefault((row.page, row.half), []).extend(bare)
+            provisional.append((row, bare))
         kept.append(row)
     printed = read_printed_pages(candidates, spreads, labels)
+    dropped = {id(row) for row, bare in provisional if printed.get((row.page, row.half)) in {t.text for t in bare}}
+    kept = [row for row in kept if id(row) not in dropped]
     starts: set[tuple[int, int]] = set()
     for row in kept:
         row.printed_page = printed.get((row.page, row.half))
         if (row.page, row.half) not in starts:
             starts.add((row.page, row.half))
             row.page_start, row.gap_before = True, False
-    return kept
+    return kept, printed
+
+
+def _edge_rows(rows: list[Row]) -> set[int]:
+    """The ids of the highest and the lowest row of each page (each half of a spread), by position: a page
+    number set above the margin still has nothing above or below it."""
+    placed: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for row in rows:
+        if row.top is not None:
+            placed.setdefault((row.page, row.half), []).append((row.top, id(row)))
+    return {ident for found in placed.values() for ident in (min(found)[1], max(found)[1])}
 
 
 def _heading_type(row: Row, size: float | None) -> bool:
