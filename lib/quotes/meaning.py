@@ -94,6 +94,7 @@ _NUMBER_WORDS = (
     | {word: word for word in _FRACTIONS}
 )
 _FIGURE = re.compile(r"[£$€]?\d+(?:[.,/:]\d+)*(?:%|st|nd|rd|th|m|bn|k)?")
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _PER_CENT = re.compile(r"(\d)\s*(?:per\s*cent|percent)\b", re.IGNORECASE)
 
 
@@ -130,10 +131,10 @@ def _modals(words: Sequence[str]) -> Counter[str]:
 
 def _numbers(text: str) -> Counter[str]:
     """The numbers of a stretch, written one way: figures without thousands commas, number words as figures."""
+    text = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], text)
     text = _PER_CENT.sub(r"\1%", text)
     figures = Counter(m.group(0).replace(",", "").lstrip("£$€") for m in _FIGURE.finditer(text))
-    words = Counter(_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS)
-    return figures + words
+    return figures + Counter(w for w in re.findall(r"[a-z]+", text.lower()) if w in _FRACTIONS)
 
 
 def _opposed(a: str, b: str) -> bool:

@@ -6,6 +6,7 @@ them — word for word, reflowed, with a curly quote, with a word changed, from 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -141,11 +142,12 @@ async def test_verify_quote_through_a_real_mcp_client_and_its_errors(nppf_servic
     quoted = sentence(section.text)
     out = await call(nppf_service.url, "verify_quote", {"quote": quoted, "effective_date": IN_FORCE})
     assert (out["status"], out["verdict"], out["match"]["section_ref"]) == ("success", "exact", "Para 116")
-    for args, error in [
+    refusals: list[tuple[dict[str, Any], str]] = [
         ({"quote": "too short"}, "invalid_argument"),
         ({"quote": quoted, "sources": ["NOPE"]}, "policy_not_found"),
         ({"quote": quoted, "effective_date": "2025-13-01"}, "invalid_date"),
-    ]:
+    ]
+    for args, error in refusals:
         refused = await call(nppf_service.url, "verify_quote", args)
         assert (refused["status"], refused["error_type"]) == ("error", error), refused
 
