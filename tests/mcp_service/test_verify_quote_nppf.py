@@ -152,8 +152,12 @@ def antonym(sentence: str) -> tuple[str, str] | None:
 
 
 ALTERATIONS: dict[str, Callable[[str], tuple[str, str] | None]] = {
-    "negation": negated, "modal": modal, "number": number, "qualifier": qualifier, "antonym": antonym,
-}  # fmt: skip
+    "negation": negated,
+    "modal": modal,
+    "number": number,
+    "qualifier": qualifier,
+    "antonym": antonym,
+}
 
 
 def test_every_sentence_quoted_as_it_stands_is_exact(policies: PolicyStores, sentences: list[str]) -> None:

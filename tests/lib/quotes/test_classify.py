@@ -54,7 +54,7 @@ def test_words_as_the_text_has_them_are_exact(quote: str) -> None:
         "Proposals for major development ... clearly outweigh the harm.",
         "Development should only be permitted [...] of the homes are affordable.",
         "Development should only be permitted . . . of the homes are affordable.",
-        "\u2026 the applicant demonstrates that the bene\ufb01ts clearly outweigh the harm \u2026",  # ligature, ellipses
+        "\u2026 the applicant demonstrates that the bene\ufb01ts clearly outweigh the harm \u2026",  # ligature
         "Off\u2011site contributions - where agreed - are secured by a legal agreement.",  # hyphens for dashes
     ],
 )
@@ -67,20 +67,29 @@ def test_typography_whitespace_hyphens_and_marked_omissions_are_normalised(quote
 @pytest.mark.parametrize(
     ("quote", "quoted", "source"),
     [
-        ("Development should only be permited where at least 10% of the homes are affordable.", "permited", "permitted"),
+        (
+            "Development should only be permited where at least 10% of the homes are affordable.",
+            "permited",
+            "permitted",
+        ),
         ("Development should only be permitted where at least 10% of homes are affordable.", "", "the"),
-        ("development should only be permitted where at least 10% of the homes are affordable.", "development",
-         "Development"),
+        (
+            "development should only be permitted where at least 10% of the homes are affordable.",
+            "development",
+            "Development",
+        ),
         ("The Council must approve a design code before 1 April 2026 and it may refuse schemes", "", ","),
-        ("Proposals for major developments will not be supported unless the applicant demonstrates", "developments",
-         "development"),
-        ("Applications should increase the minimum tree-cover to 20 per cent of the site", "tree-cover",
-         "tree cover"),
+        (
+            "Proposals for major developments will not be supported unless the applicant demonstrates",
+            "developments",
+            "development",
+        ),
+        ("Applications should increase the minimum tree-cover to 20 per cent of the site", "tree-cover", "tree cover"),
         ("Car parking in a town centre should be kept to a maximum of 1,000 spaces", "a", "the"),
         ("Car parking in the town centre should be kept to a maximum of 1000 spaces", "1000", "1,000"),
         ("should increase the minimum tree cover to 20% of the site, except where", "20%", "20 per cent"),
     ],
-)  # fmt: skip
+)
 def test_slips_that_keep_the_meaning_are_close_with_the_words_verbatim(quote: str, quoted: str, source: str) -> None:
     found = classify(quote)
     assert found is not None and found.verdict == Verdict.CLOSE, found
@@ -92,37 +101,58 @@ ALTERED = [
     ("Development should be permitted where at least 10% of the homes are affordable.", "qualifier", "", "only"),
     ("Development should only be permitted where at least 20% of the homes are affordable.", "number", "20%", "10%"),
     ("Development must only be permitted where at least 10% of the homes are affordable.", "modal", "must", "should"),
-    ("Development should only be refused where at least 10% of the homes are affordable.", "antonym", "refused",
-     "permitted"),
+    (
+        "Development should only be refused where at least 10% of the homes are affordable.",
+        "antonym",
+        "refused",
+        "permitted",
+    ),
     ("Proposals for major development will be supported unless the applicant demonstrates", "negation", "", "not"),
-    ("Proposals for major development will not be supported if the applicant demonstrates", "qualifier", "if",
-     "unless"),
-    ("Proposals for minor development will not be supported unless the applicant demonstrates", "antonym", "minor",
-     "major"),
-    ("Proposals for major development should not be supported unless the applicant demonstrates", "modal",
-     "should", "will"),
+    (
+        "Proposals for major development will not be supported if the applicant demonstrates",
+        "qualifier",
+        "if",
+        "unless",
+    ),
+    (
+        "Proposals for minor development will not be supported unless the applicant demonstrates",
+        "antonym",
+        "minor",
+        "major",
+    ),
+    (
+        "Proposals for major development should not be supported unless the applicant demonstrates",
+        "modal",
+        "should",
+        "will",
+    ),
     ("The Council must approve a design code after 1 April 2026", "antonym", "after", "before"),
     ("The Council must approve a design code before 1 May 2026", "date", "May", "April"),
     ("The Council must approve a design code before 1 April 2027", "number", "2027", "2026"),
     ("The Council must not approve a design code before 1 April 2026", "negation", "not", ""),
     ("it may refuse schemes outside the Green Belt that are unacceptable in scale", "antonym", "outside", "within"),
-    ("it may refuse schemes within the Green Belt that are acceptable in scale", "antonym", "acceptable",
-     "unacceptable"),
+    (
+        "it may refuse schemes within the Green Belt that are acceptable in scale",
+        "antonym",
+        "acceptable",
+        "unacceptable",
+    ),
     ("it can refuse schemes within the Green Belt that are unacceptable in scale", "modal", "can", "may"),
-    ("Applications should decrease the minimum tree cover to 20 per cent of the site", "antonym", "decrease",
-     "increase"),
-    ("Applications should increase the maximum tree cover to 20 per cent of the site", "antonym", "maximum",
-     "minimum"),
+    (
+        "Applications should decrease the minimum tree cover to 20 per cent of the site",
+        "antonym",
+        "decrease",
+        "increase",
+    ),
+    ("Applications should increase the maximum tree cover to 20 per cent of the site", "antonym", "maximum", "minimum"),
     ("Applications should increase the minimum tree cover to 25 per cent of the site", "number", "25", "20"),
-    ("to 20 per cent of the site, where the Government's guidance sets a higher standard", "qualifier", "",
-     "except"),
+    ("to 20 per cent of the site, where the Government's guidance sets a higher standard", "qualifier", "", "except"),
     ("Car parking in the town centre should be kept to a maximum of 2,000 spaces", "number", "2,000", "1,000"),
     ("and new retail units should be permitted outside the primary shopping area", "negation", "", "no"),
-    ("and no new retail units should be permitted within the primary shopping area", "antonym", "within",
-     "outside"),
+    ("and no new retail units should be permitted within the primary shopping area", "antonym", "within", "outside"),
     ("and no new retail units shall be permitted outside the primary shopping area", "modal", "shall", "should"),
     ("Development should only be permitted where at least ten per cent of the homes are affordable.", None, "", ""),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("quote", "kind", "quoted", "source"), ALTERED)
