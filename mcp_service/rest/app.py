@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from lib.composition import Stores
 from mcp_service.rest.errors import install_error_handlers
 from mcp_service.rest.kb_routes import router as kb_router
+from mcp_service.rest.openapi import document_security
 from mcp_service.rest.pages import router as pages_router
 from mcp_service.rest.quotes import router as quotes_router
 from mcp_service.rest.routes import API_PREFIX, router
@@ -33,6 +34,7 @@ def create_rest_app(stores: Stores) -> FastAPI:
     )
     app.state.stores = stores
     install_error_handlers(app)
+    document_security(app)
     app.include_router(router)
     app.include_router(sections_router)
     app.include_router(quotes_router)
