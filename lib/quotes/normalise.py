@@ -12,10 +12,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-                         "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
-                         "\u2015": "-", "\u2212": "-", "\u00a0": " "})  # fmt: skip
+_QUOTES = str.maketrans(
+    dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'")
+    | dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"')
+    | dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-")
+    | {"\u00a0": " "}
+)
 _BULLETS = frozenset("\u2022\u25e6\u25aa\u25cf\u2023\u2043\u25a0\u25a1\u2219\u00b7\uf0b7")
 _SOFT = frozenset("\u00ad\u200b\u200c\u200d\ufeff")
 _FOOTNOTE = re.compile(r"\[\^\d+\]")
