@@ -115,9 +115,10 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
     ) -> Annotated[CallToolResult, DocumentQuoteOutput]:
         """Check that a quoted passage is really in an application's documents before citing it. verdict: exact
         (character for character), normalised (differs only in whitespace, line-end hyphenation, ligatures,
-        curly quotes, dashes or bullet marks), close (a few words differ: similarity and the differing words are
-        given), not_found. match gives document_id, source_file, document_type, page_number and the sentence
-        around it. Errors: invalid_argument."""
+        curly quotes, dashes, bullet marks or an omission marked '...'), close (a slip that keeps the meaning:
+        similarity and word_changes given), altered (the meaning changed: meaning_changes names each negation,
+        modal, number, date, qualifier or antonym; similarity null), not_found. match gives document_id,
+        source_file, document_type, page_number and the sentence around it. Errors: invalid_argument."""
         return await run_tool("verify_document_quote", partial(work.quote, stores, quote, application_ref))
 
     @tool(server, READ_ONLY)
