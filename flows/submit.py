@@ -6,8 +6,10 @@ back. Otherwise (the embedded default, or a server without the deployment) the f
 thread of this process and a generated ``local-...`` id comes back. Progress lives where the flow writes
 it (for a policy revision, on the revision in Redis), so a status reader in any process sees it.
 
-A background run reports every failure it cannot leave to the flow: Prefect's local API not starting,
-the flow run not being created, parameters refused before the flow body runs, a crash of the engine.
+A background run reports every failure it cannot leave to the flow: the flow run not being created,
+parameters refused before the flow body runs, a crash of the engine; and Prefect's local API not starting,
+unless ``without_orchestration`` is given (an ingestion's is): then that runs instead, so a temporary server
+that cannot start under load (``flows.local_api``) never fails the work it was only to record.
 The caller's ``on_failure`` records it (a revision ends ``failed`` with the error); it is also called
 after failures the flow itself recorded, so it must leave an already-recorded failure alone.
 
@@ -84,7 +86,9 @@ def submit_flow_run(
         flow_run_id = _submit_to_deployment(settings.jobs.prefect_api_url, deployment, parameters)
         if flow_run_id is not None:
             return flow_run_id
-    return _run_in_background(flow, parameters, on_failure, without_orchestration)
+    return _run_in_background(
+        flow, parameters, on_failure, without_orchestration, settings.jobs.local_api_start_timeout_seconds
+    )
 
 
 def submit_ingestion(settings: Settings, source: str, revision_id: str, *, reindex: bool = False) -> str:
@@ -149,12 +153,13 @@ def _run_in_background(
     parameters: dict[str, Any],
     on_failure: OnFailure,
     without_orchestration: Callable[[], object] | None,
+    start_timeout_s: float,
 ) -> str:
     job_id = f"{LOCAL_PREFIX}{uuid.uuid4().hex}"
     context = contextvars.copy_context()
     thread = threading.Thread(
         target=context.run,
-        args=(_run_job, job_id, flow, parameters, on_failure, without_orchestration),
+        args=(_run_job, job_id, flow, parameters, on_failure, without_orchestration, start_timeout_s),
         name=f"policy-kb-{job_id}",
         daemon=True,
     )
@@ -171,14 +176,18 @@ def _run_job(
     parameters: dict[str, Any],
     on_failure: OnFailure,
     without_orchestration: Callable[[], object] | None,
+    start_timeout_s: float,
 ) -> None:
     """The body of a background job: every way it can end without success reaches ``on_failure``."""
     try:
         try:
-            ensure_local_api()
+            ensure_local_api(start_timeout_s)
         except BaseException as exc:
             logger.warning("submit.local_api_failed job_id=%s error=%r", job_id, exc)
-            _report(job_id, on_failure, exc)
+            if without_orchestration is None:
+                _report(job_id, on_failure, exc)
+            else:
+                _run_without_orchestration(job_id, without_orchestration, on_failure)
             return
         try:
             flow.with_options(flow_run_name=job_id)(**parameters)
@@ -187,15 +196,20 @@ def _run_job(
                 _report(job_id, on_failure, exc)
                 return
             logger.warning("submit.orchestrator_unavailable job_id=%s error=%s: running without Prefect", job_id, exc)
-            try:
-                without_orchestration()
-            except BaseException as direct:
-                _report(job_id, on_failure, direct)
+            _run_without_orchestration(job_id, without_orchestration, on_failure)
         except BaseException as exc:  # a thread's last stop: whatever it is, it must reach the job's record
             _report(job_id, on_failure, exc)
     finally:
         with _running_lock:
             _running.discard(threading.current_thread())
+
+
+def _run_without_orchestration(job_id: str, work: Callable[[], object], on_failure: OnFailure) -> None:
+    logger.info("submit.without_orchestration job_id=%s", job_id)
+    try:
+        work()
+    except BaseException as direct:
+        _report(job_id, on_failure, direct)
 
 
 def finish_background_jobs(grace_s: float) -> int:

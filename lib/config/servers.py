@@ -88,6 +88,13 @@ class JobSettings(SettingsGroup):
         description="Before the first retry of an ingestion's pipeline after a store outage; doubled for each of "
         "its 3 retries (2, 4, 8 s: a store may be down about 15 s before the revision is marked failed)",
     )
+    local_api_start_timeout_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        alias="LOCAL_API_START_TIMEOUT_SECONDS",
+        description="Embedded default: how long one start of Prefect's temporary local API may take (wall clock; "
+        "tried 3 times). A job whose local API does not start runs without Prefect",
+    )
 
 
 class ObservabilitySettings(SettingsGroup):

@@ -21,6 +21,7 @@ from lib.errors import (
     FileTooLargeError,
     InvalidArgumentError,
     KBError,
+    PolicyNotFoundError,
     RevisionAlreadyExistsError,
     RevisionNotFoundError,
     StoreUnavailableError,
@@ -206,15 +207,29 @@ def sync_policy_chunks(registry: PolicyRegistry, vectors: PolicyVectorStore, sou
     return sum(vectors.sync_revision_metadata(policy, rev) for rev in registry.list_revisions(source))
 
 
-def remove_revision_chunks(vectors: PolicyVectorStore, source: str, revision_id: str) -> int:
-    """Delete a revision's chunks and nothing else (spec 000 FR-006); 0 when it has none.
+def remove_revision_chunks(
+    vectors: PolicyVectorStore, source: str, revision_id: str, *, registry: PolicyRegistry | None = None
+) -> int:
+    """Delete a revision's chunks and nothing else (spec 000 FR-006); 0 when a registered revision has none.
 
     The registry entry and the stored original stay, for the re-ingestion that follows (the spec's API
     worker removes, then ingests). Until then searches find nothing of the revision, and the audit reports
     a registered revision's missing chunks as ``chunk_count_mismatch``, which its repair fixes by
     re-ingesting from the stored file. The full deletion is ``remove_revision``.
+
+    With ``registry`` (the ``remove_policy_revision`` tool), a revision the registry does not hold is
+    ``policy_not_found`` or ``revision_not_found`` unless chunks of it were there to remove (orphans a crash
+    left): "success" is never said of something that does not exist.
     """
+    missing: KBError | None = None
+    if registry is not None:
+        try:
+            registry.get_revision(source, revision_id)
+        except (PolicyNotFoundError, RevisionNotFoundError) as exc:
+            missing = exc
     removed = vectors.delete_revision(source, revision_id)
+    if missing is not None and removed == 0:
+        raise missing
     logger.info("lifecycle.chunks_removed source=%s revision_id=%s chunks=%d", source, revision_id, removed)
     return removed
 

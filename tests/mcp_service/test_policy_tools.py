@@ -274,9 +274,22 @@ async def test_remove_takes_only_the_chunks_and_ingesting_the_same_file_again_re
     assert audit_store(stores).ok
 
 
-async def test_remove_of_a_revision_without_chunks_reports_zero(fresh_service: Service) -> None:
-    out = await call(fresh_service.url, "remove_policy_revision", {"source": "LTN_1_20", "revision_id": "rev_gone"})
-    assert out == {"status": "success", "source": "LTN_1_20", "revision_id": "rev_gone", "chunks_removed": 0}
+async def test_remove_of_a_registered_revision_without_chunks_reports_zero(registered: tuple[Service, Path]) -> None:
+    service, _ = registered
+    args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07"}
+    out = await call(service.url, "remove_policy_revision", args)
+    assert out == {"status": "success", **args, "chunks_removed": 0}
+
+
+async def test_remove_of_a_policy_or_revision_that_does_not_exist_is_not_found(
+    registered: tuple[Service, Path],
+) -> None:
+    """Issue 46: it answered success with chunks_removed 0 for anything at all."""
+    service, _ = registered
+    gone = await call(service.url, "remove_policy_revision", {"source": "LTN_1_20", "revision_id": "rev_gone"})
+    assert (gone["status"], gone["error_type"]) == ("error", "revision_not_found")
+    nope = await call(service.url, "remove_policy_revision", {"source": "NOPE", "revision_id": "rev_gone"})
+    assert (nope["status"], nope["error_type"]) == ("error", "policy_not_found")
 
 
 async def test_reindex_with_another_file_replaces_the_stored_original_and_its_chunks(

@@ -89,7 +89,9 @@ def ingest_file(stores: PolicyStores, source: str, revision_id: str, file_path: 
 
 def remove_chunks(stores: PolicyStores, source: str, revision_id: str) -> RemoveOutput:
     """Remove a revision's chunks and nothing else (spec 000 FR-006, ``remove_revision_chunks``)."""
-    chunks = remove_revision_chunks(stores.vectors, check_source(source), check_revision_id(revision_id))
+    chunks = remove_revision_chunks(
+        stores.vectors, check_source(source), check_revision_id(revision_id), registry=stores.registry
+    )
     return RemoveOutput(source=source, revision_id=revision_id, chunks_removed=chunks)
 
 
