@@ -2,8 +2,9 @@
 
 Chunk ids are ``{sanitized_ref}_{file_hash_6}_{page_number:03d}_{chunk_index:03d}`` (the page is the
 first one the chunk touches), so re-ingesting a file writes the same ids and can never duplicate a
-chunk. Metadata is exactly spec 003's ten fields; ``page_numbers`` is comma-separated because Chroma
-has no list values.
+chunk. Metadata is spec 003's ten fields and the pages as printed (``printed_page``, ``printed_pages``:
+``lib.text.printed_pages.stored``, "" where a page prints none); ``page_numbers`` is comma-separated because
+Chroma has no list values.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from chromadb.api import ClientAPI
 
 from lib.models import Chunk
 from lib.stores.chroma import ChunkCollection, StoredChunk
+from lib.text.printed_pages import stored, stored_list
 
 DOCUMENT_COLLECTION = "application_docs"
 
@@ -31,7 +33,7 @@ def document_chunk_metadata(
     total_chunks: int,
     extraction_method: str,
 ) -> dict[str, str | int]:
-    """Spec 003 FR-008's chunk metadata, field for field."""
+    """Spec 003 FR-008's chunk metadata, field for field, and the pages as the document prints them."""
     return {
         "application_ref": application_ref,
         "document_id": document_id,
@@ -43,6 +45,8 @@ def document_chunk_metadata(
         "extraction_method": extraction_method,
         "char_count": len(chunk.text),
         "word_count": len(chunk.text.split()),
+        "printed_page": stored(chunk.printed_page),
+        "printed_pages": stored_list(chunk.printed_pages),
     }
 
 

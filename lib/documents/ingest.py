@@ -55,6 +55,7 @@ from lib.stores.objects import ObjectStore, document_file_key, sha256_bytes
 from lib.text.chunking import chunk_pages
 from lib.text.extraction import MIN_TEXT_LAYER_CHARS, extract_document, image_ratios
 from lib.text.filetypes import FileKind, FileType, detect_file_type
+from lib.text.layout_rows import read_printed
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ def _store(
     document_type: str | None,
 ) -> IngestResult:
     started = time.perf_counter()
-    chunks = chunk_pages(document.pages)
+    chunks = chunk_pages(document.pages, printed=read_printed(document.pages))
     if not chunks:
         raise NoChunksError("No text chunks could be made from the document")
     full_text = "\n\n".join(page.text for page in document.pages if page.text)

@@ -66,6 +66,11 @@ class DocumentHit(BaseModel):
     )
     score: float = Field(description="The ranking's score in 0..1, results best first by it")
     metadata: dict[str, Any]
+    printed_page: str | None = Field(
+        default=None,
+        description="The page as the document prints it where the chunk starts ('57', 'iv', 'A-3', '62-63'); null "
+        "where it prints none. metadata.page_numbers are PDF pages",
+    )
     dense_score: float | None = None
     lexical_score: float | None = None
 

@@ -22,6 +22,7 @@ from lib.retrieval.modes import SearchMode, check_mode
 from lib.retrieval.queries import check_query, check_result_count
 from lib.retrieval.ranking import leg_depth, rank_chunks
 from lib.stores.chroma import StoredChunk, relevance
+from lib.text.printed_pages import from_stored
 
 DEFAULT_MAX_RESULTS = 10
 
@@ -95,7 +96,8 @@ def _hit(
         text=chunk.text,
         relevance_score=None if relevance_score is None else round(relevance_score, 4),
         score=round(score, 4),
-        metadata=chunk.metadata,
+        metadata={**chunk.metadata, "printed_page": from_stored(chunk.metadata.get("printed_page"))},
+        printed_page=from_stored(chunk.metadata.get("printed_page")),
         dense_score=None if dense is None else round(dense, 4),
         lexical_score=None if lexical is None else round(lexical, 4),
     )

@@ -24,10 +24,13 @@ from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
 from lib.errors import InvalidArgumentError, RevisionNotFoundError
+from lib.policies.chunks import revision_ref
 from lib.policies.models import Revision
 from lib.policies.sections import chosen_revision
 from lib.policies.stores import PolicyStores
+from lib.stores.chroma import where_all
 from lib.stores.objects import ObjectStore
+from lib.text.printed_pages import from_stored_list
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,8 @@ class PageImage:
     version_label: str
     page_number: int
     render: Render
+    printed_page: str | None = None
+    """The page as the document prints it (``lib.text.printed_pages``); None where it prints none."""
 
 
 def _token(word: str) -> str:
@@ -168,4 +173,20 @@ def page_image(
         stores.objects.put_bytes(key, render.png, "image/png")
         logger.info("page_image.rendered source=%s revision_id=%s page=%d dpi=%d boxes=%d bytes=%d",
                     source, revision.revision_id, page_number, dpi, render.highlighted, len(render.png))  # fmt: skip
-    return PageImage(source, revision.revision_id, revision.version_label, page_number, render)
+    printed = printed_page_of(stores, revision, page_number)
+    return PageImage(source, revision.revision_id, revision.version_label, page_number, render, printed)
+
+
+def printed_page_of(stores: PolicyStores, revision: Revision, page_number: int) -> str | None:
+    """The page ``page_number`` prints, as the chunks of the sections that reach it recorded at ingestion
+    (``printed_pages`` beside ``page_numbers``); None where it prints none or the chunks predate the field."""
+    where = where_all(
+        {"revision_ref": revision_ref(revision.source, revision.revision_id)},
+        {"page_number": {"$lte": page_number}},
+        {"last_page": {"$gte": page_number}},
+    )
+    for _, meta in stores.vectors.iter_metadata(where):
+        pages = [int(p) for p in str(meta.get("page_numbers", "")).split(",") if p]
+        if page_number in pages:
+            return from_stored_list(meta.get("printed_pages"), len(pages))[pages.index(page_number)]
+    return None

@@ -26,7 +26,7 @@ SEARCH_PAGES = 4
 """A number keeps step with one on a page at most this many PDF pages away (unnumbered maps, dividers between)."""
 
 _BARE_RE = re.compile(r"^(?P<word>page\s+)?(?P<num>\d{1,4})(?P<of>\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
-_BARE_SPREAD_RE = re.compile(r"^(\d{1,4})\s*[-\u2013\u2014]\s*(\d{1,4})$")
+_BARE_SPREAD_RE = re.compile(r"^(\d{1,4})(?:\s*[-\u2013\u2014]\s*|\s+)(\d{1,4})$")
 _BARE_ROMAN_RE = re.compile(r"^(?:page\s+)?([ivxlcdm]{1,8}|[IVXLCDM]{1,8})$", re.IGNORECASE)
 _PREFIXED_RE = re.compile(r"^(?:page\s+)?([A-Z]{1,2})\s?[-\u2013\u2014]\s?(\d{1,3})$", re.IGNORECASE)
 _WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b|\b(\d{1,4})\s+of\s+\d{1,4}\b", re.IGNORECASE)
@@ -174,9 +174,7 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
             by_page.setdefault(page, []).append((side, token))
     options: dict[int, list[_Option]] = {}
     for page, sided in sorted(by_page.items()):
-        page_options = {
-            _Option(page, t.series, t.first, t.last, (t.text,), t.bare, t.worded) for _, t in sided
-        }  # fmt: skip
+        page_options = {_Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded) for _, t in sided}
         for side_l, left in sided:
             for side_r, right in sided:
                 if (side_l, side_r) == (0, 1) and left.series == right.series and right.first == left.last + 1:
@@ -184,6 +182,11 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
                                              left.bare and right.bare, left.worded and right.worded))  # fmt: skip
         options[page] = sorted(page_options, key=lambda o: (o.series, o.first, o.last, o.halves))
     return options
+
+
+def _halves(token: PageToken) -> tuple[str, ...]:
+    """A token's printed pages: two for ``62-63`` (or ``62 63``) printed as one, else one."""
+    return (str(token.first), str(token.last)) if token.last > token.first else (token.text,)
 
 
 def _side(centre: float | None) -> int | None:

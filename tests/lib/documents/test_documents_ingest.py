@@ -65,7 +65,7 @@ from tests.polling import eventually
 
 FR_008_CHUNK_FIELDS = {
     "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
-    "total_chunks", "extraction_method", "char_count", "word_count",
+    "total_chunks", "extraction_method", "char_count", "word_count", "printed_page", "printed_pages",
 }  # fmt: skip
 
 
@@ -124,6 +124,8 @@ def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_o
             "extraction_method": "text_layer",
             "char_count": len(chunk.text),
             "word_count": len(chunk.text.split()),
+            "printed_page": "",
+            "printed_pages": "",
         }
     record = docs.documents.registry.get(result.document_id)
     assert record is not None

@@ -1,0 +1,142 @@
+"""Printed page numbers read from real PDFs written with PyMuPDF: each numbering a plan uses, and never a number
+the page does not print."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from lib.policies.citation import format_citation, page_citation
+from lib.text.extraction import extract_document
+from lib.text.layout_rows import read_printed
+from lib.text.printed_pages import from_stored, from_stored_list, stored, stored_list
+from lib.text.sections import read_sections
+
+WIDTH, HEIGHT = 595, 842
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _pdf(footers: list[str | None], *, labels: list[dict[str, object]] | None = None) -> bytes:
+    """One page per footer (None: the page prints no number), each with a line of body text."""
+    doc = pymupdf.open()
+    for index, footer in enumerate(footers):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        page.insert_text((60, 120), f"Body text of sheet {index + 1} of the example plan.", fontsize=10)
+        page.insert_text((60, 400), "More text on the page, well inside the margins of the sheet.", fontsize=10)
+        if footer is not None:
+            page.insert_text((WIDTH / 2, HEIGHT - 30), footer, fontsize=9)
+    if labels:
+        doc.set_page_labels(labels)
+    return doc.tobytes()
+
+
+def _printed(data: bytes) -> dict[int, str]:
+    return read_printed(extract_document(data, enable_ocr=False).pages)
+
+
+def test_a_cover_then_numbers_one_behind_the_pdf_page() -> None:
+    assert _printed(_pdf([None, "1", "2", "3", "4"])) == {2: "1", 3: "2", 4: "3", 5: "4"}
+
+
+def test_roman_front_matter_then_arabic_from_one() -> None:
+    printed = _printed(_pdf([None, "i", "ii", "iii", "1", "2", "3"]))
+    assert printed == {2: "i", 3: "ii", 4: "iii", 5: "1", 6: "2", 7: "3"}
+
+
+def test_a_jump_in_numbering_and_an_appendix_restarting_at_one() -> None:
+    printed = _printed(_pdf(["10", "11", "12", "20", "21", "1", "2"]))
+    assert printed == {1: "10", 2: "11", 3: "12", 4: "20", 5: "21", 6: "1", 7: "2"}
+
+
+def test_appendix_pages_numbered_with_a_letter() -> None:
+    printed = _printed(_pdf(["30", "31", "A-1", "A-2", "A-3"]))
+    assert printed == {1: "30", 2: "31", 3: "A-1", 4: "A-2", 5: "A-3"}
+
+
+def test_page_n_of_m_footers_and_a_page_without_a_number() -> None:
+    printed = _printed(_pdf(["Page 1 of 4", None, "Page 3 of 4", "Page 4 of 4"]))
+    assert printed == {1: "1", 3: "3", 4: "4"}
+
+
+def test_a_lone_number_that_keeps_step_with_no_page_is_not_taken() -> None:
+    assert _printed(_pdf([None, "7", None, None, None, None, "40"])) == {}
+
+
+def test_a_page_label_that_agrees_confirms_a_lone_number_and_one_that_disagrees_is_ignored() -> None:
+    labels = [{"startpage": 0, "prefix": "", "style": "D", "firstpagenum": 1}]
+    agreeing = _pdf([None, "2", None, None, None, None], labels=labels)
+    assert _printed(agreeing) == {2: "2"}
+    disagreeing = _pdf([None, "9", "10", "11", None], labels=labels)
+    assert _printed(disagreeing) == {2: "9", 3: "10", 4: "11"}
+    assert extract_document(disagreeing, enable_ocr=False).pages[1].label == "2"
+
+
+def _landscape_spreads(pairs: list[tuple[int, int]]) -> bytes:
+    """Landscape pages each printing two page numbers side by side, over body text in two halves."""
+    doc = pymupdf.open()
+    for left, right in pairs:
+        page = doc.new_page(width=2 * WIDTH, height=HEIGHT)
+        for x in (60, WIDTH + 60):
+            for row in range(8):
+                page.insert_text((x, 120 + 30 * row), "Body text set across one printed page of the plan.", fontsize=10)
+        page.insert_text((WIDTH / 2, HEIGHT - 30), str(left), fontsize=9)
+        page.insert_text((WIDTH + WIDTH / 2, HEIGHT - 30), str(right), fontsize=9)
+    return doc.tobytes()
+
+
+def test_two_page_spreads_print_both_numbers() -> None:
+    assert _printed(_landscape_spreads([(62, 63), (64, 65)])) == {1: "62-63", 2: "64-65"}
+
+
+def test_sections_on_a_spread_carry_their_own_half_and_chunks_their_page() -> None:
+    reading = read_sections(extract_document(_landscape_spreads([(62, 63)]), enable_ocr=False))
+    assert reading.printed == {1: "62-63"}
+    assert {s.printed_page for s in reading.sections} <= {"62", "63", "62-63"}
+
+
+def test_printed_pages_are_stored_as_chroma_accepts_and_read_back_as_none_where_absent() -> None:
+    assert (stored(None), stored("57")) == ("", "57")
+    assert [from_stored(v) for v in ("", None, 0, 57, "iv")] == [None, None, None, "57", "iv"]
+    assert stored_list(["57", None, "62-63"]) == "57,,62-63"
+    assert from_stored_list("57,,62-63", 3) == ["57", None, "62-63"]
+    assert from_stored_list(None, 2) == [None, None]
+
+
+def test_citations_lead_with_the_printed_page_and_give_the_pdf_page_where_it_differs() -> None:
+    assert page_citation(58, "57") == "p. 57 (PDF page 58)"
+    assert page_citation(33, "33") == "p. 33"
+    assert page_citation(40, "62-63") == "pp. 62-63 (PDF page 40)"
+    assert page_citation(3, None) == "PDF page 3"
+    assert page_citation(7, "A-3") == "p. A-3 (PDF page 7)"
+    assert format_citation(document="NPPF December 2024", section_ref="Para 116", page_number=33,
+                           printed_page="33") == "NPPF December 2024, Para 116, p. 33"  # fmt: skip
+
+
+def test_the_nppf_prints_its_pdf_page_numbers_from_page_3() -> None:
+    data = (ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf").read_bytes()
+    document = extract_document(data, enable_ocr=False)
+    printed = read_printed(document.pages)
+    assert 1 not in printed and 2 not in printed
+    assert all(printed[n] == str(n) for n in range(3, document.page_count + 1))
+    paragraph = next(s for s in read_sections(document).sections if s.section_ref == "Para 116")
+    assert (paragraph.page_number, paragraph.printed_page) == (33, "33")
+
+
+def _shared_data() -> Path:
+    return Path(os.environ.get("POLICY_KB_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+
+
+@pytest.mark.skipif(
+    not (_shared_data() / "local_plans" / "fenland_local_plan_adopted_2014.pdf").exists(),
+    reason="the Fenland Local Plan is read from ../shared/data (not redistributable); set POLICY_KB_SHARED_DATA",
+)
+def test_fenland_policy_lp12_runs_from_printed_page_56_and_pdf_page_58_prints_57() -> None:
+    data = (_shared_data() / "local_plans" / "fenland_local_plan_adopted_2014.pdf").read_bytes()
+    reading = read_sections(extract_document(data, enable_ocr=False))
+    policy = next(s for s in reading.sections if s.section_ref == "Policy LP12")
+    assert (policy.page_number, policy.printed_page, policy.last_page) == (57, "56", 59)
+    assert (reading.printed[58], reading.printed[109]) == ("57", "108")
+    assert 96 not in reading.printed and 97 not in reading.printed  # a chart and a page that print no number
