@@ -24,7 +24,8 @@ from lib.config import Settings
 from lib.errors import KBError
 from mcp_service.auth import OAuthResource
 from mcp_service.ui.issuer import FLOW_COOKIE, IssuerSignIn, SignInRefused
-from mcp_service.ui.routes import ROUTES, render
+from mcp_service.ui.rendering import render
+from mcp_service.ui.routes import ROUTES
 from mcp_service.ui.signin import COOKIE, MAX_AGE_S, SESSION_KEY, Keys, SignInRequired, safe_next
 
 logger = logging.getLogger(__name__)

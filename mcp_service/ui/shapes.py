@@ -1,5 +1,6 @@
 """What the templates draw, worked out from ``lib`` records: a timeline's bars on a time axis, a compare diff's
-inserted and deleted runs, a governance document's chain of supersession. Pure functions, no store access."""
+inserted and deleted runs, a governance document's chain of supersession, the citation a button copies.
+Pure functions, no store access."""
 
 from __future__ import annotations
 
@@ -8,23 +9,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from lib.policies.citation import format_citation
 from lib.policies.models import Revision
+from mcp_service.ui import words
 
-WIDTH = 1000
-"""The timeline's viewBox width; the SVG scales to its box, so a phone draws the same figure smaller."""
-ROW_H, LABEL_H, AXIS_H = 44, 16, 28
+WIDTH = 100.0
+"""The timeline's coordinates are percentages of its width: the SVG has no viewBox, so its text keeps its
+size and a phone draws the same bars narrower, the labels beside them in HTML wrapping as text does."""
 
 
 @dataclass(frozen=True)
 class Bar:
     revision_id: str
     label: str
-    status: str
-    effective_from: str
-    effective_to: str | None
+    span: str
+    standing: str
+    state: str  # "in-force", "ended", "future", "processing" or "failed" on the date asked: a CSS class only
     x: float
     width: float
-    y: float
     open_ended: bool
 
 
@@ -39,34 +41,59 @@ class Timeline:
     bars: list[Bar]
     ticks: list[Tick]
     today_x: float
-    height: int
+    day_x: float
 
 
-def timeline(revisions: Sequence[Revision], today: date) -> Timeline:
+def _state(revision: Revision, day: date) -> str:
+    if not revision.resolvable:
+        return revision.status.value
+    if day < revision.effective_from:
+        return "future"
+    return "in-force" if revision.covers(day) else "ended"
+
+
+def timeline(revisions: Sequence[Revision], today: date, day: date | None = None) -> Timeline:
     """Each revision a bar from its first to its last day in force (open-ended ones run to the axis' end),
-    oldest on top, over an axis from the first start to past the last start and today."""
+    oldest first, over an axis from the first start to past the last start, today and the date asked
+    (``day``, default today), each labelled in words (``words.standing``), never by id or status code."""
+    day = day or today
     ordered = sorted(revisions, key=lambda r: r.effective_from)
     if not ordered:
-        return Timeline([], [], 0.0, AXIS_H)
-    first = min(r.effective_from for r in ordered)
-    last = max([today, *(r.effective_from for r in ordered), *(r.effective_to for r in ordered if r.effective_to)])
-    span = max((last - first).days, 30)
-    start, end = first - timedelta(days=span // 20), last + timedelta(days=span // 10)
+        return Timeline([], [], 0.0, 0.0)
+    first = min([day, *(r.effective_from for r in ordered)])
+    last = max([today, day, *(r.effective_from for r in ordered), *(r.effective_to for r in ordered if r.effective_to)])
+    span_days = max((last - first).days, 30)
+    start, end = first - timedelta(days=span_days // 20), last + timedelta(days=span_days // 10)
     days = (end - start).days
 
-    def x(day: date) -> float:
-        return round((day - start).days / days * WIDTH, 2)
+    def x(when: date) -> float:
+        return round((when - start).days / days * WIDTH, 3)
 
     bars = []
-    for row, rev in enumerate(ordered):
+    for rev in ordered:
         stop = rev.effective_to + timedelta(days=1) if rev.effective_to else end
         left = x(rev.effective_from)
-        bars.append(Bar(rev.revision_id, rev.version_label, rev.status.value, rev.effective_from.isoformat(),
-                        rev.effective_to.isoformat() if rev.effective_to else None, left,
-                        max(x(stop) - left, 2.0), row * ROW_H + LABEL_H, rev.effective_to is None))  # fmt: skip
-    step = max(1, (end.year - start.year) // 8 + 1)
+        bars.append(Bar(rev.revision_id, rev.version_label, words.span(rev), words.standing(rev, day, ordered, today),
+                        _state(rev, day), left, max(x(stop) - left, 0.5), rev.effective_to is None))  # fmt: skip
+    step = max(1, (end.year - start.year) // 6 + 1)
     ticks = [Tick(x(date(year, 1, 1)), str(year)) for year in range(start.year + 1, end.year + 1, step)]
-    return Timeline(bars, ticks, x(today), len(ordered) * ROW_H + AXIS_H)
+    return Timeline(bars, [t for t in ticks if 4 <= t.x <= 96], x(today), x(day))
+
+
+def citation(item: object, title: str = "") -> str:
+    """The citation of a search hit, section or quote match as an officer writes it (``National Planning Policy
+    Framework (December 2024), Para 116, p. 33``): ``lib``'s one formatter, given the policy's ``title`` and the
+    item's version label, reference (with the policy a justification paragraph supports) and pages."""
+    label = str(getattr(item, "version_label", "") or "")
+    name = title or str(getattr(item, "source", ""))
+    ref = str(getattr(item, "section_ref", "") or "")
+    supports = getattr(item, "supports", None)
+    pages = getattr(item, "page_numbers", None) or []
+    page = getattr(item, "page_number", None) or (pages[0] if pages else None)
+    printed = getattr(item, "printed_page", None)
+    return format_citation(document=f"{name} ({label})" if label else name,
+                           section_ref=f"{ref}, supporting {supports}" if supports else ref,
+                           page_number=page, printed_page=str(printed) if printed is not None else None)  # fmt: skip
 
 
 _CHANGE = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)

@@ -1,5 +1,6 @@
-"""Who may see the web page: the same keys as the API (``MCP_API_KEY``, or the read-only ``MCP_READ_API_KEY``:
-the page only reads), typed once into a sign-in form and then carried by a signed session cookie.
+"""Who may see the web page: the same keys as the API (``MCP_API_KEY``, or the read-only ``MCP_READ_API_KEY``,
+which may do everything but add a plan: ``Keys.may_write``), typed once into a sign-in form and then carried by
+a signed session cookie.
 
 The cookie is Starlette's ``SessionMiddleware`` (itsdangerous-signed, ``HttpOnly``, ``SameSite=Strict``, path
 ``/ui``, 12 hours). Its secret is ``UI_SESSION_SECRET``, or else derived from ``MCP_API_KEY``, so every replica
@@ -54,6 +55,7 @@ class Keys:
         """``client_secret``: the issuer sign-in's, when it is on (``issuer``); it is then part of the secret
         derived, so a page with OAuth and no key never signs its cookies with a secret anyone can derive."""
         self._keys = [k for k in (_raw(auth.api_key), _raw(auth.read_api_key) if auth.api_key else b"") if k]
+        self._write_key = _raw(auth.api_key)
         self.issuer = client_secret is not None
         explicit = _raw(auth.ui_session_secret)
         material = _raw(auth.api_key) + (b"\0" + _raw(client_secret) if client_secret is not None else b"")
@@ -87,6 +89,16 @@ class Keys:
             and isinstance(until, int)
             and (time.time() < until)
         )
+
+    def may_write(self, request: Request) -> bool:
+        """Whether the signed-in person may change the store (add a plan): the full key, an issuer sign-in
+        whose token held the write scope, or an open page; the read-only key reads only, as on the API."""
+        if self.open:
+            return True
+        held = request.session.get(SESSION_KEY)
+        if isinstance(held, str) and self._write_key and hmac.compare_digest(held, fingerprint(self._write_key)):
+            return True
+        return self.signed_in(request) and request.session.get(SESSION_WRITE) is True
 
 
 def safe_next(value: str | None, root: str) -> str:

@@ -18,13 +18,18 @@ def revision(rid: str, start: date, end: date | None, status: RevisionStatus) ->
 def test_timeline_bars_run_from_first_to_last_day_in_force_with_today_between() -> None:
     old = revision("old", date(2020, 1, 1), date(2023, 12, 31), RevisionStatus.SUPERSEDED)
     new = revision("new", date(2024, 1, 1), None, RevisionStatus.ACTIVE)
-    drawn = timeline([new, old], today=date(2025, 6, 1))
+    drawn = timeline([new, old], today=date(2025, 6, 1), day=date(2022, 3, 1))
     first, second = drawn.bars
     assert (first.revision_id, second.revision_id) == ("old", "new"), "oldest on top"
     assert 0 < first.x < first.x + first.width <= second.x + 0.5, "the new one starts where the old one ended"
     assert second.open_ended and round(second.x + second.width) == WIDTH, "in force with no end: to the axis' end"
-    assert second.x < drawn.today_x < WIDTH
-    assert [t.label for t in drawn.ticks][:2] == ["2020", "2021"] and first.y < second.y
+    assert first.x < drawn.day_x < second.x < drawn.today_x < WIDTH
+    assert drawn.ticks[0].label == "2020" and all(4 <= t.x <= 96 for t in drawn.ticks), "ticks inside the width"
+    assert (first.state, second.state) == ("in-force", "future")
+    assert first.standing == "in force on 1 March 2022 (since 1 January 2020); replaced by the new on 1 January 2024"
+    assert second.standing == "not yet in force on 1 March 2022: takes effect on 1 January 2024"
+    said = " ".join(b.label + b.span + b.standing for b in drawn.bars)
+    assert not any(code in said for code in ("active", "superseded", "rev_")), "words, no status codes or ids"
 
 
 def test_diff_runs_mark_what_was_removed_and_added() -> None:
