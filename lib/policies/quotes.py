@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from lib.dates import iso, parse_date
 from lib.policies.chunks import revision_ref
+from lib.policies.citation import format_citation
 from lib.policies.models import Revision
 from lib.policies.search import check_sources
 from lib.policies.stores import PolicyStores
@@ -58,6 +59,10 @@ class QuoteLocation(MatchFields):
     effective_to: str | None
     in_force: bool = Field(description="Whether this revision was in force on the effective_date asked")
     section_ref: str
+    citation: str = Field(
+        description="The match cited as people write it: edition, section and printed page, with the PDF page "
+        "where they differ ('NPPF December 2024, Para 116, p. 33 (PDF page 35)')"
+    )
 
 
 class QuoteVerification(BaseModel):
@@ -79,8 +84,15 @@ class QuoteVerification(BaseModel):
 
 def _location(source: str, revision: Revision, day: date, hit: tuple[Passage, QuoteMatch]) -> QuoteLocation:
     section, found = hit
+    fields = match_fields(section, found)
     return QuoteLocation(
-        **match_fields(section, found),
+        **fields,
+        citation=format_citation(
+            document=f"{source} {revision.version_label}",
+            section_ref=section.key,
+            page_number=fields["page_number"],
+            printed_page=fields["printed_page"],
+        ),
         source=source,
         revision_id=revision.revision_id,
         version_label=revision.version_label,
@@ -143,11 +155,6 @@ def _key(location: QuoteLocation) -> tuple[int, float]:
     return rank(location.verdict), location.similarity if location.similarity is not None else 0.0
 
 
-def where(location: QuoteLocation) -> str:
-    """The edition, section and page of a location, as a citation names them."""
-    return f"{location.source} {location.version_label}, {location.section_ref}, page {location.page_number}"
-
-
 def _when(location: QuoteLocation, day: date) -> str:
     """'superseded on 2024-12-12' or 'in force from 2099-01-01' for a revision not in force on ``day``."""
     if location.effective_to is not None and date.fromisoformat(location.effective_to) < day:
@@ -162,14 +169,13 @@ def _message(
     if not in_force:
         head = f"No revision of these policies was in force on {day.isoformat()}"
     elif match is not None and not elsewhere:
-        return describe(match, where(match))
+        return describe(match, match.citation)
     else:
         head = f"Not found in the revision in force on {day.isoformat()} ({editions})"
     if elsewhere:
         head += "; found in " + "; ".join(
-            f"the {e.version_label} edition of {e.source} ({_when(e, day)}), {e.section_ref}, page {e.page_number}"
-            for e in elsewhere
+            f"the {e.version_label} edition of {e.source} ({_when(e, day)}): {e.citation}" for e in elsewhere
         )
     if match is not None:
-        head += f". In the revision in force: {describe(match, where(match))}"
+        head += f". In the revision in force: {describe(match, match.citation)}"
     return head

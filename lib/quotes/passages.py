@@ -19,6 +19,7 @@ from lib.quotes.classify import Quote, QuoteMatch, Verdict, find_close, find_exa
 from lib.quotes.normalise import Normalised, normalise
 from lib.quotes.words import Token, tokens, word_set
 from lib.text.chunking import merge_chunk_spans
+from lib.text.printed_pages import from_stored
 
 CANDIDATES = 6
 """How many passages, those sharing most of the quote's words, are aligned word by word."""
@@ -97,11 +98,6 @@ def _first_page(metadata: Mapping[str, Any]) -> int:
     return int(first) if first.isdigit() else 0
 
 
-def _printed_page(metadata: Mapping[str, Any]) -> str | None:
-    printed = metadata.get("printed_page")
-    return str(printed) if printed not in (None, "") else None
-
-
 @dataclass
 class Passages:
     passages: list[Passage]
@@ -123,7 +119,7 @@ class Passages:
             chunks = list(group)
             text, starts = merge_chunk_spans([t for t, _ in chunks])
             pages = [_first_page(m) for _, m in chunks]
-            printed = [_printed_page(m) for _, m in chunks]
+            printed = [from_stored(m.get("printed_page")) for _, m in chunks]
             passages.append(Passage(name, text, word_set(text), starts, pages, printed))
         return cls(passages, [p.words for p in passages])
 
