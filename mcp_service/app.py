@@ -46,7 +46,10 @@ from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.rest.errors import http_error
+from mcp_service.tools.access import ReadOnlyAccess
+from mcp_service.tools.capabilities import HonestCapabilities
 from mcp_service.tools.envelope import envelope_sdk_errors
+from mcp_service.tools.schemas import CompactToolList
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
 from mcp_service.transports.streamable_http import mcp_endpoint
@@ -63,9 +66,15 @@ def new_mcp_server(name: str, instructions: str) -> MCPServer:
     configure_logging()
     # Stateless Streamable HTTP ends a "session" per request, and the SDK logs each at INFO.
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
-    server = MCPServer(name, instructions=instructions, version=VERSION, middleware=[envelope_sdk_errors])
-    # Outside the envelope, so an outcome is the error_type the client reads.
-    server.middleware.insert(server.middleware.index(envelope_sdk_errors), OperationMetrics(name, server.list_tools))
+    # No change notifications are ever sent (the tools are fixed): subscriptions=False, so no listChanged is claimed.
+    server = MCPServer(name, instructions=instructions, version=VERSION, subscriptions=False,
+                       middleware=[envelope_sdk_errors])  # fmt: skip
+    # Outside the envelope, so an outcome is the error_type the client reads; then what the server advertises
+    # (``tools.capabilities``), what a read-only caller may see and call (``tools.access``) and the tool
+    # schemas as published (``tools.schemas``).
+    at = server.middleware.index(envelope_sdk_errors)
+    server.middleware[at:at] = [OperationMetrics(name, server.list_tools), HonestCapabilities(server),
+                                ReadOnlyAccess(server), CompactToolList()]  # fmt: skip
     return server
 
 

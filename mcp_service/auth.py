@@ -16,6 +16,9 @@ What a request needs: REST ``GET``/``HEAD`` read; other REST methods write; MCP 
 ``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own tool list
 (``tools.registration.write_tools``). To see which tool an MCP POST calls, its JSON body (at most
 ``MAX_INSPECTED_BODY`` bytes, as the MCP transports themselves allow) is read here and replayed to the app.
+An MCP caller who may read but not write is let through, marked (``tools.access.read_only``): the MCP server
+lists it the read tools only and answers a write call with a tool error, so its session goes on; only a token's
+write on ``/mcp`` is still refused here, with the 403 scope challenge an MCP client steps up from.
 So is any JSON body of a REST write: each is parsed once with ``bodies.parse_json``, and one that is not JSON or
 nests deeper than ``bodies.MAX_JSON_DEPTH`` gets 400 (``bodies.malformed_response``) before the app sees it.
 
@@ -49,6 +52,7 @@ from lib.errors import InsecureConfigurationError
 from lib.logs import event_line
 from lib.observability.metrics import rate_limited
 from mcp_service.rate_limit import RateLimiter
+from mcp_service.tools.access import read_only
 from mcp_service.tools.registration import write_tools
 from mcp_service.transports.bodies import MalformedBody, malformed_response, parse_json, read_body_prefix, replaying
 
@@ -206,6 +210,15 @@ class BearerAuthMiddleware:
         else:
             writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")
             writes = writes and not (scope["method"] == "POST" and path in READ_POSTS)
+        if not caller.write and caller.read and scope["method"] == "POST" and path in self.mcp_post_paths:
+            # The MCP server lists only the read tools to this caller and answers a write call with a tool error
+            # naming what it needs (``tools.access``): the session goes on, where a 403 would end an SSE one. A
+            # token on /mcp keeps the 403 with its scope challenge: the MCP authorization spec's step-up.
+            scope = read_only(scope, self._write_needs(caller))
+            if writes and not (caller.token and path == "/mcp"):
+                logger.warning(event_line("auth.write_refused", server=self.server, caller=caller.name,
+                                          path=path, tool=tool or "-"))  # fmt: skip
+                writes = False
         if not caller.may(writes):
             await self._forbid(scope, receive, send, caller, writes, tool)
             return
@@ -256,6 +269,12 @@ class BearerAuthMiddleware:
         """``/health``, and the paths of an app that checks the keys itself (the web page, ``/ui``: a signed
         session cookie after a sign-in with the same keys)."""
         return path in self.exempt_paths or any(path == p or path.startswith(p + "/") for p in self.exempt_prefixes)
+
+    def _write_needs(self, caller: Caller) -> str:
+        """What ``caller``, who may only read, would need to write: its token a write scope, or a full key."""
+        if caller.token and self.oauth is not None:
+            return f"the scope {self.oauth.scope}:write"
+        return "an API key that may write (MCP_API_KEY), not the read-only key"
 
     async def _write_tool_in(self, parsed: Any) -> str | None:
         # Always parsed, never searched for "tools/call": JSON may spell it "tools\/call".

@@ -19,6 +19,7 @@ from mcp_service import heap
 from mcp_service.app import Access, create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.app import API_PREFIX, create_rest_app
 from mcp_service.tools.policies.prompts import register_prompts
+from mcp_service.tools.policies.resources import register_resources
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 from mcp_service.ui.app import UI_PREFIX, create_ui_app
 
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, stores.policies)
     register_prompts(server)
+    register_resources(server, stores.policies)
     access = policy_access(settings)
     return create_mcp_app(
         settings,

@@ -1,8 +1,9 @@
 """Tool results in the spec's envelope, mapped in one place.
 
-Success: the spec's JSON with ``"status": "success"``, sent both as structured content and as JSON text
-(for clients that only read text). Failure: ``{"status": "error", "error_type", "message"}`` with
-``is_error`` set. A ``KBError`` carries its own ``error_type``; anything else is a bug: it is logged
+Success: the spec's JSON with ``"status": "success"`` as structured content, and as text a short
+rendering for a reader (``renderings``: numbered citations, document text as quoted snippets), not the
+same JSON again. Failure: ``{"status": "error", "error_type", "message"}`` with ``is_error`` set, and
+the message as text. A ``KBError`` carries its own ``error_type``; anything else is a bug: it is logged
 with its traceback and the caller sees ``internal`` and no detail.
 """
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel
 from lib.config import SearchSettings
 from lib.errors import KBError
 from mcp_service.search_lane import run_search
+from mcp_service.tools.renderings import render, render_error
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +32,8 @@ INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
 
 
 def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
-    text = pydantic_core.to_json(payload, fallback=str).decode()
+    payload = pydantic_core.to_jsonable_python(payload, fallback=str)
+    text = render_error(str(payload["error_type"]), str(payload["message"])) if is_error else render(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error)
 
 

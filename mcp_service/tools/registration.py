@@ -1,23 +1,36 @@
 """How every server's tools are registered, and which of them write.
 
 ``tool`` registers a handler with its docstring as the description, dedented (``inspect.cleandoc``): the
-text agents read carries no source indentation. ``write_tools`` reads the annotations the tools were
-registered with, the one place that says whether a tool writes: a tool is a write tool unless its
-``readOnlyHint`` is true, and a read-only key (``MCP_READ_API_KEY``) may not call it (``auth``).
+text agents read carries no source indentation. ``date_field`` is every date argument's field. ``write_tools``
+reads the annotations the tools were registered with, the one place that says whether a tool writes: a tool is
+a write tool unless its ``readOnlyHint`` is true, and a caller who may only read neither lists nor calls it
+(``access``).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, Tool, ToolAnnotations
+from pydantic import Field
+from pydantic.json_schema import JsonDict
 
 ToolFn = Callable[..., Awaitable[CallToolResult]]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 """Reads this server's own stores and nothing else."""
+
+DATE_SCHEMA: JsonDict = {"format": "date", "examples": ["2025-06-01"]}
+"""What every date argument publishes beside its type: an ISO date (YYYY-MM-DD), with an example."""
+
+
+def date_field(description: str) -> Any:
+    """A ``Field`` for a date argument: a string that says it is a date (``format: date``, an example). It stays a
+    string to the handler, so a bad date is the tool's own ``invalid_date`` from ``lib``, not a schema error."""
+    return Field(description=description, json_schema_extra=DATE_SCHEMA)
 
 
 def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:

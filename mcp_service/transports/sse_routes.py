@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from mcp_service.tools.access import ACCESS_HEADER
 from mcp_service.transports.bodies import BodyTooLarge, read_body
 from mcp_service.transports.sse_relay import REDIS_ERRORS, SseRelay, unreachable_reason
 
@@ -21,8 +22,9 @@ logger = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """As the SDK's own message endpoint allows."""
-FORWARDED_HEADERS = ("host", "content-type", "origin")
-"""What the SDK's transport security checks, so the holder checks the client's request, not the relay."""
+FORWARDED_HEADERS = ("host", "content-type", "origin", ACCESS_HEADER)
+"""What the SDK's transport security checks, so the holder checks the client's request, not the relay; and what
+``auth`` decided a read-only caller may not do (``tools.access``)."""
 _SESSION_IN_ENDPOINT = re.compile(rb"session_id=([0-9a-f]{32})")
 
 

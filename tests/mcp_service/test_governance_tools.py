@@ -4,12 +4,11 @@ follows, the bounds of top_k, and the index_not_built error (NF3)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.mcp_service.conftest import Service, mcp_session
 from tests.mcp_service.tool_names import GOVERNANCE_READS
+from tests.mcp_service.tools import text_is_a_rendering
 
 SCRIPT_QUESTION = "How do I declare the dependencies of a single-file Python script inline?"
 MANYLINUX_QUESTION = "Which manylinux platform tag should a Linux wheel use?"
@@ -31,8 +30,8 @@ async def test_the_tools_are_listed_read_only_with_described_bounded_arguments(
                 assert prop.get("description"), (tool.name, name)
         query = tools["query_governance"].input_schema
         assert query["required"] == ["question"]
-        top_k = next(branch for branch in query["properties"]["top_k"]["anyOf"] if branch.get("type") == "integer")
-        assert (top_k["minimum"], top_k["maximum"], query["properties"]["top_k"]["default"]) == (1, 20, 5)
+        top_k = query["properties"]["top_k"]  # published compact: a nullable integer (tools.schemas)
+        assert (top_k["type"], top_k["minimum"], top_k["maximum"], top_k["default"]) == (["integer", "null"], 1, 20, 5)
 
 
 @pytest.mark.anyio
@@ -107,7 +106,7 @@ async def test_an_agent_follows_a_chain_with_the_document_tools(governance_servi
     document = successor.structured_content["document"]
     assert (successor.structured_content["status"], document["status"]) == ("success", "Final")
     assert "manylinux" in document["text"] and "PEP-0513" in document["replaces"]
-    assert json.loads(successor.content[0].text) == successor.structured_content
+    text_is_a_rendering(successor.content[0].text, successor.structured_content)
     assert missing.is_error and missing.structured_content["error_type"] == "document_not_found"
 
 

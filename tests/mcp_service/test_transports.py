@@ -27,6 +27,7 @@ from tests.mcp_service.conftest import (
 )
 from tests.mcp_service.test_metrics import parse
 from tests.mcp_service.tool_names import POLICY_READS, POLICY_WRITES
+from tests.mcp_service.tools import text_is_a_rendering
 from tests.polling import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +51,9 @@ async def test_each_transport_lists_every_tool_with_described_arguments_and_call
         assert tools["search_policy"].annotations.read_only_hint is True
         result = await session.call_tool("search_policy", {"query": "highways grounds", "n_results": 2})
         assert result.structured_content["results_count"] == 2
-        assert json.loads(result.content[0].text) == result.structured_content
+        text = "\n".join(block.text for block in result.content)  # type: ignore[union-attr]
+        text_is_a_rendering(text, result.structured_content)
+        assert "  [1] NPPF " in text and "  [2] NPPF " in text
 
 
 def test_health_answers_without_credentials(nppf_service: Service) -> None:

@@ -28,7 +28,7 @@ from lib.integrations.citations import render_answer
 from mcp_service.tools.envelope import run_tool
 from mcp_service.tools.governance import work
 from mcp_service.tools.governance.outputs import DocumentListOutput, GovernanceDocumentOutput, QueryGovernanceOutput
-from mcp_service.tools.registration import tool
+from mcp_service.tools.registration import date_field, tool
 
 SERVER_NAME = "governance-rag"
 DEFAULT_TOP_K = 5
@@ -64,10 +64,9 @@ DocTypes = Annotated[
 ]
 AsOf = Annotated[
     str | None,
-    Field(
-        description="ISO date YYYY-MM-DD: search the documents in force that day (created by then, not "
-        "replaced by a successor created by then, not past supported_until, not Rejected or Withdrawn); "
-        "null = today"
+    date_field(
+        "Search the documents in force that day (created by then, not replaced by a successor created by then, "
+        "not past supported_until, not Rejected or Withdrawn); null = today"
     ),
 ]
 IncludeInactive = Annotated[

@@ -34,7 +34,8 @@ from mcp_service.tools.policies.outputs import (
     SectionsOutput,
     SnapshotOutput,
 )
-from mcp_service.tools.registration import READ_ONLY, tool
+from mcp_service.tools.policies.resources import linked
+from mcp_service.tools.registration import READ_ONLY, date_field, tool
 
 SERVER_NAME = "policy-kb-mcp"
 
@@ -49,30 +50,15 @@ INSTRUCTIONS = (
 
 # -- typed arguments ------------------------------------------------------------------------------
 
-Source = Annotated[
-    str, Field(description="Policy source slug in UPPER_SNAKE_CASE, e.g. NPPF or LTN_1_20 (list_policy_documents)")
-]
-RevisionId = Annotated[str, Field(description="Revision id as listed by list_policy_revisions, e.g. rev_NPPF_2024_12")]
+Source = Annotated[str, Field(description="Policy slug, e.g. NPPF (list_policy_documents)")]
+RevisionId = Annotated[str, Field(description="e.g. rev_NPPF_2024_12 (list_policy_revisions)")]
 EffectiveDate = Annotated[
-    str | None,
-    Field(
-        description="ISO date YYYY-MM-DD: only the revisions in force on that day (boundaries inclusive). "
-        "Omit to search every ingested revision, superseded ones included."
-    ),
+    str | None, date_field("Only the revisions in force that day; omit for every revision, superseded included")
 ]
-Sources = Annotated[
-    list[str] | None,
-    Field(
-        description='Restrict to these policy slugs, e.g. ["NPPF"]; omit for all policies. Unknown slugs are an error.'
-    ),
-]
+Sources = Annotated[list[str] | None, Field(description='Policy slugs, e.g. ["NPPF"]; omit for all')]
 Mode = Annotated[
     Literal["hybrid", "dense", "lexical"],
-    Field(
-        description="How results are ranked: hybrid (default) fuses meaning and exact terms; dense ranks by "
-        "meaning only; lexical by the words and references named (BM25), best for 'Para 116', 'Table 5-2', "
-        "'footnote 7', 'LTN 1/20'."
-    ),
+    Field(description="hybrid: meaning and exact terms; dense: meaning; lexical: BM25, best for 'Para 116'"),
 ]
 
 
@@ -83,36 +69,15 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     """Add the eleven tools to ``server``, over the policy stores."""
     max_results = stores.settings.search.max_results
 
-    Query = Annotated[str, Field(description="What to look for, in plain words, e.g. 'refusal on highways grounds'")]
-    NResults = Annotated[int, Field(ge=1, le=max_results, description="How many chunks to return (per query)")]
-    Queries = Annotated[
-        list[str], Field(min_length=1, max_length=max_results, description="Several questions, searched alike")
-    ]
-    SectionRef = Annotated[
-        str,
-        Field(description="A reference as results cite it ('Para 116', 'Chapter 9', 'Policy TR6') or typed ('RES9')"),
-    ]
-    SectionRevision = Annotated[
-        str | None, Field(description="A specific revision; wins over effective_date when both are given")
-    ]
-    SectionDate = Annotated[
-        str | None, Field(description="YYYY-MM-DD: the revision in force that day. Default: the one in force today.")
-    ]
-    SnapshotDate = Annotated[str, Field(description="YYYY-MM-DD, e.g. an application's validation date")]
-    FilePath = Annotated[
-        str,
-        Field(
-            description="Path of the PDF on the server, inside one of its ALLOWED_FILE_ROOTS (by default the "
-            "data directory's inbox/; /data/raw in docker-compose)"
-        ),
-    ]
-    Reindex = Annotated[
-        bool,
-        Field(
-            description="Rebuild the revision's chunks from this file, even if it was already ingested or differs "
-            "from the stored one (it then replaces the stored original)"
-        ),
-    ]
+    Query = Annotated[str, Field(description="Plain words, e.g. 'refusal on highways grounds'")]
+    NResults = Annotated[int, Field(ge=1, le=max_results, description="Results per query")]
+    Queries = Annotated[list[str], Field(min_length=1, max_length=max_results, description="Questions, searched alike")]
+    SectionRef = Annotated[str, Field(description="e.g. 'Para 116', 'Chapter 9', 'Policy TR6', 'RES9'")]
+    SectionRevision = Annotated[str | None, Field(description="Wins over effective_date")]
+    SectionDate = Annotated[str | None, date_field("The revision in force that day; default today")]
+    SnapshotDate = Annotated[str, date_field("e.g. an application's validation date")]
+    FilePath = Annotated[str, Field(description="A PDF on the server, inside ALLOWED_FILE_ROOTS")]
+    Reindex = Annotated[bool, Field(description="Rebuild the chunks from this file (it replaces the stored one)")]
 
     @tool(server, READ_ONLY)
     async def search_policy(
@@ -122,17 +87,13 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         n_results: NResults = 10,
         mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, SearchOutput]:
-        """Search over policy text by meaning and exact terms, optionally as of a date.
-
-        With effective_date, only chunks of the revision of each policy in force on that day are searched,
-        so an answer cites the policy as it stood then; a date before a policy's first revision returns no
-        results for it. Results are best first by score (hybrid: both rankings fused). Each carries chunk_id,
-        text, relevance_score (max(0, 1 - L2 distance / 2), the cosine similarity of query and chunk; null in
-        lexical mode), score, source, revision_id, version_label, section_ref and page_number for the citation,
-        and dense_score / lexical_score from the rankings that found it."""
+        """Search policy text by meaning and exact terms. With effective_date only the revision of each policy
+        in force that day is searched. Results best first by score (0..1), one per section; cite source,
+        version_label, section_ref, printed_page (page_number is the PDF page). relevance_score: cosine
+        similarity (null in lexical mode)."""
         job = partial(work.search, stores, query=query, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy", job, search=stores.settings.search)
+        return linked(await run_tool("search_policy", job, search=stores.settings.search))
 
     @tool(server, READ_ONLY)
     async def search_policy_batch(
@@ -142,24 +103,19 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         n_results: NResults = 10,
         mode: Mode = "hybrid",
     ) -> Annotated[CallToolResult, BatchSearchOutput]:
-        """Run several searches in one call, with the same sources, date and mode (one registry lookup, one
-        embedding batch). Results come back per query, in order, each shaped like search_policy's."""
+        """Several searches in one call, with the same sources, date and mode; results per query, in order,
+        shaped like search_policy's."""
         job = partial(work.search_batch, stores, queries, sources=sources, effective_date=effective_date,
                        n_results=n_results, mode=mode)  # fmt: skip
-        return await run_tool("search_policy_batch", job, search=stores.settings.search)
+        return linked(await run_tool("search_policy_batch", job, search=stores.settings.search))
 
     @tool(server, READ_ONLY)
     async def get_policy_section(
         source: Source, section_ref: SectionRef, revision_id: SectionRevision = None, effective_date: SectionDate = None
     ) -> Annotated[CallToolResult, SectionOutput]:
-        """The full text of one section of a policy revision, with its page numbers, kind, title and the refs
-        its text cites (cites: section_ref and the registered source it names, null when not registered).
-
-        The reference may be written as people type it: 'RES9', 'Policy RES9', 'policy res9', 'CS 1', '3.60',
-        'paragraph 3.60'; section_ref in the answer is the revision's own. 'Chapter N' returns the whole
-        chapter. Errors: section_not_found (no such reference in that revision, or one naming several; the
-        message lists the nearest refs it has), revision_not_found (no revision in force on the date),
-        policy_not_found."""
+        """The full text of one section (a paragraph, policy, or 'Chapter N' whole) with its pages, kind,
+        title and the refs it cites. Refs as people type them ('policy res9', 'paragraph 3.60'). Errors:
+        section_not_found (lists the nearest refs), revision_not_found, policy_not_found."""
         job = partial(
             work.section,
             stores,
@@ -168,19 +124,11 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
             revision_id=revision_id,
             effective_date=effective_date,
         )
-        return await run_tool("get_policy_section", job)
+        return linked(await run_tool("get_policy_section", job))
 
-    KindFilter = Annotated[
-        SectionKind | None,
-        Field(description="Only sections of this kind, e.g. policy for a plan's policies; omit for every section"),
-    ]
-    CitedRef = Annotated[
-        str, Field(description="The cited section as people write it: 'Para 11', 'paragraph 11', 'Policy SD11'")
-    ]
-    CitingDate = Annotated[
-        str | None,
-        Field(description="YYYY-MM-DD: only the revisions in force that day. Default: the ones in force today."),
-    ]
+    KindFilter = Annotated[SectionKind | None, Field(description="Only sections of this kind")]
+    CitedRef = Annotated[str, Field(description="e.g. 'Para 11', 'Policy SD11'")]
+    CitingDate = Annotated[str | None, date_field("Only the revisions in force that day; default today")]
 
     @tool(server, READ_ONLY)
     async def list_policy_sections(
@@ -189,11 +137,9 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         effective_date: SectionDate = None,
         kind: KindFilter = None,
     ) -> Annotated[CallToolResult, SectionsOutput]:
-        """The table of contents of one policy revision: every section in document order, with section_ref,
-        kind (policy, paragraph, chapter, appendix, table, figure, footnote, glossary, modification, page,
-        front-matter), title, page_numbers, printed_page and, for a paragraph of reasoned justification, the
-        policy it supports. List a plan's policies (kind policy) first, then read the ones that apply with
-        get_policy_section. Errors: revision_not_found, policy_not_found, invalid_argument."""
+        """A revision's table of contents in document order: section_ref, kind, title, pages and, for
+        reasoned justification, the policy it supports. List a plan's policies (kind policy), then read
+        them with get_policy_section. Errors: revision_not_found, policy_not_found."""
         job = partial(work.sections, stores, source=source, revision_id=revision_id, effective_date=effective_date,
                       kind=kind)  # fmt: skip
         return await run_tool("list_policy_sections", job)
@@ -202,44 +148,28 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     async def find_citing_sections(
         source: Source, section_ref: CitedRef, effective_date: CitingDate = None
     ) -> Annotated[CallToolResult, CitingOutput]:
-        """Which sections of which policies cite a section, e.g. every local plan section citing paragraph 11
-        of the NPPF, as of a date: only the revisions in force that day are read. A citation counts when the
-        text names the section and its document ("paragraph 11 of the NPPF", "NPPF paragraph 11", "Policy
-        SD11 of the Joint Core Strategy"), or the section alone inside its own document. Each result cites
-        source, revision_id, version_label, section_ref and page_numbers. Errors: policy_not_found,
-        invalid_argument, invalid_date."""
+        """The sections of the revisions in force on a date that cite a section, e.g. every local plan
+        section citing NPPF paragraph 11. Errors: policy_not_found, invalid_date."""
         job = partial(work.citing, stores, source=source, section_ref=section_ref, effective_date=effective_date)
         return await run_tool("find_citing_sections", job)
 
-    QuoteText = Annotated[
-        str,
-        Field(description="The passage as quoted, e.g. a sentence an agent cites; 12 to 4,000 characters"),
-    ]
-    QuoteDate = Annotated[
-        str | None,
-        Field(description="YYYY-MM-DD, e.g. an application's validation date: check the revisions in force that "
-                          "day. Default: today."),
-    ]  # fmt: skip
+    QuoteText = Annotated[str, Field(description="The passage as quoted; 12 to 4,000 characters")]
+    QuoteDate = Annotated[str | None, date_field("Check the revisions in force that day; default today")]
 
     @tool(server, READ_ONLY)
     async def verify_quote(
         quote: QuoteText, sources: Sources = None, effective_date: QuoteDate = None
     ) -> Annotated[CallToolResult, QuoteOutput]:
-        """Check that a quoted passage is really in the policy revision in force on a date, before citing it.
-        verdict: exact (character for character), normalised (differs only in whitespace, line-end
-        hyphenation, ligatures, curly quotes, dashes or bullet marks), close (a few words differ: similarity and
-        the differing words are given), not_found. match gives source, revision, section_ref, page_number and
-        the sentence around it. When the revision in force does not hold the quote, elsewhere lists the other
-        revisions that do (superseded, or not yet in force) with their dates. Errors: policy_not_found,
-        invalid_argument, invalid_date."""
+        """Check a quoted passage is in the revision in force on a date before citing it. verdict: exact,
+        normalised (whitespace, hyphenation, quotes, dashes differ), close, altered (meaning changed),
+        not_found, not_in_force (only another revision holds it: elsewhere). match: where, with the
+        sentence around it. Errors: policy_not_found, invalid_date."""
         job = partial(work.quote, stores, quote, sources=sources, effective_date=effective_date)
         return await run_tool("verify_quote", job)
 
-    PageNumber = Annotated[int, Field(ge=1, description="The page of the PDF, 1 for the first, as results cite it")]
-    Highlight = Annotated[
-        str | None, Field(max_length=4000, description="Text to highlight on the page, e.g. the sentence cited")
-    ]
-    ChunkId = Annotated[str | None, Field(description="A chunk_id from search_policy to highlight on the page")]
+    PageNumber = Annotated[int, Field(ge=1, description="PDF page (page_number in results)")]
+    Highlight = Annotated[str | None, Field(max_length=4000, description="Text to highlight")]
+    ChunkId = Annotated[str | None, Field(description="A search_policy chunk_id to highlight")]
 
     @tool(server, READ_ONLY)
     async def get_page_image(
@@ -250,48 +180,36 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         highlight: Highlight = None,
         chunk_id: ChunkId = None,
     ) -> Annotated[CallToolResult, PageImageOutput]:
-        """The cited page itself: one page of a revision's original PDF as a PNG image (150 dpi), with the
-        given text or the chunk highlighted in yellow, so a claim can be checked against what the page shows.
-        The revision is the one named, else the one in force on effective_date (default today). Errors:
-        revision_not_found, policy_not_found, invalid_argument (a page beyond the document, a chunk of
-        another revision)."""
+        """One page of a revision's PDF as a PNG image, the given text or chunk highlighted, to check a
+        claim against the page. Errors: revision_not_found, policy_not_found, invalid_argument."""
         job = partial(work.page, stores, source, page_number, revision_id=revision_id,
                       effective_date=effective_date, highlight=highlight, chunk_id=chunk_id)  # fmt: skip
         return await run_tool("get_page_image", job)
 
     @tool(server, READ_ONLY)
     async def get_policy_snapshot(effective_date: SnapshotDate) -> Annotated[CallToolResult, SnapshotOutput]:
-        """Which revision of every registered policy was in force on a date, and for the others why none
-        was (not yet in force, or a gap between revisions). Use it to state the policy context of a review."""
+        """The revision of every policy in force on a date, and for the others why none was: the policy
+        context of a review."""
         return await run_tool("get_policy_snapshot", partial(work.snapshot_on, stores, effective_date))
 
     @tool(server, READ_ONLY)
     async def list_policy_documents() -> Annotated[CallToolResult, DocumentsOutput]:
-        """Every registered policy document: source slug, title, category and the revision in force today.
-        The slugs are what the other tools' source and sources arguments take."""
+        """Every policy: its source slug (what source and sources take), title, category, revision in force."""
         return await run_tool("list_policy_documents", partial(work.documents, stores))
 
     @tool(server, READ_ONLY)
     async def list_policy_revisions(source: Source) -> Annotated[CallToolResult, RevisionsOutput]:
-        """All revisions of one policy, newest first, with effective_from/effective_to (null = still in
-        force), status (processing, active, superseded, failed) and chunk_count."""
+        """A policy's revisions, newest first: dates (effective_to null = in force), status, chunk_count."""
         return await run_tool("list_policy_revisions", partial(work.revisions, stores, source))
 
     @tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def ingest_policy_revision(
         source: Source, revision_id: RevisionId, file_path: FilePath, reindex: Reindex = False
     ) -> Annotated[CallToolResult, IngestOutput]:
-        """Extract, chunk, embed and store a registered revision's PDF; blocks until done (about a minute
-        for a 100-page PDF). The revision must already be registered (REST API).
-
-        Running it again with the same file changes nothing (action "unchanged") unless reindex is true or
-        the revision's chunks were removed (remove_policy_revision): then it is ingested again. With
-        reindex true the chunks are rebuilt from the file given, even one other than the stored original,
-        which it then replaces; searches keep finding the old chunks until the new ones are stored.
-        extraction_method: "text_layer" (the PDF's own text, read with PyMuPDF), "ocr" (every page with
-        text came from Tesseract OCR) or "mixed" (some pages each way). Errors: revision_not_found,
-        file_not_found, path_not_allowed, unsupported_file_type, no_content, cannot_reindex (the revision
-        is processing or being reindexed), revision_already_exists (another file, without reindex)."""
+        """Extract, chunk, embed and store a registered revision's PDF; blocks until done. The same file
+        again changes nothing unless reindex is true or its chunks were removed. Errors: revision_not_found,
+        file_not_found, path_not_allowed, unsupported_file_type, no_content, cannot_reindex,
+        revision_already_exists."""
         return await run_tool(
             "ingest_policy_revision", partial(work.ingest_file, stores, source, revision_id, file_path, reindex)
         )
@@ -300,16 +218,12 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     async def remove_policy_revision(
         source: Source, revision_id: RevisionId
     ) -> Annotated[CallToolResult, RemoveOutput]:
-        """Remove all of a revision's chunks from the search index, and nothing else: its registry entry and
-        stored PDF stay, so ingest_policy_revision can rebuild it (the reindex job of spec 000). Until then
-        searches find nothing of that revision. chunks_removed is 0 when it had none. To delete a revision
-        entirely use the REST API (DELETE /api/v1/policies/{source}/revisions/{revision_id})."""
+        """Remove a revision's chunks from the search index only (its entry and PDF stay, so
+        ingest_policy_revision can rebuild it)."""
         return await run_tool("remove_policy_revision", partial(work.remove_chunks, stores, source, revision_id))
 
-    CompareRevision = Annotated[
-        str | None, Field(description="A revision id (list_policy_revisions); wins over the date when both are given")
-    ]
-    CompareDate = Annotated[str | None, Field(description="YYYY-MM-DD: the revision in force that day")]
+    CompareRevision = Annotated[str | None, Field(description="Wins over the date")]
+    CompareDate = Annotated[str | None, date_field("The revision in force that day")]
 
     @tool(server, READ_ONLY)
     async def compare_policy_section(
@@ -320,18 +234,11 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         from_date: CompareDate = None,
         to_date: CompareDate = None,
     ) -> Annotated[CallToolResult, CompareOutput]:
-        """What changed in one section between two revisions of a policy, e.g. Para 116 of the NPPF from
-        December 2024 to the draft. Each side is the revision named, else the one in force on its date;
-        with neither, "to" is the newest revision and "from" the one before it.
-
-        Returns both texts with their citations (source, revision_id, version_label, section_ref,
-        page_numbers), a word-level diff (similarity, words added and removed, the new text with
-        [-removed-] and {+added+} inline) and reference_status: unchanged, changed, different (the same
-        reference now says something else), missing_in_from or missing_in_to. Editions renumber, so when
-        the reference is missing or different, matches lists the sections of the other revision
-        (matches_in) that best say what this one says, found by searching that revision with the
-        section's text, each with its score: cite those. Errors: section_not_found (in neither
-        revision), revision_not_found, policy_not_found, invalid_argument (the same revision twice)."""
+        """What changed in one section between two revisions: each side the revision named, else the one
+        in force on its date, else the newest and the one before. Both texts, a word diff ([-removed-]
+        {+added+}) and reference_status; when the ref is missing or says something else (editions
+        renumber), matches are the sections that best say the same: cite those. Errors: section_not_found,
+        revision_not_found, policy_not_found."""
         job = partial(work.compare, stores, source=source, section_ref=section_ref,
                        from_revision_id=from_revision_id, to_revision_id=to_revision_id, from_date=from_date,
                        to_date=to_date)  # fmt: skip

@@ -1,0 +1,66 @@
+"""What a server says it does, on ``initialize`` and ``server/discover`` alike, and the JSON-RPC errors for
+what it does not.
+
+The SDK's ``MCPServer`` registers handlers for prompts and resources whether or not any exist, and derives the
+capabilities from the handlers: every server would advertise both and list nothing. ``HonestCapabilities`` is
+a server middleware (the SDK's public seam) that, for both handshakes, keeps ``prompts`` and ``resources`` only
+when the server has some, and answers the methods of a capability not advertised with -32601 (method not
+found). Change notifications are never sent (the servers are built with ``subscriptions=False``), so every
+``listChanged`` and ``subscribe`` is false on both. A ``prompts/get`` naming no prompt is -32602 (invalid
+params) on every protocol revision: the SDK lets it fall to a generic error (code 0 before 2026-07-28, -32603
+with a traceback after). Why a middleware and not the SDK: docs/decisions/0046-lean-tool-results.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+HANDSHAKES = frozenset({"initialize", "server/discover"})
+PROMPT_METHODS = frozenset({"prompts/list", "prompts/get"})
+RESOURCE_METHODS = frozenset(
+    {"resources/list", "resources/read", "resources/templates/list", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
+class HonestCapabilities:
+    """Server middleware: capabilities as the server really has them (``MCPServer``'s prompts and resources)."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    async def served(self) -> tuple[set[str], bool]:
+        """The server's prompt names, and whether it has resources or resource templates."""
+        prompts = {prompt.name for prompt in await self.server.list_prompts()}
+        resources = bool(await self.server.list_resources() or await self.server.list_resource_templates())
+        return prompts, resources
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        method = ctx.method
+        if method not in HANDSHAKES | PROMPT_METHODS | RESOURCE_METHODS:
+            return await call_next(ctx)
+        prompts, resources = await self.served()
+        if (method in PROMPT_METHODS and not prompts) or (method in RESOURCE_METHODS and not resources):
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        if method == "prompts/get":
+            name = (ctx.params or {}).get("name")
+            if name not in prompts:
+                raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}", data={"name": name})
+        result = await call_next(ctx)
+        if method in HANDSHAKES and isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+            result = {**result, "capabilities": advertised(result["capabilities"], bool(prompts), resources)}
+        return result
+
+
+def advertised(capabilities: dict[str, Any], prompts: bool, resources: bool) -> dict[str, Any]:
+    """The SDK's capabilities (wire form) without the ones the server does not serve."""
+    kept = dict(capabilities)
+    if not prompts:
+        kept.pop("prompts", None)
+    if not resources:
+        kept.pop("resources", None)
+    return kept

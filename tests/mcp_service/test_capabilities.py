@@ -1,0 +1,127 @@
+"""What each of the four servers tells an agent before its first question, over Streamable HTTP with the SDK's
+client: the same capabilities on ``initialize`` (2025-11-25) and ``server/discover`` (2026-07-28), none it does
+not serve; the JSON-RPC errors for names it does not know; ``tools/list`` within its budget, with every date
+argument typed as a date."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from pydantic import SecretStr
+
+from mcp_service.__main__ import SERVERS
+from tests.mcp_service.conftest import FULL_KEY, Service, bearer, running
+
+pytestmark = pytest.mark.anyio
+
+LEGACY, MODERN = "legacy", "auto"
+"""The SDK client's modes: the ``initialize`` handshake, and ``server/discover`` (2026-07-28) first."""
+TOOLS_LIST_BUDGET = 16_000
+"""Characters of ``tools/list`` (its JSON, output schemas included) a server may cost a session."""
+SERVERS_WITH_PROMPTS_AND_RESOURCES = {"policy-kb"}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def servers(fresh_service: Service) -> Iterator[dict[str, str]]:
+    """Each of the four servers, as its ``create_app`` builds it, over the fresh service's stores: name -> URL."""
+    settings = fresh_service.settings.replace(kb_mcp_api_key=SecretStr(FULL_KEY))
+    urls = {"policy-kb": fresh_service.url}
+    with (
+        running(SERVERS["document-store"].load().create_app(settings, stores=fresh_service.stores, warm=False)) as docs,
+        running(SERVERS["kb"].load().create_app(settings, stores=fresh_service.stores, warm=False)) as kb,
+        running(SERVERS["governance"].load().create_app(settings, stores=fresh_service.stores, warm=False)) as gov,
+    ):
+        yield urls | {"document-store": docs, "kb": kb, "governance": gov}
+
+
+@asynccontextmanager
+async def client(url: str, mode: str) -> AsyncIterator[Client]:
+    async with (
+        create_mcp_http_client(headers=bearer(FULL_KEY)) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as connected,
+    ):
+        yield connected
+
+
+def wire(model: Any) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+async def test_each_server_advertises_the_same_capabilities_on_initialize_and_server_discover(
+    servers: dict[str, str],
+) -> None:
+    for name, url in servers.items():
+        async with client(url, LEGACY) as legacy, client(url, MODERN) as modern:
+            assert (legacy.protocol_version, modern.protocol_version) == ("2025-11-25", "2026-07-28"), name
+            handshake, discovered = wire(legacy.server_capabilities), wire(modern.server_capabilities)
+        assert handshake == discovered, name
+        expected: dict[str, Any] = {"tools": {"listChanged": False}}
+        if name in SERVERS_WITH_PROMPTS_AND_RESOURCES:
+            expected["prompts"] = {"listChanged": False}
+            expected["resources"] = {"subscribe": False, "listChanged": False}
+        assert handshake == expected, name
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_an_unknown_prompt_is_invalid_params_and_a_known_one_renders(fresh_service: Service, mode: str) -> None:
+    async with client(fresh_service.url, mode) as connected:
+        listed = [prompt.name for prompt in (await connected.list_prompts()).prompts]
+        with pytest.raises(MCPError) as unknown:
+            await connected.get_prompt("no_such_prompt", {})
+        known = await connected.get_prompt(
+            "check_policy_basis", {"proposal": "Two houses on a garden plot", "date": "2025-06-01"}
+        )
+    assert listed == ["check_policy_basis"]
+    assert unknown.value.error.code == INVALID_PARAMS and "no_such_prompt" in unknown.value.error.message
+    text = known.messages[0].content.text  # type: ignore[union-attr]
+    assert 'get_policy_snapshot(effective_date="2025-06-01")' in text and "> Two houses on a garden plot" in text
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_a_server_without_prompts_or_resources_answers_their_methods_method_not_found(
+    servers: dict[str, str], mode: str
+) -> None:
+    async with client(servers["governance"], mode) as connected:
+        calls = (connected.list_prompts(), connected.get_prompt("anything", {}), connected.list_resources(),
+                 connected.list_resource_templates(), connected.read_resource("policy://NPPF/revisions/r"))  # fmt: skip
+        for call in calls:
+            with pytest.raises(MCPError) as refused:
+                await call
+            assert refused.value.error.code == METHOD_NOT_FOUND
+
+
+async def test_every_tools_list_is_within_its_budget_and_types_its_dates(servers: dict[str, str]) -> None:
+    dates = 0
+    for name, url in servers.items():
+        async with client(url, LEGACY) as connected:
+            listed = await connected.list_tools()
+        size = len(json.dumps(wire(listed), separators=(",", ":")))
+        assert size <= TOOLS_LIST_BUDGET, (name, size)
+        for tool in listed.tools:
+            assert tool.output_schema is not None, tool.name
+            assert "title" not in tool.input_schema, tool.name
+            for argument, schema in tool.input_schema.get("properties", {}).items():
+                is_date = argument.endswith("date") or argument == "as_of"
+                assert (schema.get("format") == "date") == is_date, (tool.name, argument, schema)
+                if is_date:
+                    dates += 1
+                    assert schema["examples"] == ["2025-06-01"], (tool.name, argument)
+                if argument == "mode":
+                    assert set(schema["enum"]) >= {"hybrid", "dense", "lexical"}, (tool.name, schema)
+                if argument in ("n_results", "top_k"):
+                    assert isinstance(schema.get("maximum"), int), (tool.name, argument)
+    assert dates >= 11  # every date argument of the policy and governance tools
