@@ -43,6 +43,9 @@ def test_a_sentence_of_para_116_as_the_section_gives_it_is_exact_with_its_page(p
     assert out.match.page_number in section.page_numbers and out.match.in_force
     assert quoted.split()[0] in out.match.context and out.match.similarity == 1.0
     assert "Para 116" in out.message and "word for word" in out.message
+    assert out.match.printed_page == section.printed_page and section.printed_page is not None
+    assert out.match.citation.startswith("NPPF ") and f"Para 116, p. {section.printed_page}" in out.match.citation
+    assert out.match.citation in out.message
 
 
 def test_a_passage_reflowed_across_lines_and_a_page_is_normalised(policies: PolicyStores) -> None:
