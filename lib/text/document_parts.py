@@ -11,8 +11,9 @@ Part boundaries are where the document says so: a heading starting ``Appendix``,
 ``Glossary`` or ``Main Modifications`` (set in heading type, or in bold near the top of its page), and the
 page where a run of modification codes starts. A heading between a schedule's first and last codes is one the
 schedule quotes (``Appendix A: Monitoring Framework`` of the plan it changes), not a part of its own.
-Neighbouring parts whose grammars agree (or one of which cannot tell) are read as one, so an annex that
-continues the body's numbering (NPPF 2024's Annex 1) stays in the body's sequence, as before parts existed.
+Neighbouring parts whose grammars agree (or one of which cannot tell), or whose joining would not change how
+the earlier is numbered, are read as one, so an annex that continues the body's numbering (NPPF 2024's
+Annex 1) stays in the body's sequence, and a plan's appendix of numbered lists stays plain text of the plan.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def split_parts(rows: list[Row], body_size: float | None) -> list[Part]:
         Part(start, end, _grammar(rows, start, end, chains))
         for start, end in zip(bounds, [*bounds[1:], len(rows)], strict=True)
     ]
-    return _merge(parts)
+    return _merge(rows, parts)
 
 
 def modification_runs(rows: list[Row]) -> list[tuple[int, int]]:
@@ -125,28 +126,31 @@ def _grammar(rows: list[Row], start: int, end: int, chains: list[tuple[int, int]
     return PartGrammar(modifications=bool(inside), numbering=numbering_of(rows[start:end]))
 
 
-def _merge(parts: list[Part]) -> list[Part]:
-    """Neighbouring parts read as one where their grammars agree or one of them cannot tell; a schedule is
-    never merged with anything but a schedule that continues it."""
+def _merge(rows: list[Row], parts: list[Part]) -> list[Part]:
+    """Neighbouring parts are read as one unless one is a schedule of modifications, or the later one, read
+    with the earlier, would change how the earlier is numbered (a long appendix in decimals bound after a
+    report numbered 1..N); an appendix whose numbered lists do not outweigh the body stays with the body."""
     merged: list[Part] = []
     for part in parts:
         previous = merged[-1] if merged else None
-        if previous is not None and _compatible(previous.grammar, part.grammar):
+        if previous is not None and _compatible(rows, previous, part):
             numbering = previous.grammar.numbering
             if numbering is Numbering.UNDECIDED:
                 numbering = part.grammar.numbering
             previous.end = part.end
-            previous.grammar = PartGrammar(previous.grammar.modifications or part.grammar.modifications, numbering)
+            previous.grammar = PartGrammar(False, numbering)
         else:
             merged.append(part)
     return merged
 
 
-def _compatible(earlier: PartGrammar, later: PartGrammar) -> bool:
-    if earlier.modifications or later.modifications:
+def _compatible(rows: list[Row], earlier: Part, later: Part) -> bool:
+    if earlier.grammar.modifications or later.grammar.modifications:
         return False
-    undecided = Numbering.UNDECIDED in (earlier.numbering, later.numbering)
-    return undecided or earlier.numbering is later.numbering
+    numbering = earlier.grammar.numbering
+    if Numbering.UNDECIDED in (numbering, later.grammar.numbering) or numbering is later.grammar.numbering:
+        return True
+    return numbering_of(rows[earlier.start : later.end]) is numbering
 
 
 def _heading_starts(rows: list[Row], body_size: float | None) -> list[int]:

@@ -151,11 +151,18 @@ class SectionParser:
             current.add(row, " ")
             current.chapter, current.title = self.chapter.heading, self.chapter.title
             return True
-        if not row.bold_lead or row.bold_lead != row.text:
+        if not row.bold_lead or row.bold_lead != row.text or self._names_another_policy(row, current.ref):
             return False
         current.title = f"{current.title} {row.text}"
         current.add(row, " ")
         return True
+
+    @staticmethod
+    def _names_another_policy(row: Row, ref: str) -> bool:
+        """A bold row led by a policy code other than the open unit's heads that policy; it does not wrap a
+        caption's or policy's title (``Table 3 ... (continued)`` set right above ``CSP2 Development ...``)."""
+        match = POLICY_HEADING_RE.match(row.text)
+        return match is not None and code_key(policy_ref(match["code"])) != code_key(ref)
 
     # recognisers: what a row is, given the state; no side effects
 
@@ -180,9 +187,8 @@ class SectionParser:
         if match is None:
             return None
         bold_code = row.bold_lead.startswith(row.text[: match.end("code")])
-        tight = bool(match["word"]) and bold_code and self.previous is not None and ends_sentence(self.previous.text)
-        if not (self._at_block_start(row) or tight):
-            return None  # (a bold "Policy X" after a finished sentence is a heading even without a gap above)
+        if not (self._at_block_start(row) or self._tight_heading(row, bool(match["word"]), bold_code)):
+            return None
         if self.block is Block.FRONT_MATTER and not (match["word"] or self._is_heading(row)):
             return None  # before the first chapter, only a heading that says "Policy" (or is set large) is one
         if row.size is None:
@@ -196,6 +202,18 @@ class SectionParser:
             name = bold_name or (name if len(name.split()) <= TITLE_MAX_WORDS else "")
         title = name if len(name) <= TITLE_MAX_CHARS and not name.endswith(".") else ""
         return Line(Kind.POLICY, policy_ref(match["code"]), title)
+
+    def _tight_heading(self, row: Row, word: bool, bold_code: bool) -> bool:
+        """A policy heading set close under the line before: a bold ``Policy X`` after a finished sentence, or a
+        wholly bold heading (``CSP2 Development Outside the Growth Network``) under a caption or heading that
+        is wholly bold too (the previous line is a title, not text the code could continue)."""
+        previous = self.previous
+        if previous is None or not bold_code:
+            return False
+        if word and ends_sentence(previous.text):
+            return True
+        whole = row.bold_lead == row.text and not ends_sentence(row.text)
+        return whole and previous.bold_lead == previous.text and CAPTION_RE.match(previous.text) is not None
 
     def _caption(self, row: Row) -> Line | None:
         match = CAPTION_RE.match(row.text)

@@ -37,13 +37,14 @@ from dataclasses import dataclass, field
 
 from lib.models import ExtractedDocument, PageText, Section
 from lib.text.contents import ListedPolicy, listed_policies, mark_contents
+from lib.text.document_parts import PartGrammar, split_parts
 from lib.text.footnotes import footnote_units, separate_footnotes
 from lib.text.justification import with_supports
-from lib.text.layout_rows import Row, body_size, printed_by_page, read_rows
-from lib.text.document_parts import PartGrammar, split_parts
+from lib.text.layout_rows import Row, body_size, read_rows_and_printed
 from lib.text.policy_labels import join_policy_labels
 from lib.text.section_parser import SectionParser
 from lib.text.section_units import Unit
+
 
 @dataclass
 class SectionReading:
@@ -66,10 +67,9 @@ def read_sections(doc: ExtractedDocument) -> SectionReading:
     (``lib.text.document_parts``: the body, a schedule of modifications bound in at the back, an appendix
     numbered its own way) is read with its own grammar and type sizes, so bound-in material never changes
     how the body is read; the parts' sections are then joined in document order."""
-    rows = read_rows(doc.pages)
+    rows, printed = read_rows_and_printed(doc.pages)
     mark_contents(rows)
     listed = listed_policies(rows)
-    printed = printed_by_page(rows)
     parts = split_parts(rows, body_size(doc.pages))
     readings = [_read_part(doc.pages, rows[part.start : part.end], part.grammar) for part in parts]
     if not any(parser.is_structured() for parser, _ in readings):
@@ -87,9 +87,7 @@ def _read_part(pages: list[PageText], rows: list[Row], grammar: PartGrammar) -> 
     body, footnotes = separate_footnotes(rows, size)
     probe = SectionParser(size)
     unchaptered = not any(probe.is_chapter_heading(row) for row in body if not row.contents)
-    parser = SectionParser(
-        size, decimal=grammar.decimal, unchaptered=unchaptered, modifications=grammar.modifications
-    )
+    parser = SectionParser(size, decimal=grammar.decimal, unchaptered=unchaptered, modifications=grammar.modifications)
     for row in join_policy_labels(body):
         parser.feed(row)
     units = sorted([*parser.units, *footnote_units(footnotes, parser.units)], key=lambda unit: unit.order)
