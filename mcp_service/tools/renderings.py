@@ -29,7 +29,7 @@ TEXT_FIELDS = ("text", "passage", "context", "sentence", "snippet")
 CITATION_FIELDS = frozenset(
     {"source", "version_label", "revision_id", "section_ref", "page_number", "page_numbers", "printed_page",
      "document_id", "filename", "file_path", "score", "relevance_score", "dense_score", "lexical_score",
-     "effective_from", "effective_to"}
+     "effective_from", "effective_to", "chunk_id"}
 )  # fmt: skip
 """What a citation line already says, or what only a program needs beside it: left out of the entry's fields."""
 SCALARS = (str, int, float, bool)

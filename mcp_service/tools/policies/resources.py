@@ -64,19 +64,18 @@ def linked(result: CallToolResult) -> CallToolResult:
 
 
 def links(entries: Iterable[dict[str, Any]]) -> list[ResourceLink]:
-    """For each cited entry (a hit, a section), a link to its section and one to its first page."""
+    """For each cited entry (a hit, a section), a link to its section and one to its first page, named briefly
+    (the URI says the rest; ``resources/read`` gives the mime type)."""
     out: list[ResourceLink] = []
     for entry in entries:
         source, revision_id, ref = entry.get("source"), entry.get("revision_id"), entry.get("section_ref")
         if not (isinstance(source, str) and isinstance(revision_id, str) and isinstance(ref, str)):
             continue
-        label = f"{source} {entry.get('version_label') or revision_id}, {ref}"
-        out.append(ResourceLink(type="resource_link", uri=section_uri(source, revision_id, ref), name=label,
-                                mime_type="application/json"))  # fmt: skip
+        out.append(ResourceLink(type="resource_link", uri=section_uri(source, revision_id, ref), name=ref))
         pages = entry.get("page_numbers") or [entry.get("page_number")]
         if isinstance(pages[0], int):
             out.append(ResourceLink(type="resource_link", uri=page_uri(source, revision_id, pages[0]),
-                                    name=f"{label}, PDF page {pages[0]}", mime_type="image/png"))  # fmt: skip
+                                    name=f"PDF page {pages[0]}"))  # fmt: skip
     return out
 
 
