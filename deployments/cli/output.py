@@ -7,6 +7,7 @@ import textwrap
 import typer
 
 from lib.governance.models import GovernanceAnswer
+from lib.policies.citation import page_citation
 from lib.policies.search import SearchResult
 from lib.policies.seeding import SeedStep
 
@@ -20,7 +21,7 @@ def print_result(result: SearchResult, *, width: int = 100) -> None:
         typer.echo(
             f"  {rank}. {hit.source} · {hit.version_label} · {hit.section_ref}"
             + (f" (supporting {hit.supports})" if hit.supports else "")
-            + f" · page {hit.page_number}"
+            + f" · {page_citation(hit.page_number, hit.printed_page)}"
             + (f"  (relevance {hit.relevance_score:.2f})" if hit.relevance_score is not None else "")
         )
         print_snippet(hit.text, width)

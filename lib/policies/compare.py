@@ -80,6 +80,7 @@ class SectionText(BaseModel):
     section_ref: str
     chapter: str
     page_numbers: list[int]
+    printed_page: str | None = Field(default=None, description="The page as printed where it starts; null if none")
     text: str
 
 

@@ -108,6 +108,7 @@ async def test_get_page_image_through_a_real_mcp_client_is_an_image_that_decodes
         refused = await session.call_tool("get_page_image", {**args, "page_number": 9999})
     assert not result.is_error and result.structured_content is not None
     assert result.structured_content["highlighted"] > 0
+    assert result.structured_content["printed_page"] == "33"  # the NPPF prints its PDF page numbers from page 3
     images = [block for block in result.content if isinstance(block, ImageContent)]
     assert len(images) == 1 and images[0].mime_type == "image/png"
     png = base64.b64decode(images[0].data)
@@ -120,7 +121,7 @@ async def test_get_page_image_through_a_real_mcp_client_is_an_image_that_decodes
         path = result.structured_content["url"].removeprefix("/api/v1")
         over_rest = api.get(path, params={"highlight": args["highlight"]})
     assert over_rest.status_code == 200 and over_rest.headers["content-type"] == "image/png"
-    assert over_rest.content == png
+    assert over_rest.content == png and over_rest.headers["x-printed-page"] == "33"
 
 
 def test_a_deleted_revisions_renders_go_with_its_original(fresh_service: Service) -> None:

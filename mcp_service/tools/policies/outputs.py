@@ -48,6 +48,9 @@ class PageImageOutput(BaseModel):
     revision_id: str
     version_label: str
     page_number: int
+    printed_page: str | None = Field(
+        default=None, description="The page as the document prints it ('57', 'iv', 'A-3', '62-63'); null if none"
+    )
     page_count: int
     width: int = Field(description="Pixels")
     height: int = Field(description="Pixels")

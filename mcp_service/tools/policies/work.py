@@ -134,7 +134,8 @@ def page(stores: PolicyStores, source: str, page_number: int, **kwargs: Any) -> 
     render = image.render
     url = f"/api/v1/policies/{image.source}/revisions/{image.revision_id}/pages/{image.page_number}.png"
     out = PageImageOutput(source=image.source, revision_id=image.revision_id, version_label=image.version_label,
-                          page_number=image.page_number, page_count=render.page_count, width=render.width,
+                          page_number=image.page_number, printed_page=image.printed_page,
+                          page_count=render.page_count, width=render.width,
                           height=render.height, highlighted=render.highlighted, url=url)  # fmt: skip
     return WithImage(out, render.png)
 
