@@ -108,9 +108,10 @@ async def cited_page(request: Request) -> Response:
     if ref:
         section = await threaded(get_policy_section, stores, source, ref, revision_id=revision_id)
     today = date.today()
+    day = read_day(request.query_params.get("date"), "date", "As of", Problems(), default=today) or today
     return render(request, "page.html", revision=revision, source=source, number=number, chunk=chunk, ref=ref,
                   section=section, page_count=revision.page_count, title=policy.title,
-                  standing=standing(revision, today, peers, today))  # fmt: skip
+                  standing=standing(revision, day, peers, today))  # fmt: skip
 
 
 async def page_png(request: Request) -> Response:

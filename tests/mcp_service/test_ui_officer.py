@@ -98,6 +98,8 @@ def test_each_revision_is_described_as_of_the_date_asked_never_superseded_when_i
     search(page, "2025-06-01")
     said = page.locator(".citation .standing").first.inner_text()
     assert "in force on 1 June 2025" in said and "superseded" not in said.lower()
+    page.click(".citation a.cite")
+    assert "in force on 1 June 2025" in page.inner_text(".standing"), "the cited page keeps the date asked"
     page.goto(f"{nppf_service.url}/ui/policies/NPPF/timeline?date=2025-06-01")
     script = "rows => rows.map(r => [r.dataset.revision, r.querySelector('.revision-standing').innerText])"
     rows = dict(page.eval_on_selector_all(".revision-row", script))

@@ -65,6 +65,8 @@ def test_a_plan_added_on_the_page_is_read_and_then_found_by_a_search(
     assert not fresh_service.stores.policies.registry.policy_exists(SOURCE), "nothing registered from a bad form"
     checked(page, "add-plan-bad-dates")
 
+    polled: list[str] = []
+    page.on("request", lambda r: polled.append(r.url) if r.headers.get("hx-request") else None)
     fill(page, pdf, effective_to="")
     page.click("#plan-form button[type=submit]")
     page.wait_for_url(f"**/ui/plans/{SOURCE}/*")
@@ -72,6 +74,7 @@ def test_a_plan_added_on_the_page_is_read_and_then_found_by_a_search(
     checked(page, "add-plan-progress")
     page.wait_for_selector("#plan-ready", timeout=READ_TIMEOUT_MS)
     assert page.get_attribute("#plan-status", "data-status") == "active"
+    assert any(u.endswith("/status") for u in polled), "the progress came from htmx polling its fragment"
     revision = fresh_service.stores.policies.registry.list_revisions(SOURCE)[0]
     assert revision.version_label == "Adopted March 2021" and revision.chunk_count > 0
     checked(page, "add-plan-ready")
