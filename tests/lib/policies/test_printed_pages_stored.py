@@ -1,5 +1,6 @@
 """The printed page travels from the NPPF's margins to every citation read back from the stores: a search hit, a
-section, the table of contents and a page image; a chunk stored before the field existed reads as null."""
+section, the table of contents, a page image and a quote check; a chunk stored before the field existed reads as
+null."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.policies.page_images import printed_page_of
+from lib.policies.quotes import verify_quote
 from lib.policies.search import search_policy
 from lib.policies.sections import get_policy_section, list_policy_sections
 
@@ -37,6 +39,10 @@ def test_the_nppf_printed_page_reaches_hits_sections_contents_and_pages(stores: 
     revision = policies.registry.get_revision("NPPF", REVISION)
     assert printed_page_of(policies, revision, 33) == "33"
     assert printed_page_of(policies, revision, 1) is None
+    quoted = verify_quote(policies, section.text.split(" ", 1)[1].split(". ")[0], sources=["NPPF"],
+                          effective_date="2025-01-01").match  # fmt: skip
+    assert quoted is not None and (quoted.section_ref, quoted.printed_page) == ("Para 116", "33")
+    assert quoted.citation.endswith("Para 116, p. 33")
 
     stored = policies.vectors.section_chunks("NPPF", REVISION, "Para 116")
     policies.vectors.collection.update(
