@@ -11,7 +11,7 @@ annotations at registration, and the bounds come from the settings in ``register
 from functools import partial
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -35,6 +35,7 @@ from mcp_service.tools.policies.outputs import (
     SnapshotOutput,
 )
 from mcp_service.tools.policies.resources import linked
+from mcp_service.tools.progress import reporter
 from mcp_service.tools.registration import READ_ONLY, date_field, tool
 
 SERVER_NAME = "policy-kb-mcp"
@@ -204,15 +205,14 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
 
     @tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def ingest_policy_revision(
-        source: Source, revision_id: RevisionId, file_path: FilePath, reindex: Reindex = False
+        source: Source, revision_id: RevisionId, file_path: FilePath, ctx: Context, reindex: Reindex = False
     ) -> Annotated[CallToolResult, IngestOutput]:
         """Extract, chunk, embed and store a registered revision's PDF; blocks until done. The same file
         again changes nothing unless reindex is true or its chunks were removed. Errors: revision_not_found,
         file_not_found, path_not_allowed, unsupported_file_type, no_content, cannot_reindex,
-        revision_already_exists."""
-        return await run_tool(
-            "ingest_policy_revision", partial(work.ingest_file, stores, source, revision_id, file_path, reindex)
-        )
+        revision_already_exists. Sends progress notifications when asked (a progressToken)."""
+        job = partial(work.ingest_file, stores, source, revision_id, file_path, reindex, reporter(ctx))
+        return await run_tool("ingest_policy_revision", job)
 
     @tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
     async def remove_policy_revision(

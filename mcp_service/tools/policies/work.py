@@ -11,7 +11,7 @@ from lib.dates import parse_date
 from lib.paths import read_allowed_file
 from lib.policies import search as lib_search
 from lib.policies.compare import compare_section
-from lib.policies.ingest import ingest_revision
+from lib.policies.ingest import Progress, ingest_revision
 from lib.policies.lifecycle import RegistrationAction, ensure_registered, remove_revision_chunks
 from lib.policies.models import IngestOutcome, RevisionCreate
 from lib.policies.page_images import page_image
@@ -48,7 +48,9 @@ def _ingested(source: str, revision_id: str, outcome: IngestOutcome, action: str
                         extraction_method=outcome.extraction_method, action=action)  # fmt: skip
 
 
-def ingest_file(stores: PolicyStores, source: str, revision_id: str, file_path: str, reindex: bool) -> IngestOutput:
+def ingest_file(
+    stores: PolicyStores, source: str, revision_id: str, file_path: str, reindex: bool, progress: Progress | None = None
+) -> IngestOutput:
     """Ingest the PDF at ``file_path`` as the registered revision (spec 000 FR-005), through the same
     ``lib`` functions as the ingestion and reindex flows: ``ensure_registered`` (idempotent by content
     hash), then ``ingest_revision`` or ``reindex_revision``.
@@ -56,13 +58,14 @@ def ingest_file(stores: PolicyStores, source: str, revision_id: str, file_path: 
     With ``reindex`` and a file other than the stored one, the revision is rebuilt from the file given,
     which replaces the stored original (``reindex_revision(..., replacement=)``). The same file already
     ingested is ``unchanged`` unless ``reindex``, or unless its chunks are gone (``remove_policy_revision``
-    then ``ingest_policy_revision``, the spec's reindex job): then it is ingested again."""
+    then ``ingest_policy_revision``, the spec's reindex job): then it is ingested again. ``progress(phase,
+    percent)`` is told how the ingestion goes (``lib.policies.ingest.Progress``)."""
     revision = stores.registry.get_revision(check_source(source), check_revision_id(revision_id))
     content = read_allowed_file(stores.settings, file_path)
     detect_file_type(content, {FileKind.PDF}, file_name=file_path)
     if reindex and revision.resolvable and revision.file_sha256 != sha256_bytes(content):
-        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id, replacement=content),
-                         "reindexed")  # fmt: skip
+        rebuilt = reindex_revision(stores, source, revision_id, replacement=content, progress=progress)
+        return _ingested(source, revision_id, rebuilt, "reindexed")
     registration = ensure_registered(
         stores,
         source,
@@ -77,11 +80,14 @@ def ingest_file(stores: PolicyStores, source: str, revision_id: str, file_path: 
     )
     current = registration.revision
     if registration.action != RegistrationAction.UNCHANGED:
-        return _ingested(source, revision_id, ingest_revision(stores, source, revision_id), "ingested")
+        return _ingested(source, revision_id, ingest_revision(stores, source, revision_id, progress=progress),
+                         "ingested")  # fmt: skip
     if reindex:
-        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id), "reindexed")
+        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id, progress=progress),
+                         "reindexed")  # fmt: skip
     if stores.vectors.count_revision(source, revision_id) != current.chunk_count:
-        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id), "ingested")
+        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id, progress=progress),
+                         "ingested")  # fmt: skip
     return IngestOutput(source=source, revision_id=revision_id, chunks_created=current.chunk_count,
                         chunks_removed=0, page_count=current.page_count,
                         extraction_method=current.extraction_method, action="unchanged")  # fmt: skip
