@@ -112,22 +112,25 @@ def ensure_registered(stores: PolicyStores, source: str, data: RevisionCreate, c
                 source=source,
                 revision_id=revision_id,
             )
-        remove_revision(stores, source, revision_id)
-        action = RegistrationAction.REPLACED_FAILED
+        action = RegistrationAction.REPLACED_FAILED  # register_revision replaces it
     created = register_revision(stores, source, data.model_copy(update={"revision_id": revision_id}), content)
     return Registration(revision=created.revision, action=action, superseded=created.superseded)
 
 
 def register_revision(stores: PolicyStores, source: str, data: RevisionCreate, content: bytes) -> CreatedRevision:
-    """Store the original (content-addressed) and create the revision as ``processing``.
+    """Store the original (content-addressed) and create the revision as ``processing``: what every upload
+    calls (REST, the web page, the ingest flow through ``ensure_registered``, the seed).
 
-    Chunk metadata of revisions it auto-supersedes is brought in step with their new ``effective_to``.
+    A ``failed`` revision of the same id is removed first (record, chunks, file), so uploading it again is the
+    retry, from every interface alike; a live one is ``revision_already_exists``. Chunk metadata of revisions
+    the new one auto-supersedes is brought in step with their new ``effective_to``.
     """
     stores.registry.get_policy(check_source(source))
     detect_file_type(content, {FileKind.PDF})
     if len(content) > stores.settings.files.max_upload_bytes:
         raise FileTooLargeError(f"File is larger than the {stores.settings.files.max_upload_bytes} byte limit")
-    revision_id = data.resolved_revision_id(source)
+    revision_id = check_revision_id(data.resolved_revision_id(source))
+    _drop_failed(stores, source, revision_id)
     sha = sha256_bytes(content)
     key = policy_file_key(source, revision_id, sha)
     stored = stores.objects.put_bytes(key, content, content_type="application/pdf")
@@ -153,6 +156,22 @@ def register_revision(stores: PolicyStores, source: str, data: RevisionCreate, c
             stores.objects.delete(key)
         raise
     return created
+
+
+def _drop_failed(stores: PolicyStores, source: str, revision_id: str) -> None:
+    """Remove a ``failed`` revision of this id before it is registered again (the retry of an ingestion)."""
+    try:
+        existing = stores.registry.get_revision(source, revision_id)
+    except RevisionNotFoundError:
+        return
+    if existing.status != RevisionStatus.FAILED:
+        return
+    try:
+        remove_revision(stores, source, revision_id)
+    except RevisionNotFoundError:  # a concurrent retry removed it first: the same end state
+        return
+    logger.info("lifecycle.failed_revision_replaced source=%s revision_id=%s error=%s",
+                source, revision_id, existing.error[:200])  # fmt: skip
 
 
 def create_revision(

@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from lib.policies.ingest import ingest_revision
-from lib.policies.lifecycle import create_revision, register_revision
+from lib.policies.lifecycle import create_revision, fail_revision, register_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
+from lib.stores.objects import sha256_bytes
 from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import Service
 from tests.mcp_service.tools import call
@@ -217,6 +218,28 @@ def test_ts06_overlapping_dates_are_refused(fresh_service: Service, api: httpx.C
     assert error_of(response) == (409, "revision_overlap")
     assert response.json()["error"]["details"]["conflicting_revision_id"] == "rev_2024"
     assert list(fresh_service.stores.policies.objects.list("policies/")) == []
+
+
+def test_a_failed_revision_is_retried_by_uploading_it_again_and_a_live_one_is_refused(
+    fresh_service: Service, api: httpx.Client
+) -> None:
+    """Issue 46: after a failed ingestion (Prefect's local API not starting) the upload answered 409
+    revision_already_exists, so only the MCP tool could retry it."""
+    with_policy(fresh_service)
+    stores = fresh_service.stores.policies
+    data = RevisionCreate(revision_id="rev_NPPF_2024_12", version_label="December 2024", effective_from="2024-12-12")
+    register_revision(stores, "NPPF", data, policy_pdf_bytes(edition="first try"))
+    fail_revision(stores.registry, stores.vectors, "NPPF", "rev_NPPF_2024_12", "internal: local API did not start")
+    content = policy_pdf_bytes(edition="December 2024")
+    response = upload(api, "NPPF", content, revision_id="rev_NPPF_2024_12")
+    assert response.status_code == 202, response.text
+    settled = wait_until_settled(api, "NPPF", "rev_NPPF_2024_12")
+    assert settled["status"] == "active", settled
+    revision = stores.registry.get_revision("NPPF", "rev_NPPF_2024_12")
+    assert (revision.error, revision.file_sha256) == ("", sha256_bytes(content))
+    assert [key for key in stores.objects.list("policies/NPPF/")] == [revision.file_path], "the failed file went"
+    again = upload(api, "NPPF", content, revision_id="rev_NPPF_2024_12")
+    assert error_of(again) == (409, "revision_already_exists")
 
 
 def test_upload_errors(fresh_service: Service, api: httpx.Client) -> None:
