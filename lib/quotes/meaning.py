@@ -12,7 +12,8 @@
 - ``antonym``: a word replaced by its opposite (permitted/refused, increase/decrease, before/after,
   within/outside, minimum/maximum...), or by itself with a negative prefix (acceptable/unacceptable).
 
-Any other difference (a typo, a dropped article, a comma, a word's case) is a slip that leaves the meaning.
+Any other difference (a typo, a dropped article, a comma, a word's case) is a slip that leaves the meaning; a
+misspelt word (``susbtantially``) is read as the word it misspells, unless the two are opposites.
 The vocabulary is general English as planning policy writes it, not tuned to one document.
 """
 
@@ -24,6 +25,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+
+TYPO_AT = 0.8
+"""How alike (rapidfuzz's ratio, 0..1) a word must be to another to be read as its misspelling."""
 
 Kind = Literal["negation", "modal", "number", "date", "qualifier", "antonym"]
 
@@ -144,9 +149,25 @@ def _opposed(a: str, b: str) -> bool:
     return len(short) >= 4 and any(long == prefix + short for prefix in _PREFIXES)
 
 
+def _misspelt(q: list[str], s: list[str]) -> tuple[list[str], list[str]]:
+    """Both sides without the words one misspells of the other (``susbtantially`` for ``substantially``: words of
+    six letters or more, at least ``TYPO_AT`` alike, not opposites), which change nothing."""
+    q, s = list(q), list(s)
+    for a in [w for w in q if w not in s and w.isalpha() and len(w) >= 6]:
+        twin = next((b for b in s if b not in q and b.isalpha() and len(b) >= 6 and _typo(a, b)), None)
+        if twin is not None:
+            q.remove(a)
+            s.remove(twin)
+    return q, s
+
+
+def _typo(a: str, b: str) -> bool:
+    return fuzz.ratio(a, b) >= TYPO_AT * 100 and not _opposed(a, b)
+
+
 def kinds(quoted: str, source: str) -> list[Kind]:
     """The kinds of change of meaning in one differing stretch (``quoted`` where the text has ``source``)."""
-    q, s = re.findall(r"[\w'-]+", quoted.lower()), re.findall(r"[\w'-]+", source.lower())
+    q, s = _misspelt(re.findall(r"[\w'-]+", quoted.lower()), re.findall(r"[\w'-]+", source.lower()))
     found: list[Kind] = []
     if _negations(q) != _negations(s):
         found.append("negation")

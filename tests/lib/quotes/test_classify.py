@@ -86,6 +86,7 @@ def test_typography_whitespace_hyphens_and_marked_omissions_are_normalised(quote
         ),
         ("Applications should increase the minimum tree-cover to 20 per cent of the site", "tree-cover", "tree cover"),
         ("Car parking in a town centre should be kept to a maximum of 1,000 spaces", "a", "the"),
+        ("the applicant demonstrates that the benefits claerly outweigh the harm", "claerly", "clearly"),
         ("Car parking in the town centre should be kept to a maximum of 1000 spaces", "1000", "1,000"),
         ("should increase the minimum tree cover to 20% of the site, except where", "20%", "20 per cent"),
     ],
