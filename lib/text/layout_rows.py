@@ -90,11 +90,6 @@ def read_rows_and_printed(pages: Iterable[PageText]) -> tuple[list[Row], dict[in
     return kept, page_values(printed)
 
 
-def printed_by_page(rows: Iterable[Row]) -> dict[int, str]:
-    """The printed page of each PDF page holding rows (``read_rows_and_printed`` knows every page's)."""
-    return page_values({(row.page, row.half): row.printed_page for row in rows if row.printed_page is not None})
-
-
 def read_printed(pages: Iterable[PageText]) -> dict[int, str]:
     """The page each PDF page prints, for pages that print one: for readers that need no sections."""
     return read_rows_and_printed(pages)[1]

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 SEARCH_PAGES = 4
 """A number keeps step with one on a page at most this many PDF pages away (unnumbered maps, dividers between)."""
 
-_BARE_RE = re.compile(r"^(?P<word>page\s+)?(?P<num>\d{1,4})(?P<of>\s*(?:of|/)\s*\d{1,4})?$", re.IGNORECASE)
+_WORD = r"(?:page|pg\.?|p\.)\s*"
+_BARE_RE = re.compile(rf"^(?P<word>{_WORD})?(?P<num>\d{{1,4}})(?P<of>\s*(?:of|/)\s*\d{{1,4}})?$", re.IGNORECASE)
+_DECORATION_RE = re.compile(r"^[-\u2013\u2014|\u00b7\u2022]+\s*|\s*[-\u2013\u2014|\u00b7\u2022]+$")
 _BARE_SPREAD_RE = re.compile(r"^(\d{1,4})(?:\s*[-\u2013\u2014]\s*|\s+)(\d{1,4})$")
-_BARE_ROMAN_RE = re.compile(r"^(?:page\s+)?([ivxlcdm]{1,8}|[IVXLCDM]{1,8})$", re.IGNORECASE)
-_PREFIXED_RE = re.compile(r"^(?:page\s+)?([A-Z]{1,2})\s?[-\u2013\u2014]\s?(\d{1,3})$", re.IGNORECASE)
+_BARE_ROMAN_RE = re.compile(rf"^(?:{_WORD})?([ivxl]{{1,8}}|[IVXL]{{1,8}})$", re.IGNORECASE)
+_PREFIXED_RE = re.compile(rf"^(?:{_WORD})?([A-Z]{{1,2}})\s?[-\u2013\u2014]\s?(\d{{1,3}})$", re.IGNORECASE)
 _WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b|\b(\d{1,4})\s+of\s+\d{1,4}\b", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,4}(?![\d/:]|[.,]\d)")
 _IN_ROW_PREFIXED_RE = re.compile(r"(?<![\w-])([A-Z])\s?[-\u2013]\s?(\d{1,3})(?![\w-])")
@@ -83,9 +85,10 @@ def roman_value(text: str) -> int | None:
 
 
 def bare_tokens(text: str, centre: float | None = None) -> list[PageToken]:
-    """The page number a margin row is alone (``12``, ``Page 12``, ``12 of 80``, ``iv``, ``A-3``, ``62-63``);
-    [] when the row holds anything else."""
-    text = " ".join(text.split())
+    """The page number a margin row is alone (``12``, ``Page 12``, ``p. 12``, ``12 of 80``, ``- 12 -``, ``iv``,
+    ``A-3``, ``62-63``); [] when the row holds anything else. Roman numerals are front matter's: i to l
+    (``c`` or ``d`` alone is a list item's letter)."""
+    text = _DECORATION_RE.sub("", " ".join(text.split()))
     if match := _BARE_RE.match(text):
         number = int(match["num"])
         worded = bool(match["word"] or match["of"])

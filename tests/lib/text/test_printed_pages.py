@@ -61,6 +61,17 @@ def test_page_n_of_m_footers_and_a_page_without_a_number() -> None:
     assert printed == {1: "1", 3: "3", 4: "4"}
 
 
+def test_numbers_set_between_dashes_and_words_for_page() -> None:
+    assert _printed(_pdf(["- 1 -", "- 2 -", "p. 3", None])) == {1: "1", 2: "2", 3: "3"}
+
+
+def test_a_list_letter_alone_at_the_foot_of_a_page_stays_in_the_text() -> None:
+    document = extract_document(_pdf(["(c)", "(d)", "x", "xi"]), enable_ocr=False)
+    text = "\n".join(s.text for s in read_sections(document).sections)
+    assert "(c)" in text and "(d)" in text
+    assert read_printed(document.pages) == {3: "x", 4: "xi"}
+
+
 def test_a_lone_number_that_keeps_step_with_no_page_is_not_taken() -> None:
     assert _printed(_pdf([None, "7", None, None, None, None, "40"])) == {}
 
