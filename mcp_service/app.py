@@ -62,7 +62,7 @@ VERSION = "0.1.0"
 def new_mcp_server(name: str, instructions: str) -> MCPServer:
     """An empty MCP server with the service's error envelope, ready for its tools."""
     # MCPServer() configures logging itself (a Rich handler at INFO) when the process has not: a plain
-    # format first, so every log line is not a rendered table on the event loop (figures: README Performance).
+    # format first, so every log line is not a rendered table on the event loop (figures: docs/performance.md).
     configure_logging()
     # Stateless Streamable HTTP ends a "session" per request, and the SDK logs each at INFO.
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
