@@ -14,7 +14,7 @@ from lib.errors import KBError
 from lib.policies.quotes import verify_quote
 from mcp_service.ui.forms import Problems, read_day
 from mcp_service.ui.rendering import policy_stores, render, threaded
-from mcp_service.ui.words import nothing_in_force
+from mcp_service.ui.words import nothing_in_force, spoken
 
 MAX_QUOTE_CHARS = 4000
 
@@ -51,8 +51,9 @@ async def verify(request: Request) -> Response:
         by_source = await threaded(stores.registry.revisions_by_source, chosen or list(titles))
         empty = nothing_in_force([r for revs in by_source.values() for r in revs], day)
     return render(request, "verify.html", status_code=400 if problems else 200, part="_verify.html", quote=quote,
-                  day=day.isoformat(), typed_day=typed or day.isoformat(), chosen=chosen, policies=policies,
-                  titles=titles, checked=checked, empty=empty, problems=problems, meanings=MEANINGS)  # fmt: skip
+                  day=day.isoformat(), day_spoken=spoken(day), typed_day=typed or day.isoformat(), chosen=chosen,
+                  policies=policies, titles=titles, checked=checked, empty=empty, problems=problems,
+                  meanings=MEANINGS)  # fmt: skip
 
 
 QUOTE_ROUTES = [Route("/verify", verify)]

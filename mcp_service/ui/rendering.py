@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
+from lib.policies.citation import page_citation
 from lib.policies.stores import PolicyStores
 from mcp_service.ui.shapes import citation
 from mcp_service.ui.words import spoken
@@ -21,6 +22,7 @@ from mcp_service.ui.words import spoken
 T = TypeVar("T")
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
 TEMPLATES.env.globals["citation"] = citation
+TEMPLATES.env.globals["page_citation"] = page_citation
 TEMPLATES.env.filters["spoken"] = spoken
 
 

@@ -172,7 +172,14 @@ def test_a_phone_reads_every_view_in_one_column_without_scrolling_sideways(page:
     try:
         search(page, "2025-06-01")
         href = page.get_attribute(".citation a.cite", "href")
-        for path in (None, href, "/ui/policies/NPPF/timeline", "/ui/policies/NPPF/contents", "/ui/ingestion"):
+        views = (
+            "/ui/policies/NPPF/timeline",
+            "/ui/policies/NPPF/contents",
+            "/ui/ingestion",
+            "/ui/verify",
+            "/ui/plans/new",
+        )
+        for path in (None, href, *views):
             if path is not None:
                 page.goto(nppf_service.url + path)
             wide = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
@@ -183,9 +190,17 @@ def test_a_phone_reads_every_view_in_one_column_without_scrolling_sideways(page:
         page.set_viewport_size({"width": 1280, "height": 900})
 
 
-@pytest.mark.parametrize(
-    "path", ["/ui/search?q=highways&date=2025-06-01", "/ui/policies/NPPF/timeline", "/ui/governance", "/ui/ingestion"]
+WALKED = (
+    "/ui/search?q=highways&date=2025-06-01",
+    "/ui/policies/NPPF/timeline",
+    "/ui/governance",
+    "/ui/ingestion",
+    "/ui/verify?quote=planning+permission+should+be+granted",
+    "/ui/plans/new",
 )
+
+
+@pytest.mark.parametrize("path", WALKED)
 def test_a_keyboard_walk_reaches_every_control_with_visible_focus(page: Page, nppf_service: Service, path: str) -> None:
     page.goto(nppf_service.url + path)
     total = page.evaluate(

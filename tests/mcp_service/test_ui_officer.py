@@ -86,10 +86,18 @@ def test_the_verify_box_shows_the_classification_and_the_word_difference(page: P
     altered = " ".join([*words[:changed], "never", *words[changed:]])
     expected = verify_quote(stores, altered, effective_date="2025-06-01")
     shown = verify_in_page(page, nppf_service.url, altered, "2025-06-01")
-    assert shown == expected.verdict and shown not in ("exact", "normalised")
+    assert shown == expected.verdict == "altered", "a negation added changes the meaning"
     assert "never" in page.inner_text("#word-diff"), "the inserted word, verbatim, in the difference"
-    assert "% alike" not in page.inner_text("#verdict") or shown == "close"
-    checked(page, f"verify-{shown}")
+    assert "never" in page.inner_text("#meaning-changes")
+    assert "% alike" not in page.inner_text("#verdict"), "no similarity for a quote that says something else"
+    checked(page, "verify-altered")
+
+    draft = get_policy_section(stores, "NPPF", "Policy TR6", revision_id=DRAFT).text
+    elsewhere = " ".join(draft.split()[2:30])
+    shown = verify_in_page(page, nppf_service.url, elsewhere, "2025-06-01")
+    assert shown == verify_quote(stores, elsewhere, effective_date="2025-06-01").verdict == "not_in_force"
+    assert "December 2025 consultation draft" in page.inner_text("#verdict")
+    checked(page, "verify-not-in-force")
 
 
 def test_each_revision_is_described_as_of_the_date_asked_never_superseded_when_in_force(
