@@ -15,8 +15,9 @@ MIN_STRUCTURED_UNITS = 3
 CHAPTER_RE = re.compile(r"^(?:Chapter\s+)?(?P<num>\d{1,2})[.:]?\s+(?:[-–—]\s+)?(?P<title>\S.*)$")
 ANNEX_RE = re.compile(r"^(?P<kind>Annex|Appendix|Schedule)\s+(?P<num>[A-Z0-9]{1,3})\b\s*[:.\-–]?\s*(?P<title>.*)$")
 PARA_RE = re.compile(r"^(?P<num>\d{1,3})\.(?:\s+|$)")
-MODIFICATION_RE = re.compile(r"^(?P<code>MM?)\s?(?P<num>\d{1,3})(?![\w.(/])\s*(?P<rest>.*)$")
-"""A row of a schedule of main modifications: ``MM74 Policy HO3.5 ...`` or ``M5 Page 11 paragraph 1.22``."""
+MODIFICATION_RE = re.compile(r"^(?P<code>(?:[A-Z]{1,5}/)?MM?)\s?(?P<num>\d{1,3})(?![\w.(/])\s*(?P<rest>.*)$")
+"""A row of a schedule of main modifications: ``MM74 Policy HO3.5 ...``, ``M5 Page 11 paragraph 1.22``, or with
+the plan's own prefix where one examination changes several plans (``AAP/MM3``)."""
 DECIMAL_RE = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,3}){1,3})\.?(?=\s|$)")
 """A paragraph in a plan's decimal numbering: ``3.51``, ``01.03``, ``4.7.2``."""
 SUBHEADING_SCALE = 1.1
@@ -27,6 +28,8 @@ TITLE_MAX_WORDS = 12
 CAPTION_RE = re.compile(
     r"^(?P<label>(?:Table|Figure)\s+[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?)\b\s*(?:[:.\-–]\s*(?P<title>.*))?$"
 )
+GLOSSARY_HEADING_RE = re.compile(r"^Glossary\b", re.IGNORECASE)
+"""A heading that opens a glossary inside a chapter or appendix: its bold ``Term:`` rows are entries."""
 GLOSSARY_TERM_RE = re.compile(r"^(?P<term>[^:]{2,150}?)(?:\[\^\d+\])*\s*:")
 
 

@@ -32,6 +32,7 @@ from lib.text.section_grammar import (
     CAPTION_RE,
     CHAPTER_RE,
     DECIMAL_RE,
+    GLOSSARY_HEADING_RE,
     GLOSSARY_TERM_RE,
     MAX_SKIPPED_PARAGRAPHS,
     MIN_STRUCTURED_UNITS,
@@ -184,8 +185,8 @@ class SectionParser:
         or heading type; without layout, ``Policy`` or a colon must say so. The name is the title when it
         reads as one (the policy's own text may follow the code on the same line: ``CS1 The Council will``)."""
         match = POLICY_HEADING_RE.match(row.text)
-        if match is None:
-            return None
+        if match is None or self.chapter.glossary:
+            return None  # (a glossary defines terms: ``SP1: Strategic Policy 1`` there is an entry, not the policy)
         bold_code = row.bold_lead.startswith(row.text[: match.end("code")])
         if not (self._at_block_start(row) or self._tight_heading(row, bool(match["word"]), bold_code)):
             return None
@@ -301,6 +302,8 @@ class SectionParser:
         after it is no longer the policy's (a plan's reasoned justification without paragraph numbers)."""
         if self.block is Block.POLICY and (self._is_heading(row) or DECIMAL_RE.match(row.text)):
             self.block, self.detached = Block.CHAPTER, True
+        if self._is_heading(row) and GLOSSARY_HEADING_RE.match(row.text):
+            self.chapter = replace(self.chapter, glossary=True)  # a glossary without an annex number of its own
         previous = self.pending[-1] if self.pending else None
         if previous is not None and previous.size == row.size and not row.gap_before:
             self.subheading = f"{self.subheading} {row.text}"

@@ -95,14 +95,16 @@ def _read_part(pages: list[PageText], rows: list[Row], grammar: PartGrammar) -> 
 
 
 def _qualified(units: list[Unit], taken: set[str]) -> list[Section]:
-    """A later part's sections; a ref an earlier part already holds is qualified by the part's own heading
-    (``Appendix 2 Para 3``) where it has one, as a numbering restarted after an annex heading is."""
-    label = next((unit.ref for unit in units if unit.kind == "appendix"), "")
+    """A later part's sections. Where the part has a heading of its own (``Appendix 2``), its paragraphs,
+    numbered within it, and any ref an earlier part already holds are qualified by it (``Appendix 2 Para 3``),
+    as a numbering restarted after an annex heading is."""
+    label = next((unit.ref for unit in units if unit.kind == "appendix"), "") if taken else ""
     sections: list[Section] = []
     for unit in units:
         section = unit.to_section()
-        if label and section.section_ref in taken and not section.section_ref.startswith(label):
-            section = section.model_copy(update={"section_ref": f"{label} {section.section_ref}"})
+        ref = section.section_ref
+        if label and (unit.kind == "paragraph" or ref in taken) and not ref.startswith(label):
+            section = section.model_copy(update={"section_ref": f"{label} {ref}"})
         sections.append(section)
     return sections
 

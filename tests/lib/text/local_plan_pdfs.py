@@ -14,7 +14,12 @@
   (``(continued)``) and named again in a monitoring table at the end;
 - pages set in two columns with one printed page number each, centred below both;
 - an inspector's schedule of main modifications: ``MM1`` .. ``MM7`` rows, one quoting a policy and another a
-  decimal-numbered paragraph of the plan it changes.
+  decimal-numbered paragraph of the plan it changes (``AAP/MM1`` .. where one examination changes several plans);
+- that report with that schedule bound in at the back (``bound_report_pdf``);
+- a core strategy printing each policy as a bold ``Policy`` label over its bold code, the policy's first words on
+  the code's line (``CS 1 Development ...``), and one policy heading set right under a bold table caption;
+- a plan with a glossary (bold ``Term:`` entries, one led by a policy code) and an appendix of whole-numbered
+  items bound after its decimal-numbered body.
 """
 
 from __future__ import annotations
@@ -258,9 +263,10 @@ MODIFICATIONS = [
 ]  # fmt: skip
 
 
-def modifications_pdf() -> bytes:
-    """A cover, then the schedule: a bold header row, then one row per modification, its code and the plan
-    reference it changes on the first line, the change below (``@`` marks a quoted policy heading, set bold)."""
+def modifications_pdf(prefix: str = "MM") -> bytes:
+    """A cover, then the schedule: a bold header row, then one row per modification, its code (``MM1``, or
+    ``prefix`` and the number) and the plan reference it changes on the first line, the change below (``@`` marks
+    a quoted policy heading, set bold)."""
     doc = pymupdf.open()
     doc.new_page(width=WIDTH, height=HEIGHT).insert_text(
         (LEFT, 300), "Appendix - Main Modifications", fontsize=24, fontname="hebo"
@@ -270,7 +276,7 @@ def modifications_pdf() -> bytes:
     writer.line("MM Ref   Local Plan Ref   Modification", bold=True)
     writer.gap()
     for code, where, lines in MODIFICATIONS:
-        writer.line(f"{code} {where}")
+        writer.line(f"{prefix}{code.removeprefix('MM')} {where}")
         for line in lines:
             writer.line(line.removeprefix("@"), bold=line.startswith("@"))
     return doc.tobytes()
@@ -294,4 +300,81 @@ def two_column_pdf(pages: int = 3) -> bytes:
                     page.insert_text((x, y), line, fontsize=BODY, fontname="helv")
                     y += LINE
                 y += GAP
+    return doc.tobytes()
+
+
+def bound_report_pdf() -> bytes:
+    """``inspectors_report_pdf`` with ``modifications_pdf`` bound in after it, as councils publish them."""
+    doc = pymupdf.open(stream=inspectors_report_pdf(), filetype="pdf")
+    doc.insert_pdf(pymupdf.open(stream=modifications_pdf(), filetype="pdf"))
+    return doc.tobytes()
+
+
+CORE_POLICIES = [
+    ("CS 1", "Development will protect and enhance the landscape, its tranquillity and its wildlife, and"),
+    ("CS 2", "New homes will be built in the market towns first and then in the larger villages, so that"),
+    ("CS 3", "Navigable water space will be protected, and moorings provided where they do no harm, so"),
+]
+
+
+def core_strategy_pdf() -> bytes:
+    """A cover, then chapter 5 in decimal paragraphs; each policy is a bold ``Policy`` label, then its bold code
+    with the policy's first words on the same line and no gap above it; ``CSP4 Development Outside the Growth
+    Network`` is set right under a bold ``Table 3`` caption, without a gap."""
+    doc = pymupdf.open()
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text((LEFT, 300), "Example Core Strategy", fontsize=28,
+                                                         fontname="hebo")  # fmt: skip
+    writer = Writer(doc)
+    writer.new_page()
+    writer.line("5. Core Strategy Policies", size=18, bold=True)
+    writer.gap()
+    for number, (code, first_words) in enumerate(CORE_POLICIES, start=1):
+        writer.paragraph(f"5.{number} The policy below follows from the strategic objectives and the evidence "
+                         "gathered for the plan, and is applied together with the other policies.")  # fmt: skip
+        writer.line("Policy", bold=True)
+        writer._bold_then_plain(f"{code} ", first_words)
+        writer.line("the places people value keep the character that makes them distinct from one another.")
+        writer.gap()
+        writer.paragraph("Proposals will be judged against these aims and against the design guidance in force.")
+    writer.paragraph("5.4 The table below summarises the proposals for each regeneration corridor in turn.")
+    writer.line("Table 3: A Summary of Proposals for the Regeneration Corridors (continued)", bold=True)
+    writer.line("CSP4 Development Outside the Growth Network", bold=True)
+    writer.gap()
+    writer.paragraph("Areas outside the growth network will keep their green belt and their local centres, and "
+                     "new homes there will be built only on land already developed.")  # fmt: skip
+    writer.paragraph("5.5 Policy CSP4 keeps the countryside between the towns open.")
+    return doc.tobytes()
+
+
+PARKING_STANDARDS = ["Flats: one space", "Houses of two bedrooms: two spaces", "Larger houses: three spaces",
+                     "Shops: one space for each 20 square metres", "Offices: one space for each 30 square metres",
+                     "Industry: one space for each 50 square metres", "Schools: one space for each teacher",
+                     "Care homes: one space for each three beds", "Hotels: one space for each room",
+                     "Cycle parking: one stand for each home", "Electric charging: one point for each home",
+                     "Visitors: one space for each four homes"]  # fmt: skip
+
+
+GLOSSARY = [
+    ("Affordable housing", "homes for sale or rent for those whose needs the market does not meet."),
+    ("LP4", "the fourth policy of the previous local plan, now replaced."),
+    ("Settlement boundary", "the line drawn around a town or village on the policies map."),
+]
+
+
+def plan_with_glossary_and_appendix_pdf() -> bytes:
+    """``local_plan_pdf``'s cover, contents and chapter 3, then a ``Glossary`` (bold ``Term:`` entries, one of
+    them ``LP4: ...``, a code the plan never uses for a policy) and ``Appendix 1: Parking Standards``, twelve
+    whole-numbered items: more numbered rows than the body has decimal ones."""
+    doc = pymupdf.open(stream=local_plan_pdf(), filetype="pdf")
+    writer = Writer(doc)
+    writer.new_page()
+    writer.line("Glossary", size=18, bold=True)
+    writer.gap()
+    for term, meaning in GLOSSARY:
+        writer.paragraph(f"{term}: {meaning}", bold_lead=f"{term}:")
+    writer.new_page()
+    writer.line("Appendix 1: Parking Standards", size=18, bold=True)
+    writer.gap()
+    for number, item in enumerate(PARKING_STANDARDS, start=1):
+        writer.paragraph(f"{number}. {item}.")
     return doc.tobytes()
