@@ -22,22 +22,35 @@ SEED_FILE = "deployments/seed/seed.yaml"
 
 
 def run_seed(stores: Stores, config: str) -> SeedResult:
-    """The seed flow with a progress bar per configured revision."""
+    """The seed flow with a progress bar per configured revision. Prefect's local API is started first
+    (``flows.local_api``); if it will not start, the same seeding runs without Prefect rather than fail."""
     from deployments.progress import RevisionProgress, quiet_prefect_console
     from flows.common import bound_stores
-    from flows.seed import resolve_seed_config, seed_policies
-    from lib.policies.seeding import load_seed_config
+    from flows.local_api import LocalApiStartError, ensure_local_api
+    from flows.seed import SeedResult, resolve_seed_config, seed_policies, summarise
+    from lib.policies import seeding
 
-    seed_file = load_seed_config(resolve_seed_config(stores.policies, config))
+    path = resolve_seed_config(stores.policies, config)
+    seed_file = seeding.load_seed_config(path)
     targets = [(p.source, r.resolved_revision_id(p.source)) for p in seed_file.policies for r in p.revisions]
     quiet_prefect_console(verbose())
+    try:
+        ensure_local_api(stores.settings.jobs.local_api_start_timeout_seconds)
+        orchestrated = True
+    except LocalApiStartError as exc:
+        typer.secho(f"Prefect's local API did not start ({exc}): seeding without Prefect.", fg="yellow")
+        orchestrated = False
+    how = "through the seed flow" if orchestrated else "without Prefect"
     with (
         bound_stores(stores),
-        RevisionProgress(
-            stores.policies.registry, targets, title=f"Seeding {len(targets)} revisions through the seed flow"
-        ),
+        RevisionProgress(stores.policies.registry, targets, title=f"Seeding {len(targets)} revisions {how}"),
     ):
-        result = seed_policies(config=config)
+        if orchestrated:
+            result = seed_policies(config=config)
+        else:
+            steps = seeding.seed_policies(stores.policies, path)
+            changed, message = summarise(steps)
+            result = SeedResult(config=str(path), steps=steps, changed=changed, message=message)
     for step in result.steps:
         print_step(step)
     typer.secho(result.message, bold=True)

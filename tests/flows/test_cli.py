@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prefect.server.api.server import SubprocessASGIServer
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
 from deployments.cli import app
@@ -84,3 +86,29 @@ def test_seed_prints_each_step_and_says_when_there_was_nothing_to_do(cli_env: St
     out = run("seed", "--config", str(folder / "seed.yaml"))
     assert "ingested        LOCAL_PLAN rev_LOCAL_PLAN_2015_07 (6 chunks)" in out
     assert "Nothing to do" in run("seed", "--config", str(folder / "seed.yaml"))
+
+
+def test_seed_runs_without_prefect_when_its_local_api_will_not_start(
+    cli_env: Stores, flow_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: under load Prefect's local API missed its start-up limit and the seed failed; now the same
+    seeding runs without Prefect, and the revision ends active."""
+    folder = flow_settings.files.allowed_roots[0] / "seed"
+    write_policy_pdf(folder / "lp.pdf", edition="2015")
+    revision = {"version_label": "2015", "effective_from": "2015-07-20", "file": "lp.pdf"}
+    config = {"policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan",
+                            "revisions": [revision]}]}  # fmt: skip
+    (folder / "seed.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("LOCAL_API_START_TIMEOUT_SECONDS", "0.001")  # no server can start in that time
+    running = SubprocessASGIServer._instances.pop(None, None)
+    try:
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):  # the embedded default: no API URL
+            out = run("seed", "--config", str(folder / "seed.yaml"))
+        left = SubprocessASGIServer._instances.get(None)
+    finally:
+        if running is not None:
+            SubprocessASGIServer._instances[None] = running
+    assert "seeding without Prefect" in out
+    assert "ingested        LOCAL_PLAN rev_LOCAL_PLAN_2015_07 (6 chunks)" in out
+    assert cli_env.policies.registry.get_revision("LOCAL_PLAN", "rev_LOCAL_PLAN_2015_07").status.value == "active"
+    assert left is None or left.server_process is None, "no server that missed its start is left"
