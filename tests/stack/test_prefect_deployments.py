@@ -3,6 +3,7 @@ process worker on the ``policy-kb`` pool, as the UI and the nightly schedule sta
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -26,7 +27,7 @@ from deployments.stack.layout import PROJECT_ROOT
 from deployments.stack.manager import status
 from flows.kb_documents import KB_DEPLOYMENT
 from tests.polling import eventually
-from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, Prefect
+from tests.stack.conftest import AUDIT_DEPLOYMENT, INGEST_DEPLOYMENT, RUN_TIMEOUT_S, Prefect
 
 GHOST = {"source": "GHOST", "revision_id": "rev_GHOST_2020_01"}
 
@@ -102,6 +103,30 @@ def test_an_audit_run_with_findings_ends_failed(stack: StackLayout, stack_nppf: 
     assert "orphan_chunks=1" in (run.state.message or "")
 
 
+def stop_worker(process: subprocess.Popen[bytes], worker: psutil.Process) -> list[str]:
+    """Stop a worker the way its operator would (SIGTERM to its process group) and wait until it has stopped;
+    the command lines of flow runs still going after ``RUN_TIMEOUT_S`` (killed, so nothing outlives the test).
+
+    A Prefect worker told to stop takes no new run but waits for the runs it holds, and starts each run's
+    process in a session of its own, so the group's SIGTERM does not reach them. A run it picked up just
+    before (the five-minute kb uploads cleanup runs on the same queue) keeps it alive for as long as that run
+    takes, which under a full test run is more than a minute: the worker's own stop is bounded only once
+    those runs have ended, each as long as any run may take."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        runs = worker.children(recursive=True)
+    except psutil.NoSuchProcess:
+        runs = []
+    _, still = psutil.wait_procs(runs, timeout=RUN_TIMEOUT_S)
+    held = []
+    for run in still:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            held.append(" ".join(run.cmdline()))
+            run.kill()
+    process.wait(timeout=60)
+    return held
+
+
 def _ran(log: Path) -> list[str]:
     """The flow runs whose audit ran in the worker that wrote ``log`` (a run's output goes to its worker's)."""
     return re.findall(r"audit\.done .*?flow_run_id=([0-9a-f-]{36})", log.read_text(errors="replace"))
@@ -139,8 +164,8 @@ def test_two_workers_drain_one_queue_each_run_once_and_the_deployment_limit_hold
     finally:
         first.resume()
         second.resume()
-        os.killpg(second_process.pid, signal.SIGTERM)
-        second_process.wait(timeout=60)
+        held = stop_worker(second_process, second)
+    assert not held, f"runs of the second worker still going {RUN_TIMEOUT_S} s after it was stopped: {held}"
     assert all(r.state is not None and r.state.is_completed() and r.run_count == 1 for r in ended), ended
     in_first, in_second = _ran(stack.logs / "worker.log"), _ran(log)
     assert str(by_second.id) in in_second and str(by_first.id) in in_first
