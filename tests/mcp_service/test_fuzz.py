@@ -26,7 +26,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
-from schemathesis import Case
+from schemathesis import Case, GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Ok
 from schemathesis.schemas import APIOperation
@@ -44,7 +44,7 @@ from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, bearer, running, s
 from tests.mcp_service.tool_names import SERVER_TOOLS
 
 FUZZ_DB = 12
-REST_EXAMPLES = 12
+REST_EXAMPLES = 8
 TOOL_EXAMPLES = 6
 FUZZ = settings(
     max_examples=REST_EXAMPLES,
@@ -133,11 +133,15 @@ def test_the_fuzzed_document_is_the_one_served(fuzzed: Fuzzed) -> None:
     assert (served["paths"], served["components"]) == (REST_DOCUMENT["paths"], REST_DOCUMENT["components"])
 
 
+@pytest.mark.parametrize("mode", list(GenerationMode), ids=lambda mode: mode.value)
 @pytest.mark.parametrize("operation", sorted(REST_OPERATIONS))
-def test_the_rest_api_answers_every_generated_request_in_its_envelope(fuzzed: Fuzzed, operation: str) -> None:
+def test_the_rest_api_answers_every_generated_request_in_its_envelope(
+    fuzzed: Fuzzed, operation: str, mode: GenerationMode
+) -> None:
+    """Requests valid under the document (``positive``) and requests it says are invalid (``negative``)."""
     statuses: list[int] = []
 
-    @given(case=REST_OPERATIONS[operation].as_strategy())
+    @given(case=REST_OPERATIONS[operation].as_strategy(mode))
     @FUZZ
     def answers(case: Case) -> None:
         response = case.call(base_url=fuzzed.api, headers=bearer(), timeout=60)
@@ -148,7 +152,8 @@ def test_the_rest_api_answers_every_generated_request_in_its_envelope(fuzzed: Fu
             assert in_the_error_envelope(response.json()), (response.status_code, response.text[:500])
 
     answers()
-    assert 401 not in statuses, "the fuzzer's requests were not authenticated"
+    if mode is GenerationMode.POSITIVE:  # a negative case may drop or spoil the credential: its 401 is right
+        assert 401 not in statuses, "the fuzzer's requests were not authenticated"
 
 
 # -- MCP, every tool from its input schema -------------------------------------------------------------------------
