@@ -76,6 +76,8 @@ def test_a_person_signs_in_at_the_issuer_lands_back_signed_in_and_searches(
         assert set(held) == {"sub", "write", "until"} and held["sub"] == USER and held["write"] is True
         assert not [c for c in context.cookies() if c["name"] == "policy_kb_ui_oauth"], "the flow cookie is spent"
         assert set(search(page, "2025-06-01")) == {DEC_2024}
+        page.goto(f"{ui_service.url}/ui/plans/new")
+        assert page.locator("#plan-form").count() == 1, "a token with the write scope may add a plan"
         page.click("text=Sign out")
         page.goto(f"{ui_service.url}/ui/policies")
         assert urlsplit(page.url).path == "/ui/signin"

@@ -192,3 +192,13 @@ def test_a_bad_date_is_answered_in_plain_words_with_the_form_kept(page: Page, np
     assert page.input_value("#quote") == "planning permission should be granted"
     assert page.input_value("#date") == "31/12/2024"
     assert date.today().isoformat() in page.inner_text("#problems"), "an example of the form wanted"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/ui/policies", "/ui/policies/NPPF/contents", "/ui/governance?date=2025-06-01", "/ui/ingestion", "/ui/verify"],
+)
+def test_the_other_views_pass_axe_too(page: Page, nppf_service: Service, path: str) -> None:
+    response = page.goto(nppf_service.url + path)
+    assert response is not None and response.status == 200
+    checked(page, "view-" + path.strip("/").split("?")[0].replace("/", "-"))
