@@ -53,6 +53,9 @@ from lib.text.policy_codes import POLICY_HEADING_RE, code_key  # noqa: E402
 from lib.text.section_report import report_reading  # noqa: E402
 from lib.text.sections import read_sections  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from section_lookups import BOUND, Tally, bound_watford, expectations, items, tally  # noqa: E402
+
 MIN_POLICY_TEXT = 40
 """A policy found "with its text" holds at least this many characters beyond its heading line."""
 QUESTIONS = ROOT / "benchmarks" / "plan_questions.json"
@@ -65,7 +68,7 @@ def _heading_code(title: str) -> str:
 
 
 def _page(section: Section) -> int:
-    first = (section.printed_page or "").split("-")[0]
+    first = str(section.printed_page or "").split("-")[0]
     return int(first) if first.isdigit() else section.page_number
 
 
@@ -157,6 +160,56 @@ def ingest_plan(stores: PolicyStores, pdf: Path) -> None:
     print(f"  ingested {pdf.name}: {outcome.chunks_created} chunks in {time.perf_counter() - started:.1f} s")
 
 
+def documents(pdfs: list[Path]) -> list[tuple[str, bytes]]:
+    """Each PDF, and the issue-44 bound report where both its halves are among them."""
+    found = [(pdf.name, pdf.read_bytes()) for pdf in pdfs]
+    for folder in sorted({pdf.parent for pdf in pdfs}):
+        bound = bound_watford(folder)
+        if bound is not None:
+            found.append((BOUND, bound))
+    return found
+
+
+def measure(name: str, data: bytes, expected: dict[str, dict[str, list[dict[str, str | int]]]]) -> list[Tally]:
+    """Print one document's row; return its policies' and numbered items' tallies (expected, found, exact)."""
+    started = time.perf_counter()
+    document = extract_document(data, enable_ocr=False)
+    extracted = time.perf_counter()
+    reading = read_sections(document)
+    sectioned = time.perf_counter()
+    report = report_reading(reading)
+    exact = sum(found_exactly(listed, reading.sections) for listed in reading.listed)
+    topic = sum(found_exactly(listed, reading.sections, topic_heading=True) for listed in reading.listed)
+    policies = Tally(len(reading.listed), len(reading.listed) - len(report.missing_policies), topic)
+    policies.add(tally(document, reading.sections, items(expected.get(name, {}), "policies")))
+    numbered = Tally()
+    for group in ("paragraphs", "modifications"):
+        numbered.add(tally(document, reading.sections, items(expected.get(name, {}), group)))
+    print(
+        f"{name[:52]:<52} {document.page_count:>5} {len(reading.listed):>6} {exact:>5} {report.policies:>8} "
+        f"{report.paragraphs:>6} {sum(s.kind == 'modification' for s in reading.sections):>5} "
+        f"{report.fallback_share:>8.0%} {extracted - started:>9.2f} {sectioned - extracted:>10.2f} "
+        f"{invented(reading.sections):>8} {_tally(policies):>14} {_tally(numbered):>14}"
+    )
+    if report.missing_policies:
+        print(f"    not found: {', '.join(report.missing_policies)}")
+    inexact = [p.ref for p in reading.listed if p.ref not in report.missing_policies
+               and not found_exactly(p, reading.sections, topic_heading=True)]  # fmt: skip
+    if inexact:
+        print(f"    found, not on the listed page or without text: {', '.join(inexact)}")
+    if topic > exact:
+        print(f"    {topic - exact} listed at the page of their topic heading, the policy box a page or two on")
+    return [policies, numbered, Tally(len(reading.listed), exact, topic)]
+
+
+def _tally(counts: Tally) -> str:
+    return f"{counts.expected}/{counts.found}/{counts.exact}" if counts.expected else "-"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({part / whole:.1%})" if whole else "0/0"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", action="append", type=Path, default=[], help="a folder of PDFs (repeatable)")
@@ -167,41 +220,28 @@ def main() -> None:
     pdfs = sorted(pdf for folder in folders for pdf in folder.glob("*.pdf"))
     header = (
         f"{'document':<52} {'pages':>5} {'listed':>6} {'exact':>5} {'policies':>8} {'paras':>6} {'mods':>5} "
-        f"{'fallback':>8} {'extract s':>9} {'sections s':>10} {'invented':>8}"
+        f"{'fallback':>8} {'extract s':>9} {'sections s':>10} {'invented':>8} {'policies e/f/x':>14} "
+        f"{'numbered e/f/x':>14}"
     )
     print(header)
     print("-" * len(header))
-    listed_total = exact_total = topic_total = 0
-    for pdf in pdfs:
-        started = time.perf_counter()
-        document = extract_document(pdf.read_bytes(), enable_ocr=False)
-        extracted = time.perf_counter()
-        reading = read_sections(document)
-        sectioned = time.perf_counter()
-        report = report_reading(reading)
-        exact = sum(found_exactly(listed, reading.sections) for listed in reading.listed)
-        topic = sum(found_exactly(listed, reading.sections, topic_heading=True) for listed in reading.listed)
-        listed_total += len(reading.listed)
-        exact_total += exact
-        topic_total += topic
-        print(
-            f"{pdf.name[:52]:<52} {document.page_count:>5} {len(reading.listed):>6} {exact:>5} {report.policies:>8} "
-            f"{report.paragraphs:>6} {sum(s.kind == 'modification' for s in reading.sections):>5} "
-            f"{report.fallback_share:>8.0%} {extracted - started:>9.2f} "
-            f"{sectioned - extracted:>10.2f} {invented(reading.sections):>8}"
-        )
-        if report.missing_policies:
-            print(f"    not found: {', '.join(report.missing_policies)}")
-        inexact = [p.ref for p in reading.listed if p.ref not in report.missing_policies
-                   and not found_exactly(p, reading.sections, topic_heading=True)]  # fmt: skip
-        if inexact:
-            print(f"    found, not on the listed page or without text: {', '.join(inexact)}")
-        if topic > exact:
-            print(f"    {topic - exact} listed at the page of their topic heading, the policy box a page or two on")
-    if listed_total:
-        print(f"\npolicies listed by contents pages: {listed_total}; found exactly: {exact_total} "
-              f"({exact_total / listed_total:.1%}) on the policy's own page, {topic_total} "
-              f"({topic_total / listed_total:.1%}) on it or its topic heading's")  # fmt: skip
+    expected = expectations()
+    policies, numbered, listed = Tally(), Tally(), Tally()
+    for name, data in documents(pdfs):
+        policy_tally, numbered_tally, listed_tally = measure(name, data, expected)
+        policies.add(policy_tally)
+        numbered.add(numbered_tally)
+        listed.add(listed_tally)
+    print("\ne/f/x: expected, found, looked up exactly (found with its text on its own page)")
+    if listed.expected:
+        print(f"policies listed by contents pages: {listed.expected}; found exactly: "
+              f"{_share(listed.found, listed.expected)} on the policy's own page, "
+              f"{_share(listed.exact, listed.expected)} on it or its topic heading's")  # fmt: skip
+    print(f"policies expected: {policies.expected}; found {_share(policies.found, policies.expected)}; "
+          f"exact {_share(policies.exact, policies.expected)}")  # fmt: skip
+    print(f"numbered paragraphs and modification codes expected: {numbered.expected}; "
+          f"found {_share(numbered.found, numbered.expected)}; "
+          f"exact {_share(numbered.exact, numbered.expected)}")  # fmt: skip
     if args.questions:
         ask_questions(pdfs, args.data_dir)
 

@@ -40,6 +40,7 @@ _REF = re.compile(
 _BARE_KINDS = (None, "policy", "para")
 """What a bare code (no kind word) may name: a policy, a paragraph or a ref that is a code alone (``MM74``)."""
 SUGGESTIONS = 5
+_MODIFICATION = re.compile(r"^(?P<prefix>(?:[A-Za-z]{1,5}/)?)(?P<letters>[Mm]{1,2})(?P<num>\d{1,3})$")
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,22 @@ def match_ref(typed: str, refs: Sequence[str]) -> list[str]:
         if found:
             return found
     folded = typed.casefold()
-    return [ref for ref in refs if ref.casefold() == folded]
+    same = [ref for ref in refs if ref.casefold() == folded]
+    other = _other_modification_spelling(typed)
+    if same or other is None:
+        return same
+    return [ref for ref in refs if ref.casefold() == other.casefold()]
+
+
+def _other_modification_spelling(typed: str) -> str | None:
+    """``M74`` for ``MM74`` and back: an inspector's report cites main modifications as ``MM74`` while its
+    appendix may number them ``M74`` (and says they are the same); asked only when the revision has no ref
+    in the spelling typed."""
+    match = _MODIFICATION.match(typed)
+    if match is None:
+        return None
+    letters = "M" if len(match["letters"]) == 2 else "MM"
+    return f"{match['prefix']}{letters}{match['num']}"
 
 
 def nearest_refs(typed: str, refs: Sequence[str], limit: int = SUGGESTIONS) -> list[str]:

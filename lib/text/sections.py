@@ -24,6 +24,11 @@ Nothing is numbered that the document does not number. Running headers, footers 
 left out (``lib.text.page_furniture``), and the page number the document prints is kept beside the PDF's
 (``printed_page``); a spread (two printed pages on one PDF page) is read left page first.
 
+A document is read part by part (``lib.text.document_parts``): a schedule of main modifications bound in after
+a report (cited ``MM74``, ``M5``, ``AAP/MM3``), or an appendix numbered its own way, is read with its own grammar
+and type sizes, so it never changes how the body is read; its paragraphs are cited within it
+(``Appendix 1 Para 3``).
+
 Layout (font sizes, bold, position; ``lib.text.layout_rows``) is what tells the chapter heading
 ``9. Promoting sustainable transport`` from paragraph 9, and a footnote (``lib.text.footnotes``) from a
 numbered line. Rows become units in ``lib.text.section_parser``. A document made only of pages without

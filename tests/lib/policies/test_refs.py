@@ -79,3 +79,13 @@ def test_a_miss_suggests_the_nearest_refs_of_the_revision() -> None:
 )  # fmt: skip
 def test_canonical_refs_are_the_form_citations_are_stored_in(typed: str, canonical: str) -> None:
     assert canonical_ref(typed) == canonical
+
+
+def test_a_main_modification_is_found_by_either_spelling_of_its_code() -> None:
+    schedule = ["Page 1", "M73", "M74", "M75", "AAP/M3"]
+    assert match_ref("MM74", schedule) == ["M74"]
+    assert match_ref("mm74", schedule) == ["M74"]
+    assert match_ref("AAP/MM3", schedule) == ["AAP/M3"]
+    assert match_ref("M74", ["MM74", "MM75"]) == ["MM74"]
+    assert match_ref("MM74", ["MM74", "M74"]) == ["MM74"]  # the spelling typed wins where both exist
+    assert match_ref("MM76", schedule) == []
