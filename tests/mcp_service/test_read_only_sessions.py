@@ -3,9 +3,23 @@ the read tools only, a write call answers a tool error naming the credential nee
 
 from __future__ import annotations
 
+import json
+
+import httpx
 import pytest
 
-from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, mcp_session
+from mcp_service.policy_kb import create_app
+from tests.mcp_service.conftest import (
+    FULL_KEY,
+    INITIALIZE,
+    MCP_HEADERS,
+    READ_KEY,
+    Service,
+    bearer,
+    mcp_session,
+    running,
+    sse_events,
+)
 from tests.mcp_service.tool_names import POLICY_READS, POLICY_WRITES
 from tests.mcp_service.tools import text_is_a_rendering
 
@@ -42,3 +56,33 @@ async def test_the_full_key_lists_every_tool_and_may_call_a_write(fresh_service:
     assert listed == POLICY_READS | POLICY_WRITES
     assert written.structured_content is not None
     assert written.structured_content["error_type"] == "policy_not_found"  # it ran: nothing is registered
+
+
+def test_a_read_key_posting_to_another_replica_gets_the_same_refusal(fresh_service: Service) -> None:
+    """The stream is held by replica A (opened with the full key); a read key's messages land on replica B,
+    which relays them to A: A answers as to a read-only caller (``auth`` marks them, the relay forwards the
+    mark)."""
+    replica_b = create_app(fresh_service.settings, stores=fresh_service.stores, warm=False)
+    arguments = {"source": "NPPF", "revision_id": "rev_x"}
+    write = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "remove_policy_revision", "arguments": arguments}}  # fmt: skip
+    with (
+        running(replica_b) as url_b,
+        httpx.Client(timeout=httpx.Timeout(10, read=15)) as client,
+        client.stream("GET", f"{fresh_service.url}/sse", headers=bearer(FULL_KEY)) as stream,
+    ):
+        events = sse_events(stream)
+        _, endpoint = next(events)
+        reader = MCP_HEADERS | bearer(READ_KEY)
+        assert client.post(f"{url_b}{endpoint}", json=INITIALIZE, headers=reader).status_code == 202
+        next(events)
+        client.post(
+            f"{url_b}{endpoint}", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=reader
+        )
+        listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+        for message in (write, listing):
+            assert client.post(f"{url_b}{endpoint}", json=message, headers=reader).status_code == 202
+        answers = {answer["id"]: answer["result"] for answer in (json.loads(next(events)[1]) for _ in range(2))}
+    refused, listed = answers[2], {tool["name"] for tool in answers[3]["tools"]}
+    assert refused["isError"] and refused["structuredContent"]["error_type"] == "forbidden"
+    assert listed == POLICY_READS
