@@ -103,7 +103,7 @@ def _starts_with(text: str, item: Item) -> bool:
 def _page_printing(document: ExtractedDocument, text: str, start: int) -> int | None:
     """The first page from ``start`` on whose text the section's opening words stand (a contents line that
     starts with the same number, ``1. Introduction``, is not the paragraph)."""
-    opening = " ".join(text.split()[:OPENING_WORDS])
+    opening = " ".join(text.split("[^")[0].split()[:OPENING_WORDS])  # (a footnote marker prints as a small number)
     for page in document.pages[start - 1 :]:
         if opening in " ".join(page.text.split()):
             return page.page_number
