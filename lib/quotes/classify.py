@@ -126,11 +126,14 @@ def _in_order(parts: Sequence[str], text: str) -> tuple[int, int] | None:
     return None
 
 
-def find_exact(quote: Quote, text: str, folded: Normalised) -> QuoteMatch | None:
-    """``exact`` (the quote as given), ``normalised`` (folded, or its parts between ellipses in order), else None."""
+def find_verbatim(quote: Quote, text: str) -> QuoteMatch | None:
+    """``exact``: the quote as given, character for character, else None."""
     at = text.find(quote.text)
-    if at >= 0:
-        return QuoteMatch(Verdict.EXACT, at, at + len(quote.text))
+    return QuoteMatch(Verdict.EXACT, at, at + len(quote.text)) if at >= 0 else None
+
+
+def find_normalised(quote: Quote, folded: Normalised) -> QuoteMatch | None:
+    """``normalised``: the folded quote in the folded text, or its parts between ellipses in order, else None."""
     span = _in_order([quote.folded], folded.text) if quote.folded else None
     if span is None and quote.parts and quote.parts != [quote.folded]:
         span = _in_order(quote.parts, folded.text)
@@ -140,11 +143,19 @@ def find_exact(quote: Quote, text: str, folded: Normalised) -> QuoteMatch | None
     return QuoteMatch(Verdict.NORMALISED, start, end)
 
 
-def find_close(quote: Quote, folded: Normalised, toks: Sequence[Token]) -> QuoteMatch | None:
-    """The quote aligned word by word with the passage (``folded``, its tokens ``toks``): ``altered`` or
-    ``close`` with each difference, or None when not ``CLOSE_AT`` alike."""
+def find_exact(quote: Quote, text: str, folded: Normalised) -> QuoteMatch | None:
+    """``exact``, else ``normalised``, else None."""
+    return find_verbatim(quote, text) or find_normalised(quote, folded)
+
+
+def find_close(
+    quote: Quote, folded: Normalised, toks: Sequence[Token], token_texts: Sequence[str] | None = None
+) -> QuoteMatch | None:
+    """The quote aligned word by word with the passage (``folded``, its tokens ``toks``, their texts
+    ``token_texts`` when the caller keeps them): ``altered`` or ``close`` with each difference, or None when not
+    ``CLOSE_AT`` alike."""
     words = [t.text for t in quote.tokens]
-    source = [t.text for t in toks]
+    source = token_texts if token_texts is not None else [t.text for t in toks]
     at, weighted, total = 0, 0.0, 0
     stretches: list[tuple[WordChange, tuple[str, str]]] = []
     first = last = -1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
 from dataclasses import dataclass
 
 _QUOTES = str.maketrans(
@@ -21,6 +22,9 @@ _QUOTES = str.maketrans(
 _BULLETS = frozenset("\u2022\u25e6\u25aa\u25cf\u2023\u2043\u25a0\u25a1\u2219\u00b7\uf0b7")
 _SOFT = frozenset("\u00ad\u200b\u200c\u200d\ufeff")
 _FOOTNOTE = re.compile(r"\[\^\d+\]")
+_SPACE = re.compile(r"\s+")
+_PLAIN = re.compile(r"[\x21-\x2c\x2e-\x5a\x5c-\x7e]+")
+"""Printable ASCII but ``-`` (maybe a line-end hyphen) and ``[`` (maybe a footnote marker): copied as it is."""
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,8 @@ class Normalised:
     """A text with typography folded away, and where each of its characters came from in the original."""
 
     text: str
-    origin: tuple[int, ...]
-    """``origin[i]``: the offset in the original text of normalised character ``i``."""
+    origin: array[int]
+    """``origin[i]``: the offset in the original text of normalised character ``i`` (4 bytes a character)."""
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of normalised ``[start, end)``."""
@@ -54,11 +58,26 @@ def _line_end_hyphen(text: str, i: int) -> int | None:
 
 
 def normalise(text: str) -> Normalised:
-    """``text`` folded (see the module), every run of whitespace one space, trimmed."""
+    """``text`` folded (see the module), every run of whitespace one space, trimmed. Runs of printable ASCII
+    other than ``[`` and ``-`` need no folding and are copied whole, runs of whitespace become one space; the
+    rest is read a character at a time."""
     out: list[str] = []
-    origin: list[int] = []
+    origin = array("I")
+    last = " "  # the last character written; a space at the start drops leading whitespace
     i, n = 0, len(text)
     while i < n:
+        if plain := _PLAIN.match(text, i):
+            out.append(plain.group(0))
+            origin.extend(range(i, plain.end()))
+            last, i = text[plain.end() - 1], plain.end()
+            continue
+        if space := _SPACE.match(text, i):
+            if last != " ":
+                out.append(" ")
+                origin.append(i)
+                last = " "
+            i = space.end()
+            continue
         char = text[i]
         if char in _SOFT or char in _BULLETS:
             i += 1
@@ -66,19 +85,21 @@ def normalise(text: str) -> Normalised:
         if char == "[" and (marker := _FOOTNOTE.match(text, i)):
             i = marker.end()
             continue
-        if char == "-" and out and out[-1].isalpha() and (joined := _line_end_hyphen(text, i)) is not None:
+        if char == "-" and last.isalpha() and (joined := _line_end_hyphen(text, i)) is not None:
             i = joined
             continue
         for folded in unicodedata.normalize("NFKC", char).translate(_QUOTES) if not char.isspace() else " ":
-            if folded.isspace():
-                if out and out[-1] != " ":
-                    out.append(" ")
-                    origin.append(i)
-            else:
+            if not folded.isspace():
                 out.append(folded)
                 origin.append(i)
+                last = folded
+            elif last != " ":
+                out.append(" ")
+                origin.append(i)
+                last = " "
         i += 1
-    while out and out[-1] == " ":
-        out.pop()
+    folded_text = "".join(out)
+    if folded_text.endswith(" "):
+        folded_text = folded_text[:-1]
         origin.pop()
-    return Normalised("".join(out), tuple(origin))
+    return Normalised(folded_text, origin)

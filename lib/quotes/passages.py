@@ -1,21 +1,23 @@
 """The passages a quote may be in (a policy section, an application document), each rejoined from its chunks
 with where each chunk starts and the page it is on, and the best match of a quote among them.
 
-A quote is looked for only in the passages sharing at least half its distinct words (``candidates``): exact or
-normalised in any of them, else aligned word by word (``lib.quotes.classify.find_close``) in the ``CANDIDATES``
-sharing the most. A passage folds its text and cuts its tokens once, when a quote first needs them.
+A quote is looked for only in the passages sharing at least half its distinct words (``candidates``, counted
+over each word's postings): exact in any of them, else normalised, else aligned word by word
+(``lib.quotes.classify.find_close``) in the ``CANDIDATES`` sharing the most. A passage folds its text and cuts
+its tokens once, when a quote first needs them.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from lib.quotes.classify import Quote, QuoteMatch, Verdict, find_close, find_exact, rank
+from lib.quotes.classify import Quote, QuoteMatch, find_close, find_normalised, find_verbatim, rank
 from lib.quotes.normalise import Normalised, normalise
 from lib.quotes.words import Token, tokens, word_set
 from lib.text.chunking import merge_chunk_spans
@@ -30,18 +32,6 @@ CONTEXT_CHARS = 240
 _SENTENCE_END = re.compile(r"[.!?;:](?=\s)|\n\s*\n")
 
 
-def candidates(quote: Quote, passages: Sequence[frozenset[str]], limit: int) -> list[int]:
-    """The indexes of the ``limit`` passages (each given as its set of lower-cased words) sharing most of the
-    quote's distinct words; none sharing fewer than half."""
-    wanted = quote.words
-    if not wanted:
-        return []
-    shared = [(len(wanted & passage), i) for i, passage in enumerate(passages)]
-    shared = [(n, i) for n, i in shared if 2 * n >= len(wanted)]
-    shared.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [i for _, i in shared[:limit]]
-
-
 @dataclass
 class Passage:
     key: str
@@ -52,6 +42,7 @@ class Passage:
     chunk_printed: list[str | None] = field(default_factory=list)
     _normalised: Normalised | None = field(default=None, repr=False)
     _tokens: list[Token] | None = field(default=None, repr=False)
+    _token_texts: list[str] | None = field(default=None, repr=False)
 
     @property
     def normalised(self) -> Normalised:
@@ -64,6 +55,12 @@ class Passage:
         if self._tokens is None:
             self._tokens = tokens(self.normalised.text)
         return self._tokens
+
+    @property
+    def token_texts(self) -> list[str]:
+        if self._token_texts is None:
+            self._token_texts = [t.text for t in self.tokens]
+        return self._token_texts
 
     def _chunk_at(self, offset: int) -> int:
         return max(0, bisect.bisect_right(self.chunk_starts, offset) - 1)
@@ -101,7 +98,8 @@ def _first_page(metadata: Mapping[str, Any]) -> int:
 @dataclass
 class Passages:
     passages: list[Passage]
-    words: list[frozenset[str]]
+    postings: dict[str, list[int]]
+    """Each lower-cased word to the passages holding it, in order."""
 
     @classmethod
     def read(
@@ -114,35 +112,48 @@ class Passages:
         """The chunks (any order) grouped into passages by ``key``, in ``order`` (which must keep each passage's
         chunks together), rejoined without the splitter's overlap."""
         rows = sorted(zip(texts, metadatas, strict=True), key=lambda row: order(row[1]))
-        passages = []
+        passages: list[Passage] = []
+        postings: dict[str, list[int]] = {}
         for name, group in groupby(rows, key=lambda row: key(row[1])):
             chunks = list(group)
             text, starts = merge_chunk_spans([t for t, _ in chunks])
             pages = [_first_page(m) for _, m in chunks]
             printed = [from_stored(m.get("printed_page")) for _, m in chunks]
-            passages.append(Passage(name, text, word_set(text), starts, pages, printed))
-        return cls(passages, [p.words for p in passages])
+            words = word_set(text)
+            for word in words:
+                postings.setdefault(word, []).append(len(passages))
+            passages.append(Passage(name, text, words, starts, pages, printed))
+        return cls(passages, postings)
+
+    def candidates(self, quote: Quote) -> list[int]:
+        """The passages sharing at least half the quote's distinct words, those sharing most first (then in
+        order). Counted over the postings of the quote's words, not passage by passage."""
+        shared: Counter[int] = Counter()
+        for word in quote.words:
+            shared.update(self.postings.get(word, ()))
+        enough = (len(quote.words) + 1) // 2
+        return sorted((i for i, n in shared.items() if n >= enough), key=lambda i: (-shared[i], i))
 
     def best(self, quote: Quote, *, close: bool) -> tuple[Passage, QuoteMatch] | None:
-        """The best match of ``quote`` among the passages sharing most of its words: exact, else normalised,
-        else (with ``close``) the most alike word alignment, ``close`` or ``altered``."""
-        found_best: tuple[Passage, QuoteMatch] | None = None
-        chosen = candidates(quote, self.words, limit=len(self.words))
+        """The best match of ``quote`` among the passages sharing most of its words: exact in any, else
+        normalised in the first that has it, else (with ``close``) the most alike word alignment among the
+        ``CANDIDATES`` sharing most, ``close`` or ``altered``."""
+        chosen = self.candidates(quote) if quote.words else []
         for i in chosen:
-            passage = self.passages[i]
-            found = find_exact(quote, passage.text, passage.normalised)
-            if found is not None and (found_best is None or rank(found.verdict) > rank(found_best[1].verdict)):
-                found_best = (passage, found)
-                if found.verdict == Verdict.EXACT:
-                    return found_best
-        if found_best is not None or not close:
-            return found_best
+            if (found := find_verbatim(quote, self.passages[i].text)) is not None:
+                return self.passages[i], found
+        for i in chosen:
+            if (found := find_normalised(quote, self.passages[i].normalised)) is not None:
+                return self.passages[i], found
+        if not close:
+            return None
+        best: tuple[Passage, QuoteMatch] | None = None
         for i in chosen[:CANDIDATES]:
             passage = self.passages[i]
-            found = find_close(quote, passage.normalised, passage.tokens)
-            if found is not None and (found_best is None or better(found, found_best[1])):
-                found_best = (passage, found)
-        return found_best
+            found = find_close(quote, passage.normalised, passage.tokens, passage.token_texts)
+            if found is not None and (best is None or better(found, best[1])):
+                best = (passage, found)
+        return best
 
 
 def better(a: QuoteMatch, b: QuoteMatch) -> bool:
