@@ -80,7 +80,7 @@ def image_ratios(data: bytes) -> list[float]:
         raise NoContentError("The file is empty (0 bytes)")
     if is_pdf(data):
         with _open_pdf(data) as doc:
-            return [_image_ratio(page) for page in doc]
+            return [_image_ratio(page, [pymupdf.Rect(info["bbox"]) for info in page.get_image_info()]) for page in doc]
     if image_type(data) is not None:
         return [1.0 for _ in _image_frames(data)]
     raise UnsupportedFileTypeError(_unsupported_message())
@@ -154,12 +154,13 @@ def _read_page(page: pymupdf.Page, number: int) -> PageText:
         textpage = page.get_textpage(flags=_DICT_FLAGS)
         text = _tidy(page.get_text("text", textpage=textpage))
         layout = page.get_text("dict", textpage=textpage)
-        ratio = _image_ratio(page)
+        placed = [pymupdf.Rect(info["bbox"]) for info in page.get_image_info()]
+        ratio = _image_ratio(page, placed)
     except (RuntimeError, ValueError) as exc:
         raise ExtractionFailedError(f"Page {number} of the PDF could not be read: it is damaged") from exc
     lines = _layout_lines(layout)
     if ratio > 0 and lines:
-        lines, covered = _without_covered_margin_lines(page, lines)
+        lines, covered = _without_covered_margin_lines(page, lines, placed)
         for line in covered:
             text = _tidy(text.replace(line.text.strip(), "", 1))
     method = "text_layer" if text else "none"
@@ -173,15 +174,25 @@ MARGIN_SHARE = 0.12
 """Top and bottom share of the page where running headers and page numbers are looked for."""
 
 
-def _without_covered_margin_lines(page: pymupdf.Page, lines: list[TextLine]) -> tuple[list[TextLine], list[TextLine]]:
+def _without_covered_margin_lines(
+    page: pymupdf.Page, lines: list[TextLine], placed: list[pymupdf.Rect]
+) -> tuple[list[TextLine], list[TextLine]]:
     """The layout lines less those in the top or bottom margin that an image drawn after them covers, and
     those: text the text layer holds but nobody can see (a cover picture laid over a ``Page 1 of 249``
-    footer) must not be read as a printed page number."""
+    footer) must not be read as a printed page number. The drawing order is read only for a page where an
+    image lies over a margin line at all."""
+    width, height = page.rect.width or 1.0, page.rect.height or 1.0
+    centres = [
+        pymupdf.Point((line.x0 + line.x1) / 2 * width, (line.top + line.bottom) / 2 * height)
+        for line in lines
+        if line.top < MARGIN_SHARE or line.bottom > 1 - MARGIN_SHARE
+    ]
+    if not any(box.contains(centre) for box in placed for centre in centres):
+        return lines, []
     try:
         log = page.get_bboxlog()
     except (RuntimeError, ValueError):
         return lines, []
-    width, height = page.rect.width or 1.0, page.rect.height or 1.0
     images = [(index, pymupdf.Rect(box)) for index, (kind, box) in enumerate(log) if kind == "fill-image"]
     if not images:
         return lines, []
@@ -253,13 +264,14 @@ def _layout_lines(layout: dict[str, Any]) -> list[TextLine]:
     return lines
 
 
-def _image_ratio(page: pymupdf.Page) -> float:
-    """Image area over page area, clipped to [0, 1]; identical placements (a scan drawn twice) count once."""
+def _image_ratio(page: pymupdf.Page, placed: list[pymupdf.Rect]) -> float:
+    """Image area (``placed``: where the page's images are drawn) over page area, clipped to [0, 1]; identical
+    placements (a scan drawn twice) count once."""
     area = page.rect.get_area()
     if area <= 0:
         return 0.0
-    boxes = {tuple(round(v, 1) for v in info["bbox"]): info["bbox"] for info in page.get_image_info()}
-    covered = sum((pymupdf.Rect(box) & page.rect).get_area() for box in boxes.values())
+    boxes = {tuple(round(v, 1) for v in (box.x0, box.y0, box.x1, box.y1)): box for box in placed}
+    covered = sum((box & page.rect).get_area() for box in boxes.values())
     return max(0.0, min(1.0, covered / area))
 
 
