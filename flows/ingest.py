@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from flows.artifacts import ProgressArtifact, publish_message, publish_outcome
 from flows.common import IO_TASK_OPTIONS, flow_stores, log_event
+from lib.dates import IsoDate
 from lib.errors import InvalidArgumentError, KBError, PolicyAlreadyExistsError
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import Registration, RegistrationAction, ensure_registered, fail_revision, read_source_file
@@ -114,8 +115,8 @@ def settle_failure(stores: PolicyStores, source: str, revision_id: str, exc: Bas
 def ingest_policy_revision(
     source: Annotated[str, Field(pattern=SOURCE_PATTERN)],
     version_label: str | None = None,
-    effective_from: date | None = None,
-    effective_to: date | None = None,
+    effective_from: IsoDate | None = None,
+    effective_to: IsoDate | None = None,
     notes: str = "",
     file: str | None = None,
     revision_id: Annotated[str | None, Field(pattern=REVISION_ID_PATTERN)] = None,

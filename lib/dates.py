@@ -4,7 +4,10 @@ days since the Unix epoch as sorted-set scores in Redis."""
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 from lib.errors import InvalidDateError
 
@@ -31,6 +34,21 @@ def _shown(value: object) -> str:
     """The refused value as an error message quotes it: its repr, cut to a few dozen characters."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def _strict(value: object) -> object:
+    """A date as pydantic takes it where a value arrives from outside: a ``date`` or a strict ISO string, never a
+    number (lax parsing reads ``0`` as 1970-01-01, a Unix timestamp) nor a datetime."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    try:
+        return parse_date(value)  # type: ignore[arg-type]
+    except InvalidDateError as exc:
+        raise ValueError(exc.message) from exc
+
+
+IsoDate = Annotated[date, BeforeValidator(_strict)]
+"""A pydantic field or flow parameter that takes a date only as ``YYYY-MM-DD`` (or a ``date``)."""
 
 
 def to_int(day: date | None) -> int:

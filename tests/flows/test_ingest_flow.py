@@ -11,6 +11,7 @@ from prefect.artifacts import Artifact
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.client.schemas.objects import TaskRun
+from prefect.exceptions import ParameterTypeError
 
 from flows.artifacts import ProgressArtifact
 from flows.common import artifact_key
@@ -252,3 +253,17 @@ def test_missing_parameters_are_reported_before_anything_is_stored(
             source="NPPF", version_label="x", effective_from="2024-01-01", effective_to="2023-01-01", file=str(pdf)
         )
     assert list(flow_stores.objects.list()) == [] and flow_stores.policies.registry.list_revisions("NPPF") == []
+
+
+@pytest.mark.parametrize("day", [0, 1.5, "2024-1-1", "2024-12-12T00:00:00"])
+def test_a_date_parameter_is_taken_only_as_an_iso_string(
+    flow_stores: Stores, make_policy: Callable[..., str], policy_pdf: Callable[..., Path], day: object
+) -> None:
+    """Issue 46: Prefect's lax parsing read a number as a Unix timestamp (``0`` as 1970-01-01)."""
+    make_policy()
+    pdf = policy_pdf("x.pdf")
+    for name in ("effective_from", "effective_to"):
+        dates = {"effective_from": "2024-01-01", name: day}
+        with pytest.raises(ParameterTypeError):
+            ingest_policy_revision(source="NPPF", version_label="x", file=str(pdf), **dates)  # type: ignore[arg-type]
+    assert flow_stores.policies.registry.list_revisions("NPPF") == []
