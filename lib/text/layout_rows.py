@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lib.models import PageText, TextLine, TextSpan
 from lib.text.page_furniture import MarginRow, in_margin, running_key, running_keys
-from lib.text.printed_pages import PageToken, bare_tokens, page_values, read_printed_pages, row_tokens
+from lib.text.printed_pages import PageToken, bare_tokens, loose_tokens, page_values, read_printed_pages, row_tokens
 
 GUTTER = 0.01
 """Half the width (fraction of the page) of the strip down the middle that no line crosses on a spread."""
@@ -265,7 +265,10 @@ def _drop_furniture(
             continue
         if not bare and id(row) in edges:
             bare = bare_tokens(row.text, row.centre)
-        if bare:  # in large type, or above the margin but nothing below it: kept unless it is the page number
+        if not bare and in_margin(margin.top):
+            bare = loose_tokens(row.text, row.centre)
+        if bare:  # in large type, above the margin with nothing below, or a footer of too few pages: kept
+            # unless it carries the page number
             candidates.setdefault((row.page, row.half), []).extend(bare)
             provisional.append((row, bare))
         kept.append(row)

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 SEARCH_PAGES = 4
 """A number keeps step with one on a page at most this many PDF pages away (unnumbered maps, dividers between)."""
+LOOSE_RUN = 3
+"""A number at the end of a short margin line that recurs on too few pages to be a running header (a footer
+naming its chapter: ``Housing | 57``) is the page number only in a run of at least this many pages."""
+LOOSE_MAX_CHARS = 60
 
 _WORD = r"(?:page|pg\.?|p\.)\s*"
 _BARE_RE = re.compile(rf"^(?P<word>{_WORD})?(?P<num>\d{{1,4}})(?P<of>\s*(?:of|/)\s*\d{{1,4}})?$", re.IGNORECASE)
@@ -52,6 +56,7 @@ class PageToken:
     bare: bool = True
     worded: bool = False
     centre: float | None = None
+    loose: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class _Option:
     halves: tuple[str, ...]
     bare: bool
     worded: bool
+    loose: bool = False
 
     @property
     def text(self) -> str:
@@ -126,6 +132,20 @@ def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
     return tokens
 
 
+def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
+    """The number a short margin line starts or ends with (``Housing | 57``, ``57 Housing``), when the line
+    is no running header: a candidate that needs a longer run (``LOOSE_RUN``)."""
+    words = _DECORATION_RE.sub("", " ".join(text.split())).split()
+    if len(text) > LOOSE_MAX_CHARS or len(words) < 2:
+        return []
+    ends = {words[0].strip("|\u00b7\u2022"), words[-1].strip("|\u00b7\u2022")}
+    return [
+        PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True)
+        for word in sorted(ends)
+        if word.isdigit() and len(word) <= 4 and int(word) > 0
+    ]
+
+
 def same_label(label: str, printed: str) -> bool:
     """A PDF page label that says what the page prints (case and dash style aside)."""
     return bool(label) and _LABEL_DASHES_RE.sub("-", label.strip()).lower() == printed.lower()
@@ -146,7 +166,7 @@ def read_printed_pages(
     for page, page_options in options.items():
         accepted = [
             o for o in page_options
-            if chains[o] >= 2 or o.worded or same_label(labels.get(page, ""), o.text)
+            if chains[o] >= (LOOSE_RUN if o.loose else 2) or o.worded or same_label(labels.get(page, ""), o.text)
         ]  # fmt: skip
         if not accepted:
             continue
@@ -177,12 +197,15 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
             by_page.setdefault(page, []).append((side, token))
     options: dict[int, list[_Option]] = {}
     for page, sided in sorted(by_page.items()):
-        page_options = {_Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded) for _, t in sided}
+        page_options = {
+            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose) for _, t in sided
+        }
         for side_l, left in sided:
             for side_r, right in sided:
                 if (side_l, side_r) == (0, 1) and left.series == right.series and right.first == left.last + 1:
                     page_options.add(_Option(page, left.series, left.first, right.last, (left.text, right.text),
-                                             left.bare and right.bare, left.worded and right.worded))  # fmt: skip
+                                             left.bare and right.bare, left.worded and right.worded,
+                                             left.loose or right.loose))  # fmt: skip
         options[page] = sorted(page_options, key=lambda o: (o.series, o.first, o.last, o.halves))
     return options
 

@@ -72,6 +72,16 @@ def test_a_list_letter_alone_at_the_foot_of_a_page_stays_in_the_text() -> None:
     assert read_printed(document.pages) == {3: "x", 4: "xi"}
 
 
+def test_footers_naming_their_chapter_carry_the_page_number() -> None:
+    chapters = ["Housing", "Transport", "Design", "Heritage", "Economy", "Delivery"]
+    footers = [f"{chapters[(n - 1) // 2]} | {n}" for n in range(1, 13)]
+    assert _printed(_pdf(footers)) == {n: str(n) for n in range(1, 13)}
+
+
+def test_captions_numbered_on_two_pages_in_a_row_are_no_page_numbers() -> None:
+    assert _printed(_pdf([None, "Figure 3", "Figure 4", None, None])) == {}
+
+
 def test_a_lone_number_that_keeps_step_with_no_page_is_not_taken() -> None:
     assert _printed(_pdf([None, "7", None, None, None, None, "40"])) == {}
 
