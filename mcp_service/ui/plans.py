@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from lib.errors import KBError
+from lib.errors import FileTooLargeError, KBError
 from lib.policies.lifecycle import register_revision
 from lib.policies.models import PolicyCategory, PolicyCreate, RevisionCreate
 from lib.policies.registry import check_revision_id, check_source
@@ -89,8 +89,12 @@ def _validate(form: FormData, problems: Problems) -> tuple[dict[str, str], Revis
 
 
 def _register(stores: PolicyStores, values: dict[str, str], data: RevisionCreate, pdf: bytes, name: str) -> str:
-    """Register the policy (when new) and the revision, as the REST API's two calls would; the revision id."""
+    """Register the policy (when new) and the revision, as the REST API's two calls would; the revision id.
+    The file is checked first, so a refused one leaves no empty plan registered."""
     detect_file_type(pdf, {FileKind.PDF}, file_name=name)
+    limit = stores.settings.files.max_upload_bytes
+    if len(pdf) > limit:  # before the policy is registered: a refused file leaves no empty plan behind
+        raise FileTooLargeError(f"The PDF is larger than the {limit} byte limit")
     source = values["source"]
     if not stores.registry.policy_exists(source):
         stores.registry.create_policy(PolicyCreate(source=source, title=values["title"],
@@ -123,7 +127,10 @@ async def add_plan(request: Request) -> Response:
     try:
         revision_id = await threaded(_register, stores, values, data, pdf, upload.filename or "")
     except KBError as failed:
-        problems.add("file" if failed.error_type == "unsupported_file_type" else "form", failed.message)
+        if failed.error_type in ("unsupported_file_type", "file_too_large"):
+            problems.add("file", f"The plan (PDF): {failed.message.rstrip('.')}. Choose the PDF file again.")
+        else:
+            problems.add("form", failed.message)
         return _form(request, failed.http_status, values=values, problems=problems)
     job = await threaded(start_ingestion, stores.settings, values["source"], revision_id)
     logger.info("ui.plan_added source=%s revision_id=%s job_id=%s", values["source"], revision_id, job)

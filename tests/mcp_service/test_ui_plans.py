@@ -104,3 +104,19 @@ def test_the_read_only_key_cannot_add_a_plan_and_is_told_why(
     })  # fmt: skip
     assert refused.status == 403 and "full key" in refused.text()
     assert not nppf_service.stores.policies.registry.policy_exists("REFUSED_LP")
+
+
+def test_a_file_that_is_not_a_pdf_is_refused_in_words_and_registers_nothing(
+    nppf_service: Service, context: BrowserContext, tmp_path: Path
+) -> None:
+    page = signed_in(context, nppf_service.url, FULL_KEY)
+    notes = tmp_path / "notes.pdf"
+    notes.write_text("Minutes of the planning committee, not a PDF at all.", encoding="utf-8")
+    fill(page, notes, source="NOT_A_PDF_LP", title="Not a PDF", version_label="v1", effective_from="2021-01-01")
+    with page.expect_response(lambda r: r.url.endswith("/ui/plans/new") and r.request.method == "POST") as sent:
+        page.click("#plan-form button[type=submit]")
+    assert sent.value.status >= 400
+    assert "PDF" in page.inner_text("#problem-file")
+    assert page.input_value("#title") == "Not a PDF" and page.input_value("#effective_from") == "2021-01-01"
+    assert not nppf_service.stores.policies.registry.policy_exists("NOT_A_PDF_LP"), "no empty plan left behind"
+    checked(page, "add-plan-not-a-pdf")
