@@ -5,7 +5,9 @@ A number in a top or bottom margin (``lib.text.page_furniture`` finds those rows
 page only when something beyond its being there says it is one:
 * it keeps step with a number on a nearby page (the next page prints the next number, one page apart per PDF
   page, two on a two-page spread; a run of two pages is enough, so an appendix that restarts at 1, a jump
-  in numbering, roman front matter and ``A-3``-style appendix pages each start a run of their own);
+  in numbering, roman front matter and ``A-3``-style appendix pages each start a run of their own; three
+  for a ``loose`` number, one that ends a short margin line recurring on too few pages to be a running
+  footer);
 * or it is worded as a page number (``Page 5``, ``5 of 40``);
 * or the PDF's page label (``PageText.label``) says the same: the label confirms what is printed, and never
   stands in for it (a label that disagrees with the print is ignored, and a page that prints no number has
@@ -47,7 +49,8 @@ _LABEL_DASHES_RE = re.compile(r"\s*[\u2013\u2014]\s*")
 class PageToken:
     """A number a margin row prints. ``series`` keeps numberings apart ("" arabic, "roman", ``A-`` for
     ``A-3``); ``first``..``last`` its value (two apart from one for ``62-63`` printed as one); ``bare``: the
-    row is the number alone; ``worded``: ``Page 5`` or ``5 of 40``; ``centre``: the row's middle, 0..1 across."""
+    row is the number alone; ``worded``: ``Page 5`` or ``5 of 40``; ``centre``: the row's middle, 0..1 across;
+    ``loose``: from a short margin line that is no running header (``loose_tokens``)."""
 
     text: str
     series: str
