@@ -148,6 +148,21 @@ def find_exact(quote: Quote, text: str, folded: Normalised) -> QuoteMatch | None
     return find_verbatim(quote, text) or find_normalised(quote, folded)
 
 
+def _cut_word(stretch: Stretch, a: int, b: int, quote: Quote, text: str, toks: Sequence[Token]) -> bool:
+    """Whether ``stretch`` is only the quote starting or ending inside a word of the text (``2.`` quoted of
+    ``2.9 ha``, ``ment of`` of ``development of``): at the quote's edge, its words a piece of the text's."""
+    if stretch.op != "replaced":
+        return False
+    quoted = verbatim(quote.folded, quote.tokens, stretch.i1, stretch.i2)
+    if stretch.i2 == b:
+        start = toks[stretch.j1].start
+        return text[start : start + len(quoted)] == quoted
+    if stretch.i1 == a:
+        end = toks[stretch.j2 - 1].end
+        return text[end - len(quoted) : end] == quoted
+    return False
+
+
 def find_close(
     quote: Quote, folded: Normalised, toks: Sequence[Token], token_texts: Sequence[str] | None = None
 ) -> QuoteMatch | None:
@@ -174,6 +189,7 @@ def find_close(
         weighted += fuzz.ratio(quoted_text, found_text) / 100 * len(quoted_text)
         total += len(quoted_text)
         shifted = [Stretch(s.op, s.i1 + a, s.i2 + a, s.j1, s.j2) for s in aligned.stretches]
+        shifted = [s for s in shifted if not _cut_word(s, a, b, quote, folded.text, toks)]
         for change in changes(quote.folded, quote.tokens, folded.text, toks, shifted):
             stretches.append((change, (change.quoted, change.source)))
         first = aligned.lo if first < 0 else first

@@ -181,6 +181,15 @@ def test_the_difference_is_whole_words_in_order_never_parts_of_words() -> None:
     ]
 
 
+def test_a_quote_cut_inside_a_word_of_the_text_at_either_end_is_not_a_change() -> None:
+    """``1,00`` ends inside ``1,000`` and ``ment's`` starts inside ``Government's``: only the typo is a change."""
+    found = classify(
+        "ment's guidance sets a higer standard. Car parking in the town centre should be kept to a maximum of 1,00"
+    )
+    assert found is not None and found.verdict == Verdict.CLOSE, found
+    assert [(c.quoted, c.source) for c in found.changes] == [("higer", "higher")]
+
+
 def test_an_ellipsis_leaves_out_words_whose_omission_is_not_a_change() -> None:
     """The omitted words hold 'not' and 'unless'; the parts quoted have a typo: close, not altered."""
     found = classify("Proposals for major developmnet ... clearly outweigh the harm.")
