@@ -7,7 +7,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, ValidationInfo
 
 from lib.errors import InvalidDateError
 
@@ -36,13 +36,13 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-def _strict(value: object) -> object:
+def _strict(value: object, info: ValidationInfo) -> object:
     """A date as pydantic takes it where a value arrives from outside: a ``date`` or a strict ISO string, never a
     number (lax parsing reads ``0`` as 1970-01-01, a Unix timestamp) nor a datetime."""
     if isinstance(value, date) and not isinstance(value, datetime):
         return value
     try:
-        return parse_date(value)  # type: ignore[arg-type]
+        return parse_date(value, field=info.field_name or "date")  # type: ignore[arg-type]
     except InvalidDateError as exc:
         raise ValueError(exc.message) from exc
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from enum import StrEnum
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from lib.dates import parse_date
-from lib.errors import InvalidDateError
+from lib.dates import IsoDate
 from lib.text.section_report import SectionReport
 
 SOURCE_PATTERN = r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$"
@@ -52,17 +50,6 @@ def default_revision_id(source: str, effective_from: date) -> str:
     return f"rev_{source}_{effective_from.year:04d}_{effective_from.month:02d}"
 
 
-def _coerce_date(value: Any, info: ValidationInfo) -> Any:
-    """Strict ISO dates inside models too: a ``YYYY-MM-DD`` string, a ``date`` or None. Pydantic's lax
-    parsing would take a number as a Unix timestamp (``0`` as 1970-01-01) or a datetime as its day."""
-    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
-        return value
-    try:
-        return parse_date(value, field=info.field_name or "date")
-    except InvalidDateError as exc:
-        raise ValueError(exc.message) from exc
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_enum_values=False)
 
@@ -92,10 +79,8 @@ class Policy(BaseModel):
 class DateRange(_Strict):
     """An inclusive range; ``effective_to=None`` means in force with no end."""
 
-    effective_from: date
-    effective_to: date | None = None
-
-    _coerce = field_validator("effective_from", "effective_to", mode="before")(_coerce_date)
+    effective_from: IsoDate
+    effective_to: IsoDate | None = None
 
     @model_validator(mode="after")
     def _ordered(self) -> DateRange:
@@ -120,11 +105,9 @@ class RevisionUpdate(_Strict):
     """Fields left out are unchanged; ``effective_to`` given as ``null`` re-opens a revision."""
 
     version_label: str | None = Field(default=None, min_length=1, max_length=200)
-    effective_from: date | None = None
-    effective_to: date | None = None
+    effective_from: IsoDate | None = None
+    effective_to: IsoDate | None = None
     notes: str | None = Field(default=None, max_length=5000)
-
-    _coerce = field_validator("effective_from", "effective_to", mode="before")(_coerce_date)
 
 
 class Revision(BaseModel):
