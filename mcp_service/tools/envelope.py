@@ -18,12 +18,13 @@ from typing import Any
 import anyio.to_thread
 import pydantic_core
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import CallToolResult, ImageContent, TextContent
+from mcp_types import CallToolResult, ImageContent
 from pydantic import BaseModel
 
 from lib.config import SearchSettings
-from lib.errors import KBError
+from lib.errors import KBError, bounded
 from mcp_service.search_lane import run_search
+from mcp_service.tools.document_content import mark_document_content, marked_blocks, server_block
 from mcp_service.tools.renderings import render, render_error
 
 logger = logging.getLogger(__name__)
@@ -33,8 +34,11 @@ INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
 
 def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
     payload = pydantic_core.to_jsonable_python(payload, fallback=str)
-    text = render_error(str(payload["error_type"]), str(payload["message"])) if is_error else render(payload)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=is_error)
+    if is_error:
+        text = render_error(str(payload["error_type"]), str(payload["message"]))
+        return CallToolResult(content=[server_block(text)], structured_content=payload, is_error=True)
+    # Document text marked in both (``document_content``): its fields in the JSON, its quoted lines as blocks.
+    return CallToolResult(content=marked_blocks(render(payload)), structured_content=mark_document_content(payload))
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ def success(payload: BaseModel | dict[str, Any] | WithImage) -> CallToolResult:
 
 
 def error(error_type: str, message: str) -> CallToolResult:
-    return _result({"status": "error", "error_type": error_type, "message": message}, is_error=True)
+    return _result({"status": "error", "error_type": error_type, "message": bounded(message)}, is_error=True)
 
 
 async def run_tool(

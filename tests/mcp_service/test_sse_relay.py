@@ -229,5 +229,7 @@ def test_a_relayed_post_answers_what_the_holders_sdk_answered_or_503_when_no_rep
         refused = client.post(f"{url_b}/messages/?session_id={ghost}", json=tool_call(4))
         assert refused.status_code == 503 and refused.json()["id"] == 4, refused.text
 
+        not_rpc = client.post(f"{url_b}{endpoint}", content=b'{"not": "a JSON-RPC message"}', headers=MCP_HEADERS)
+        assert (not_rpc.status_code, not_rpc.text) == (400, "Could not parse message")  # the holder's SDK answered
         malformed = client.post(f"{url_b}{endpoint}", content=b"{not json", headers=MCP_HEADERS)
-        assert (malformed.status_code, malformed.text) == (400, "Could not parse message")
+        assert malformed.status_code == 400 and malformed.json()["error"]["code"] == -32700  # refused before relaying
