@@ -196,7 +196,10 @@ def create_mcp_app(
     REST error envelope (``rest.errors.http_error``)."""
     access.require_credentials(settings)
     configure_tracing(settings.observability)
-    # Builds the session manager; the app it returns is not used, ``mcp_endpoint`` is ours.
+    # Builds the session managers (event-stream answers for the requests that ask for progress, then JSON for the
+    # rest: the server keeps the last); the apps it returns are not used, ``mcp_endpoint`` is ours.
+    server.streamable_http_app(stateless_http=True, json_response=False, host=settings.service.host)
+    streaming = server.session_manager
     server.streamable_http_app(stateless_http=True, json_response=True, host=settings.service.host)
     session_manager = server.session_manager
     relay = SseRelay(
@@ -206,7 +209,7 @@ def create_mcp_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with session_manager.run(), relay.run():
+        async with session_manager.run(), streaming.run(), relay.run():
             if warm_up is not None:
                 # Ready means warm: uvicorn accepts no connection before the start-up ends, so no first caller
                 # waits behind the encoder and the searched blocks loading (the p99 of a cold service).
@@ -235,7 +238,7 @@ def create_mcp_app(
     all_routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.observability, collectors), methods=["GET"]),
-        Route("/mcp", mcp_endpoint(session_manager), methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", mcp_endpoint(session_manager, streaming), methods=["GET", "POST", "DELETE"]),
         Route("/sse", SseStream(relay), methods=["GET"]),
         Route("/messages/", SseMessages(relay), methods=["POST"]),
         *access.metadata_routes(server.name),

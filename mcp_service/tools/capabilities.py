@@ -4,11 +4,13 @@ what it does not.
 The SDK's ``MCPServer`` registers handlers for prompts and resources whether or not any exist, and derives the
 capabilities from the handlers: every server would advertise both and list nothing. ``HonestCapabilities`` is
 a server middleware (the SDK's public seam) that, for both handshakes, keeps ``prompts`` and ``resources`` only
-when the server has some, and answers the methods of a capability not advertised with -32601 (method not
-found). Change notifications are never sent (the servers are built with ``subscriptions=False``), so every
-``listChanged`` and ``subscribe`` is false on both. A ``prompts/get`` naming no prompt is -32602 (invalid
-params) on every protocol revision: the SDK lets it fall to a generic error (code 0 before 2026-07-28, -32603
-with a traceback after). Why a middleware and not the SDK: docs/decisions/0046-lean-tool-results.md.
+when the server has some. Their list methods still answer, with empty lists (the official conformance suite
+lists them whatever is advertised, and an empty list is the truth); a name asked for is unknown. Change
+notifications are never sent (the servers are built with ``subscriptions=False``), so every ``listChanged`` and
+``subscribe`` is false on both. A ``prompts/get`` naming no prompt is -32602 (invalid params) on every
+protocol revision: the SDK lets it fall to a generic error (code 0 before 2026-07-28, -32603 with a traceback
+after); a ``resources/read`` of no resource is -32602 from the SDK itself. Why a middleware and not the SDK:
+docs/decisions/0046-lean-tool-results.md.
 """
 
 from __future__ import annotations
@@ -18,13 +20,9 @@ from typing import Any
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS
 
 HANDSHAKES = frozenset({"initialize", "server/discover"})
-PROMPT_METHODS = frozenset({"prompts/list", "prompts/get"})
-RESOURCE_METHODS = frozenset(
-    {"resources/list", "resources/read", "resources/templates/list", "resources/subscribe", "resources/unsubscribe"}
-)
 
 
 class HonestCapabilities:
@@ -41,11 +39,9 @@ class HonestCapabilities:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
-        if method not in HANDSHAKES | PROMPT_METHODS | RESOURCE_METHODS:
+        if method not in HANDSHAKES and method != "prompts/get":
             return await call_next(ctx)
         prompts, resources = await self.served()
-        if (method in PROMPT_METHODS and not prompts) or (method in RESOURCE_METHODS and not resources):
-            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
         if method == "prompts/get":
             name = (ctx.params or {}).get("name")
             if name not in prompts:

@@ -6,8 +6,8 @@ on the event loop, only when the client asked (a ``progressToken`` in the reques
 notification says the percentage of 100 and the phase (fetch, extract, chunk, embed, store, done). A
 notification that cannot be sent is logged and dropped: progress never fails the work it reports on.
 
-Where it reaches the client: over SSE always (the session's stream). Over Streamable HTTP the service answers
-plain JSON (stateless, decision 0019), so the SDK has no stream to send it on and drops it.
+Where it reaches the client: over SSE on the session's stream; over Streamable HTTP on the event stream that
+answers a request asking for progress (``transports.streamable_http``: every other request gets plain JSON).
 """
 
 from __future__ import annotations

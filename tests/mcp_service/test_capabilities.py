@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS
 from pydantic import SecretStr
 
 from mcp_service.__main__ import SERVERS
@@ -92,16 +92,17 @@ async def test_an_unknown_prompt_is_invalid_params_and_a_known_one_renders(fresh
 
 
 @pytest.mark.parametrize("mode", [LEGACY, MODERN])
-async def test_a_server_without_prompts_or_resources_answers_their_methods_method_not_found(
+async def test_a_server_without_prompts_or_resources_lists_none_and_knows_no_name(
     servers: dict[str, str], mode: str
 ) -> None:
     async with client(servers["governance"], mode) as connected:
-        calls = (connected.list_prompts(), connected.get_prompt("anything", {}), connected.list_resources(),
-                 connected.list_resource_templates(), connected.read_resource("policy://NPPF/revisions/r"))  # fmt: skip
-        for call in calls:
+        assert (await connected.list_prompts()).prompts == []
+        assert (await connected.list_resources()).resources == []
+        assert (await connected.list_resource_templates()).resource_templates == []
+        for call in (connected.get_prompt("anything", {}), connected.read_resource("policy://NPPF/revisions/r")):
             with pytest.raises(MCPError) as refused:
                 await call
-            assert refused.value.error.code == METHOD_NOT_FOUND
+            assert refused.value.error.code == INVALID_PARAMS
 
 
 async def test_every_tools_list_is_within_its_budget_and_types_its_dates(servers: dict[str, str]) -> None:

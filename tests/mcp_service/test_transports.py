@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp_types import TextContent
 
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
@@ -51,7 +52,7 @@ async def test_each_transport_lists_every_tool_with_described_arguments_and_call
         assert tools["search_policy"].annotations.read_only_hint is True
         result = await session.call_tool("search_policy", {"query": "highways grounds", "n_results": 2})
         assert result.structured_content["results_count"] == 2
-        text = "\n".join(block.text for block in result.content)  # type: ignore[union-attr]
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         text_is_a_rendering(text, result.structured_content)
         assert "  [1] NPPF " in text and "  [2] NPPF " in text
 
