@@ -78,8 +78,9 @@ def split_parts(rows: list[Row], body_size: float | None) -> list[Part]:
     headings = _heading_starts(rows, body_size)
     starts = {0, *(start for start in headings if not any(first < start <= last for first, last in chains))}
     for first, _ in chains:
-        if not any(start <= first and _page_gap(rows, start, first) <= 1 for start in starts):
-            starts.add(_page_start(rows, first))
+        if not any(start <= first and _page_gap(rows, start, first) <= 1 and not _numbered(rows[start:first])
+                   for start in starts):  # fmt: skip
+            starts.add(_schedule_start(rows, first, body_size))
     bounds = sorted(starts)
     parts = [
         Part(start, end, _grammar(rows, start, end, chains))
@@ -163,12 +164,34 @@ def _heading_starts(rows: list[Row], body_size: float | None) -> list[int]:
             top = index
         if row.contents or not PART_HEADING_RE.match(row.text) or len(row.text.split()) > TITLE_MAX_WORDS:
             continue
-        large = row.size is not None and body_size is not None and row.size >= HEADING_SCALE * body_size
+        large = _large(row, body_size)
         near_top = index - top < TOP_ROWS
         bold = bool(row.bold_lead) and row.bold_lead == row.text
         if large or (bold and near_top):
             starts.append(top if near_top else index)
     return starts
+
+
+def _schedule_start(rows: list[Row], first: int, body_size: float | None) -> int:
+    """Where a schedule without a part heading of its own starts: at a heading naming it above its first code on
+    that page (``Schedule of Main Modifications`` in bold, right after the report's last paragraph), else at the
+    top of the page unless a numbered paragraph stands there above it (then at the first code)."""
+    top = _page_start(rows, first)
+    for index in range(first - 1, top - 1, -1):
+        row = rows[index]
+        emphasised = (bool(row.bold_lead) and row.bold_lead == row.text) or _large(row, body_size)
+        if emphasised and PART_HEADING_RE.match(row.text) and len(row.text.split()) <= TITLE_MAX_WORDS:
+            return index
+    return first if _numbered(rows[top:first]) else top
+
+
+def _numbered(rows: list[Row]) -> bool:
+    """Some row is a numbered paragraph (a part holding one is a body, not a schedule's cover)."""
+    return any(not row.contents and (_WHOLE_RE.match(row.text) or DECIMAL_RE.match(row.text)) for row in rows)
+
+
+def _large(row: Row, body_size: float | None) -> bool:
+    return row.size is not None and body_size is not None and row.size >= HEADING_SCALE * body_size
 
 
 def _page_start(rows: list[Row], index: int) -> int:

@@ -15,7 +15,8 @@
 - pages set in two columns with one printed page number each, centred below both;
 - an inspector's schedule of main modifications: ``MM1`` .. ``MM7`` rows, one quoting a policy and another a
   decimal-numbered paragraph of the plan it changes (``AAP/MM1`` .. where one examination changes several plans);
-- that report with that schedule bound in at the back (``bound_report_pdf``);
+- that report with that schedule bound in at the back (``bound_report_pdf``), and a report whose schedule starts
+  on its last page, under a bold ``Schedule of Main Modifications`` right after its last paragraph;
 - a core strategy printing each policy as a bold ``Policy`` label over its bold code, the policy's first words on
   the code's line (``CS 1 Development ...``), and one policy heading set right under a bold table caption;
 - a plan with a glossary (bold ``Term:`` entries, one led by a policy code) and an appendix of whole-numbered
@@ -307,6 +308,31 @@ def bound_report_pdf() -> bytes:
     """``inspectors_report_pdf`` with ``modifications_pdf`` bound in after it, as councils publish them."""
     doc = pymupdf.open(stream=inspectors_report_pdf(), filetype="pdf")
     doc.insert_pdf(pymupdf.open(stream=modifications_pdf(), filetype="pdf"))
+    return doc.tobytes()
+
+
+def report_with_schedule_on_its_last_page_pdf() -> bytes:
+    """A cover, paragraphs 1..6 under unnumbered headings, then on the same page a bold ``Schedule of Main
+    Modifications``, the schedule's header row and ``MODIFICATIONS`` three times over, numbered ``MM1`` ..
+    ``MM21`` (running onto a second page)."""
+    doc = pymupdf.open()
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text((LEFT, 300), "Report on the Example Local Plan",
+                                                         fontsize=20, fontname="hebo")  # fmt: skip
+    writer = Writer(doc)
+    writer.new_page()
+    writer.line("Assessment of Soundness", size=16, bold=True)
+    writer.gap()
+    for number in range(1, 7):
+        writer.paragraph(f"{number}. The plan's approach to issue {number} is justified by the evidence, subject to "
+                         "the main modifications set out below, which make it effective.")  # fmt: skip
+    writer.line("Schedule of Main Modifications", bold=True)
+    writer.gap()
+    writer.line("MM Ref   Local Plan Ref   Modification", bold=True)
+    writer.gap()
+    for number, (_, where, lines) in enumerate(MODIFICATIONS * 3, start=1):
+        writer.line(f"MM{number} {where}")
+        for line in lines:
+            writer.line(line.removeprefix("@"), bold=line.startswith("@"))
     return doc.tobytes()
 
 

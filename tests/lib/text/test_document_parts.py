@@ -21,6 +21,7 @@ from tests.lib.text.local_plan_pdfs import (
     local_plan_pdf,
     modifications_pdf,
     plan_with_glossary_and_appendix_pdf,
+    report_with_schedule_on_its_last_page_pdf,
 )
 
 
@@ -75,6 +76,15 @@ def test_the_bound_documents_parts_are_the_report_then_the_schedule() -> None:
     parts = split_parts(rows, body_size(document.pages))
     assert [(rows[part.start].page, part.grammar.modifications) for part in parts] == [(1, False), (3, True)]
     assert parts[0].grammar.numbering is Numbering.UNDECIDED  # four paragraphs: too few to tell, read as whole
+
+
+def test_a_schedule_starting_under_the_reports_last_paragraph_leaves_the_paragraphs_whole() -> None:
+    reading = read(report_with_schedule_on_its_last_page_pdf())
+    paragraphs = [s for s in reading.sections if s.kind == "paragraph"]
+    assert [s.section_ref for s in paragraphs] == [f"Para {n}" for n in range(1, 7)]
+    assert "Schedule" not in paragraphs[-1].text and paragraphs[-1].text.endswith("which make it effective.")
+    codes = [s.section_ref for s in reading.sections if s.kind == "modification"]
+    assert codes == [f"MM{n}" for n in range(1, 22)]
 
 
 def test_a_schedule_prefixed_by_the_plan_it_changes_is_cited_by_its_codes() -> None:
