@@ -25,7 +25,11 @@ MAX_INSPECTED_BODY = 4 * 1024 * 1024
 
 
 def asks_for_progress(body: bytes) -> bool:
-    """Whether a JSON-RPC request (or any request of a batch) carries a ``progressToken`` in its ``_meta``."""
+    """Whether a JSON-RPC request (or any request of a batch) carries a ``progressToken`` in its ``_meta``. A body
+    that does not spell the word is not parsed again (``auth`` parsed it once); one that escapes it is answered in
+    JSON, without progress."""
+    if b"progressToken" not in body:
+        return False
     try:
         parsed: Any = json.loads(body)
     except ValueError:
