@@ -112,6 +112,10 @@ def test_two_page_spreads_print_both_numbers() -> None:
     assert _printed(_landscape_spreads([(62, 63), (64, 65)])) == {1: "62-63", 2: "64-65"}
 
 
+def test_a_spread_numbered_as_one_range_between_single_pages() -> None:
+    assert _printed(_pdf(["60", "61", "62-63", "64"])) == {1: "60", 2: "61", 3: "62-63", 4: "64"}
+
+
 def test_sections_on_a_spread_carry_their_own_half_and_chunks_their_page() -> None:
     reading = read_sections(extract_document(_landscape_spreads([(62, 63)]), enable_ocr=False))
     assert reading.printed == {1: "62-63"}
