@@ -43,11 +43,19 @@ def verbose() -> bool:
 
 
 def run_with_progress(stores: Stores, targets: list[tuple[str, str]], flow: Callable[..., T], **params: Any) -> T:
-    """Run a flow in this process on ``stores``, with a bar per revision it works on."""
+    """Run a flow in this process on ``stores``, with a bar per revision it works on. Prefect's local API is
+    started first through ``flows.local_api`` (one process at a time, waited for, retried): if it still will not
+    start, the command stops there, before the flow has touched anything."""
     from deployments.progress import RevisionProgress, quiet_prefect_console
     from flows.common import bound_stores
+    from flows.local_api import LocalApiStartError, ensure_local_api
 
     quiet_prefect_console(verbose())
+    try:
+        ensure_local_api(stores.settings.jobs.local_api_start_timeout_seconds)
+    except LocalApiStartError as exc:
+        typer.secho(f"error: {exc}; nothing was changed, run the command again", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from exc
     with bound_stores(stores):
         if not targets:
             return flow(**params)

@@ -112,3 +112,20 @@ def test_seed_runs_without_prefect_when_its_local_api_will_not_start(
     assert "ingested        LOCAL_PLAN rev_LOCAL_PLAN_2015_07 (6 chunks)" in out
     assert cli_env.policies.registry.get_revision("LOCAL_PLAN", "rev_LOCAL_PLAN_2015_07").status.value == "active"
     assert left is None or left.server_process is None, "no server that missed its start is left"
+
+
+def test_a_command_whose_local_api_will_not_start_stops_before_changing_anything(
+    cli_env: Stores, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdf = write_policy_pdf(tmp_path / "ltn.pdf", edition="July 2020")
+    monkeypatch.setenv("LOCAL_API_START_TIMEOUT_SECONDS", "0.001")
+    running = SubprocessASGIServer._instances.pop(None, None)
+    try:
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            out = run("ingest", "LTN_1_20", str(pdf), "--label", "July 2020", "--from", "2020-07-27",
+                      "--title", "Cycle Infrastructure Design", code=2)  # fmt: skip
+    finally:
+        if running is not None:
+            SubprocessASGIServer._instances[None] = running
+    assert "local API did not answer" in out and "nothing was changed" in out
+    assert not cli_env.policies.registry.policy_exists("LTN_1_20")
