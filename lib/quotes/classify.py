@@ -18,7 +18,7 @@ from enum import StrEnum
 from rapidfuzz import fuzz
 
 from lib.errors import InvalidArgumentError
-from lib.quotes.diff import Stretch, WordChange, align, changes, verbatim
+from lib.quotes.diff import Op, Stretch, WordChange, align, changes, verbatim
 from lib.quotes.meaning import MeaningChange, meaning_changes
 from lib.quotes.normalise import Normalised, normalise
 from lib.quotes.words import ELLIPSIS, Token, fragments, tokens, word_set
@@ -148,19 +148,30 @@ def find_exact(quote: Quote, text: str, folded: Normalised) -> QuoteMatch | None
     return find_verbatim(quote, text) or find_normalised(quote, folded)
 
 
-def _cut_word(stretch: Stretch, a: int, b: int, quote: Quote, text: str, toks: Sequence[Token]) -> bool:
-    """Whether ``stretch`` is only the quote starting or ending inside a word of the text (``2.`` quoted of
-    ``2.9 ha``, ``ment of`` of ``development of``): at the quote's edge, its words a piece of the text's."""
-    if stretch.op != "replaced":
-        return False
-    quoted = verbatim(quote.folded, quote.tokens, stretch.i1, stretch.i2)
-    if stretch.i2 == b:
-        start = toks[stretch.j1].start
-        return text[start : start + len(quoted)] == quoted
-    if stretch.i1 == a:
-        end = toks[stretch.j2 - 1].end
-        return text[end - len(quoted) : end] == quoted
-    return False
+def _cut_word(stretch: Stretch, a: int, b: int, quote: Quote, text: str, toks: Sequence[Token]) -> Stretch | None:
+    """``stretch`` without the part that is only the quote starting or ending inside a word of the text (``2.``
+    quoted of ``2.9 ha``, ``ment of`` of ``development of``); None when nothing else is left of it."""
+    if stretch.op != "replaced" or (stretch.i2 != b and stretch.i1 != a):
+        return stretch
+    i1, i2, j1, j2 = stretch.i1, stretch.i2, stretch.j1, stretch.j2
+    if stretch.i2 == b:  # the quote's last words: a beginning of the text at some token of the stretch
+        for m in range(i2 - i1, 0, -1):
+            tail = verbatim(quote.folded, quote.tokens, i2 - m, i2)
+            j = next((j for j in range(j1, j2) if text.startswith(tail, toks[j].start)), None)
+            if j is not None:
+                i2, j2 = i2 - m, j
+                break
+    else:  # the quote's first words: an end of the text at some token of the stretch
+        for m in range(i2 - i1, 0, -1):
+            head = verbatim(quote.folded, quote.tokens, i1, i1 + m)
+            j = next((j for j in range(j2, j1, -1) if text.endswith(head, 0, toks[j - 1].end)), None)
+            if j is not None:
+                i1, j1 = i1 + m, j
+                break
+    if i1 == i2 and j1 == j2:
+        return None
+    op: Op = "replaced" if i1 < i2 and j1 < j2 else ("inserted" if i1 < i2 else "removed")
+    return Stretch(op, i1, i2, j1, j2)
 
 
 def find_close(
@@ -189,7 +200,7 @@ def find_close(
         weighted += fuzz.ratio(quoted_text, found_text) / 100 * len(quoted_text)
         total += len(quoted_text)
         shifted = [Stretch(s.op, s.i1 + a, s.i2 + a, s.j1, s.j2) for s in aligned.stretches]
-        shifted = [s for s in shifted if not _cut_word(s, a, b, quote, folded.text, toks)]
+        shifted = [t for s in shifted if (t := _cut_word(s, a, b, quote, folded.text, toks)) is not None]
         for change in changes(quote.folded, quote.tokens, folded.text, toks, shifted):
             stretches.append((change, (change.quoted, change.source)))
         first = aligned.lo if first < 0 else first
