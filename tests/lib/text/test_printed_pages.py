@@ -4,6 +4,7 @@ the page does not print."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pymupdf
@@ -19,7 +20,7 @@ WIDTH, HEIGHT = 595, 842
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _pdf(footers: list[str | None], *, labels: list[dict[str, object]] | None = None) -> bytes:
+def _pdf(footers: Sequence[str | None], *, labels: list[dict[str, object]] | None = None) -> bytes:
     """One page per footer (None: the page prints no number), each with a line of body text."""
     doc = pymupdf.open()
     for index, footer in enumerate(footers):
