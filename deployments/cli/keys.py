@@ -32,5 +32,6 @@ def print_keys(keys: Mapping[str, str], *, url: str | None = None) -> None:
     for name, key in keys.items():
         typer.echo(f"  {name}={key}   (made for this run; set {name} to choose your own)")
     if url is not None:
-        typer.echo(f"  call with the header  Authorization: Bearer <MCP_API_KEY>   e.g. curl -H \"Authorization: "
-                   f"Bearer $MCP_API_KEY\" {url}/api/v1/policies")  # fmt: skip
+        key = keys.get("MCP_API_KEY", "$MCP_API_KEY")
+        typer.echo(f'  call with  curl -H "Authorization: Bearer {key}" {url}/api/v1/policies')
+        typer.echo(f"  an MCP client: {url}/mcp with the same header")
