@@ -1,9 +1,14 @@
-"""Policy headings set as a label over the code: ``Policy`` alone on one line, ``CS 1`` (often with the policy's
-first words) on the next, as many older core strategies print them in a side column.
+"""Policy headings that the rows split or join wrongly, put right before parsing:
 
-Read line by line, neither row is a heading: the label carries no code, and the code's row follows the label
-without the gap that starts a block. Joined into one row (``Policy CS 1 Development ...``) they read as the
-heading they are, by the same rules as any other (``lib.text.section_parser``).
+- a heading set as a label over the code: ``Policy`` alone on one line, ``CS 1`` (often with the policy's first
+  words) on the next, as many older core strategies print them in a side column. Read line by line, neither
+  row is a heading: the label carries no code, and the code's row follows the label without the gap that starts
+  a block. Joined into one row (``Policy CS 1 Development ...``) they read as the heading they are;
+- a heading set level with another bold line across the page (a diagram's caption on the facing page:
+  ``... Cycle Network Diagram TRAN4 Creating Coherent Networks ...``), read as one row: where the row ends with
+  a heading exactly as the contents page lists it, it is split into the two lines it was.
+
+Either way the row is then read by the same rules as any other (``lib.text.section_parser``).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from lib.text.contents import ListedPolicy
 from lib.text.layout_rows import HEADING_SCALE, Row
 from lib.text.policy_codes import POLICY_HEADING_RE
 
@@ -67,3 +73,30 @@ def _join(label: Row, row: Row) -> Row:
         page_start=label.page_start,
         jumped=label.jumped,
     )
+
+
+def split_listed_headings(rows: list[Row], listed: list[ListedPolicy]) -> list[Row]:
+    """``rows`` with a wholly bold row that ends with a listed policy's heading (code and title, as the contents
+    page prints them) split in two before that heading."""
+    headings = [f"{policy.ref.removeprefix('Policy ')} {policy.title}" for policy in listed if policy.title]
+    if not headings:
+        return rows
+    split: list[Row] = []
+    for row in rows:
+        heading = _ending_heading(row, headings)
+        if heading is None:
+            split.append(row)
+            continue
+        before = row.text[: -len(heading)].rstrip()
+        split += [replace(row, text=before, bold_lead=before), replace(row, text=heading, bold_lead=heading,
+                                                                        gap_before=True, page_start=False)]  # fmt: skip
+    return split
+
+
+def _ending_heading(row: Row, headings: list[str]) -> str | None:
+    if row.contents or not row.bold_lead or row.bold_lead != row.text:
+        return None
+    for heading in headings:
+        if row.text.endswith(heading) and row.text[: -len(heading)].endswith(" ") and row.text != heading:
+            return heading
+    return None

@@ -46,7 +46,7 @@ from lib.text.document_parts import PartGrammar, split_parts
 from lib.text.footnotes import footnote_units, separate_footnotes
 from lib.text.justification import with_supports
 from lib.text.layout_rows import Row, body_size, read_rows_and_printed
-from lib.text.policy_labels import join_policy_labels
+from lib.text.policy_labels import join_policy_labels, split_listed_headings
 from lib.text.section_parser import SectionParser
 from lib.text.section_units import Unit
 
@@ -75,6 +75,7 @@ def read_sections(doc: ExtractedDocument) -> SectionReading:
     rows, printed = read_rows_and_printed(doc.pages)
     mark_contents(rows)
     listed = listed_policies(rows)
+    rows = split_listed_headings(rows, listed)
     parts = split_parts(rows, body_size(doc.pages))
     readings = [_read_part(doc.pages, rows[part.start : part.end], part.grammar) for part in parts]
     if not any(parser.is_structured() for parser, _ in readings):

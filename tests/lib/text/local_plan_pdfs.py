@@ -18,7 +18,8 @@
 - that report with that schedule bound in at the back (``bound_report_pdf``), and a report whose schedule starts
   on its last page, under a bold ``Schedule of Main Modifications`` right after its last paragraph;
 - a core strategy printing each policy as a bold ``Policy`` label over its bold code, the policy's first words on
-  the code's line (``CS 1 Development ...``), and one policy heading set right under a bold table caption;
+  the code's line (``CS 1 Development ...``), one policy heading set right under a bold table caption, and one
+  level with a diagram's bold caption across the page (read as one row), as its contents page lists it;
 - a plan with a glossary (bold ``Term:`` entries, one led by a policy code) and an appendix of whole-numbered
   items bound after its decimal-numbered body.
 """
@@ -352,6 +353,12 @@ def core_strategy_pdf() -> bytes:
                                                          fontname="hebo")  # fmt: skip
     writer = Writer(doc)
     writer.new_page()
+    writer.line("Contents", size=20, bold=True)
+    writer.gap()
+    for entry, page in [("5. Core Strategy Policies", 2), ("CSP4 Development Outside the Growth Network", 3),
+                        ("CSP5 Cycling Networks", 4), ("Appendix 1 Monitoring", 5)]:  # fmt: skip
+        writer.line(f"{entry} {'.' * (70 - len(entry))} {page}")
+    writer.new_page()
     writer.line("5. Core Strategy Policies", size=18, bold=True)
     writer.gap()
     for number, (code, first_words) in enumerate(CORE_POLICIES, start=1):
@@ -369,6 +376,14 @@ def core_strategy_pdf() -> bytes:
     writer.paragraph("Areas outside the growth network will keep their green belt and their local centres, and "
                      "new homes there will be built only on land already developed.")  # fmt: skip
     writer.paragraph("5.5 Policy CSP4 keeps the countryside between the towns open.")
+    writer.new_page()
+    assert writer.page is not None
+    writer.page.insert_text((LEFT, writer.y), "Cycle Network Diagram", fontsize=BODY, fontname="hebo")
+    writer.page.insert_text((WIDTH / 2 + 20, writer.y), "CSP5 Cycling Networks", fontsize=BODY, fontname="hebo")
+    writer.y += LINE + GAP
+    writer.paragraph("Joint working will give the area one cycle network, with common design standards for its "
+                     "routes, so that every new development links to it.")  # fmt: skip
+    writer.paragraph("5.6 Policy CSP5 links new homes to the cycle network.")
     return doc.tobytes()
 
 

@@ -10,6 +10,7 @@ from lib.models import Section
 from lib.text.document_parts import Numbering, split_parts
 from lib.text.extraction import extract_document
 from lib.text.layout_rows import Row, body_size, read_rows
+from lib.text.section_report import report_reading
 from lib.text.sections import SectionReading, read_sections
 from tests.lib.text.local_plan_pdfs import (
     CORE_POLICIES,
@@ -95,7 +96,7 @@ def test_a_schedule_prefixed_by_the_plan_it_changes_is_cited_by_its_codes() -> N
 
 def test_a_policy_label_over_its_code_heads_the_policy(core: SectionReading) -> None:
     policies = {s.section_ref: s for s in core.sections if s.kind == "policy"}
-    assert list(policies) == [f"Policy {code}" for code, _ in CORE_POLICIES] + ["Policy CSP4"]
+    assert list(policies) == [f"Policy {code}" for code, _ in CORE_POLICIES] + ["Policy CSP4", "Policy CSP5"]
     for code, first_words in CORE_POLICIES:
         text = policies[f"Policy {code}"].text
         assert text.startswith(f"Policy {code} {first_words}")
@@ -104,8 +105,8 @@ def test_a_policy_label_over_its_code_heads_the_policy(core: SectionReading) -> 
 
 def test_the_core_strategys_paragraphs_stay_numbered_and_supporting_their_policies(core: SectionReading) -> None:
     paragraphs = {s.section_ref: s for s in core.sections if s.kind == "paragraph"}
-    assert list(paragraphs) == ["Para 5.1", "Para 5.2", "Para 5.3", "Para 5.4", "Para 5.5"]
-    assert paragraphs["Para 5.5"].supports == "Policy CSP4"
+    assert list(paragraphs) == ["Para 5.1", "Para 5.2", "Para 5.3", "Para 5.4", "Para 5.5", "Para 5.6"]
+    assert (paragraphs["Para 5.5"].supports, paragraphs["Para 5.6"].supports) == ("Policy CSP4", "Policy CSP5")
 
 
 def test_a_policy_heading_right_under_a_bold_caption_is_not_the_captions_title(core: SectionReading) -> None:
@@ -113,6 +114,15 @@ def test_a_policy_heading_right_under_a_bold_caption_is_not_the_captions_title(c
     assert "CSP4" not in sections["Table 3"].title
     assert sections["Policy CSP4"].title == "Development Outside the Growth Network"
     assert "green belt" in sections["Policy CSP4"].text
+
+
+def test_a_listed_heading_read_on_one_row_with_a_caption_across_the_page_is_the_policy(
+    core: SectionReading,
+) -> None:
+    policy = next(s for s in core.sections if s.section_ref == "Policy CSP5")
+    assert (policy.title, policy.text.split("\n")[0]) == ("Cycling Networks", "CSP5 Cycling Networks")
+    assert "Joint working" in policy.text and "Diagram" not in policy.text
+    assert report_reading(core).missing_policies == []
 
 
 def test_a_glossary_and_an_appendix_do_not_change_how_the_body_is_read(glossary_plan: SectionReading) -> None:
