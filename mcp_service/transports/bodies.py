@@ -86,7 +86,8 @@ def parse_json(body: bytes) -> Any:
         raise MalformedBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:
         raise MalformedBody(f"not valid JSON ({bounded(str(exc), 200)})") from None
-    if _deeper_than(value, MAX_JSON_DEPTH):
+    # Nesting needs an opening bracket per level: a body with few of them (every usual one) is not walked.
+    if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
         raise MalformedBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return value
 
