@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from lib.errors import MAX_MESSAGE_CHARS
-from mcp_service.transports.bodies import MAX_JSON_DEPTH
+from mcp_service.transports.bodies import MAX_JSON_DEPTH, MalformedBody, parse_json
 from tests.mcp_service.conftest import MCP_HEADERS, Service, bearer, mcp_session
 
 DEEP = ("[" * 1000 + "]" * 1000).encode()
@@ -95,3 +95,10 @@ def test_a_megabyte_argument_is_not_echoed_back(nppf_service: Service) -> None:
     assert response.status_code in (400, 404), response.text[:300]
     assert len(response.content) < 4 * MAX_MESSAGE_CHARS
     assert len(json.dumps(response.json()["error"]["details"])) < 4 * MAX_MESSAGE_CHARS
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    body = json.dumps({"query": "[" * 500 + "{" * 500, "list": [[1], [2], {"a": [3]}]}).encode()
+    assert parse_json(body)["list"] == [[1], [2], {"a": [3]}]
+    with pytest.raises(MalformedBody, match="deeper"):
+        parse_json(JUST_TOO_DEEP)
