@@ -134,6 +134,7 @@ OVERRIDES: dict[str, str] = {
     "prefect_api_url": "jobs.prefect_api_url",
     "processing_timeout_seconds": "jobs.processing_timeout_seconds",
     "ingest_retry_delay_seconds": "jobs.ingest_retry_delay_seconds",
+    "local_api_start_timeout_seconds": "jobs.local_api_start_timeout_seconds",
     "metrics_api_key": "observability.metrics_api_key",
     "prometheus_multiproc_dir": "observability.multiproc_dir",
     "otel_exporter_otlp_endpoint": "observability.otlp_endpoint",
