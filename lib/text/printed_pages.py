@@ -37,12 +37,13 @@ _DECORATION_RE = re.compile(r"^[-\u2013\u2014|\u00b7\u2022]+\s*|\s*[-\u2013\u201
 _BARE_SPREAD_RE = re.compile(r"^(\d{1,4})(?:\s*[-\u2013\u2014]\s*|\s+)(\d{1,4})$")
 _BARE_ROMAN_RE = re.compile(rf"^(?:{_WORD})?([ivxl]{{1,8}}|[IVXL]{{1,8}})$", re.IGNORECASE)
 _PREFIXED_RE = re.compile(rf"^(?:{_WORD})?([A-Z]{{1,2}})\s?[-\u2013\u2014]\s?(\d{{1,3}})$", re.IGNORECASE)
-_WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b|\b(\d{1,4})\s+of\s+\d{1,4}\b", re.IGNORECASE)
+_WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,4}(?![\d/:]|[.,]\d)")
 _IN_ROW_PREFIXED_RE = re.compile(r"(?<![\w-])([A-Z])\s?[-\u2013]\s?(\d{1,3})(?![\w-])")
 _ROMAN_RE = re.compile(r"^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 _LABEL_DASHES_RE = re.compile(r"\s*[\u2013\u2014]\s*")
+_DIGITS_RE = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,9 @@ class PageToken:
     """A number a margin row prints. ``series`` keeps numberings apart ("" arabic, "roman", ``A-`` for
     ``A-3``); ``first``..``last`` its value (two apart from one for ``62-63`` printed as one); ``bare``: the
     row is the number alone; ``worded``: ``Page 5`` or ``5 of 40``; ``centre``: the row's middle, 0..1 across;
-    ``loose``: from a short margin line that is no running header (``loose_tokens``)."""
+    ``loose``: from a short margin line that is no running header (``loose_tokens``); ``slot``: for a number
+    inside a longer line, the line's words with digits masked and which of its numbers this is, so the same
+    place in the same footer can be compared from page to page."""
 
     text: str
     series: str
@@ -60,6 +63,7 @@ class PageToken:
     worded: bool = False
     centre: float | None = None
     loose: bool = False
+    slot: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class _Option:
     bare: bool
     worded: bool
     loose: bool = False
+    slot: str = ""
 
     @property
     def text(self) -> str:
@@ -114,25 +119,37 @@ def bare_tokens(text: str, centre: float | None = None) -> list[PageToken]:
 
 def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
     """Every number a running header or footer prints (``Fenland Local Plan | 57``, ``Page 5 of 40``,
-    ``Appendix A | A-3``): candidates only, a run decides which, if any, is the page number."""
+    ``Appendix A | A-3``): candidates only, a run decides which, if any, is the page number. Only ``Page N``
+    counts as worded inside a longer line (``Part 1 of 2`` in a header is no page number)."""
     if bare := bare_tokens(text, centre):
         return bare
+    key = _slot_key(text)
     tokens = [
-        PageToken(str(int(m[1] or m[2])), "", int(m[1] or m[2]), int(m[1] or m[2]), bare=False, worded=True,
-                  centre=centre)
+        PageToken(str(int(m[1])), "", int(m[1]), int(m[1]), bare=False, worded=True, centre=centre,
+                  slot=_slot(key, text, m.start(1)))
         for m in _WORDED_RE.finditer(text)
     ]  # fmt: skip
     worded = {t.first for t in tokens}
     tokens += [
-        PageToken(str(int(m[0])), "", int(m[0]), int(m[0]), bare=False, centre=centre)
+        PageToken(str(int(m[0])), "", int(m[0]), int(m[0]), bare=False, centre=centre, slot=_slot(key, text, m.start()))
         for m in _NUMBER_RE.finditer(text)
         if int(m[0]) not in worded
     ]
     tokens += [
-        PageToken(f"{m[1]}-{int(m[2])}", f"{m[1]}-", int(m[2]), int(m[2]), bare=False, centre=centre)
+        PageToken(f"{m[1]}-{int(m[2])}", f"{m[1]}-", int(m[2]), int(m[2]), bare=False, centre=centre,
+                  slot=_slot(key, text, m.start(2)))
         for m in _IN_ROW_PREFIXED_RE.finditer(text)
-    ]
+    ]  # fmt: skip
     return tokens
+
+
+def _slot_key(text: str) -> str:
+    return " ".join(_DIGITS_RE.sub("#", text.lower()).split())
+
+
+def _slot(key: str, text: str, start: int) -> str:
+    """Which number of its line (masked as ``key``) the number at ``start`` is."""
+    return f"{key}@{len(_DIGITS_RE.findall(text[:start]))}"
 
 
 def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
@@ -141,12 +158,14 @@ def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
     words = _DECORATION_RE.sub("", " ".join(text.split())).split()
     if len(text) > LOOSE_MAX_CHARS or len(words) < 2:
         return []
-    ends = {words[0].strip("|\u00b7\u2022"), words[-1].strip("|\u00b7\u2022")}
+    key = _slot_key(text)
+    ends = {"start": words[0].strip("|\u00b7\u2022"), "end": words[-1].strip("|\u00b7\u2022")}
     return [
-        PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True)
-        for word in sorted(ends)
+        PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True,
+                  slot=f"{key}@{end}")
+        for end, word in ends.items()
         if word.isdigit() and len(word) <= 4 and int(word) > 0
-    ]
+    ]  # fmt: skip
 
 
 def same_label(label: str, printed: str) -> bool:
@@ -163,7 +182,7 @@ def read_printed_pages(
     ``spreads``: pages read as two halves (a two-page spread, or two columns); ``labels``: the PDF's page
     labels, by page. A half of a spread gets its own number, a page read whole the page's (``62-63``)."""
     labels = labels or {}
-    options = _options(candidates, spreads)
+    options = _without_constants(_options(candidates, spreads))
     chains = _chain_lengths(options)
     found: dict[tuple[int, int], str] = {}
     for page, page_options in options.items():
@@ -192,7 +211,8 @@ def page_values(by_half: Mapping[tuple[int, int], str]) -> dict[int, str]:
 
 def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads: set[int]) -> dict[int, list[_Option]]:
     """Each page's possible readings: every token alone, and every pair of consecutive numbers the page's left
-    and right halves print (a spread, or a landscape page printing two page numbers side by side)."""
+    and right halves print alone on their lines (a spread, or a landscape page printing two page numbers side
+    by side)."""
     by_page: dict[int, list[tuple[int | None, PageToken]]] = {}
     for (page, half), tokens in candidates.items():
         for token in tokens:
@@ -201,11 +221,17 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
     options: dict[int, list[_Option]] = {}
     for page, sided in sorted(by_page.items()):
         page_options = {
-            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose) for _, t in sided
+            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose, t.slot) for _, t in sided
         }
         for side_l, left in sided:
             for side_r, right in sided:
-                if (side_l, side_r) == (0, 1) and left.series == right.series and right.first == left.last + 1:
+                if (
+                    (side_l, side_r) == (0, 1)
+                    and left.bare
+                    and right.bare
+                    and left.series == right.series
+                    and right.first == left.last + 1
+                ):
                     page_options.add(_Option(page, left.series, left.first, right.last, (left.text, right.text),
                                              left.bare and right.bare, left.worded and right.worded,
                                              left.loose or right.loose))  # fmt: skip
@@ -216,6 +242,21 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
 def _halves(token: PageToken) -> tuple[str, ...]:
     """A token's printed pages: two for ``62-63`` (or ``62 63``) printed as one, else one."""
     return (str(token.first), str(token.last)) if token.last > token.first else (token.text,)
+
+
+def _without_constants(options: dict[int, list[_Option]]) -> dict[int, list[_Option]]:
+    """Readings less the numbers inside a header or footer line that the page before or after prints in the
+    same place of the same line: a number printed page after page (``Part 1 of 2``, a chapter's number) is no
+    page number, and would otherwise keep step with the ``2`` beside it on the next page. A number alone on
+    its line is never dropped so."""
+    inline = {page: {(o.slot, o.first) for o in found if o.slot} for page, found in options.items()}
+    return {
+        page: [
+            o for o in found
+            if not o.slot or not any((o.slot, o.first) in inline.get(near, ()) for near in (page - 1, page + 1))
+        ]
+        for page, found in options.items()
+    }  # fmt: skip
 
 
 def _side(centre: float | None) -> int | None:

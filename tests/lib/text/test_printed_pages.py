@@ -83,6 +83,13 @@ def test_captions_numbered_on_two_pages_in_a_row_are_no_page_numbers() -> None:
     assert _printed(_pdf([None, "Figure 3", "Figure 4", None, None])) == {}
 
 
+def test_part_n_of_m_in_a_running_header_is_no_page_number() -> None:
+    assert _printed(_pdf(["Local Plan Part 1 of 2"] * 4)) == {}
+    assert _printed(_pdf([f"Local Plan Part 1 of 2 | Page {n}" for n in range(1, 5)])) == {
+        n: str(n) for n in range(1, 5)
+    }
+
+
 def test_a_lone_number_that_keeps_step_with_no_page_is_not_taken() -> None:
     assert _printed(_pdf([None, "7", None, None, None, None, "40"])) == {}
 
