@@ -9,6 +9,7 @@ from starlette.types import ASGIApp
 from lib.composition import Stores, open_stores
 from lib.config import Settings, load_settings
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
+from mcp_service.tools.documents.prompts import register_prompts
 from mcp_service.tools.documents.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 
 __all__ = ["create_app", "register_tools"]
@@ -21,6 +22,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     documents = stores.documents
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, documents)
+    register_prompts(server)
     return create_mcp_app(
         settings,
         server,

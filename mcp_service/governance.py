@@ -30,6 +30,7 @@ from lib.logs import configure_logging
 from mcp_service import heap
 from mcp_service.app import create_mcp_app, new_mcp_server, server_access
 from mcp_service.rest.governance import create_governance_rest_app, governance_health
+from mcp_service.tools.governance.prompts import register_prompts
 from mcp_service.tools.governance.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 
 __all__ = ["create_app", "register_tools", "serve_stdio"]
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     install_query_log_handler()
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     register_tools(server, governance)
+    register_prompts(server)
     api_key, read_api_key = governance_keys(settings)
     return create_mcp_app(
         settings,
@@ -106,6 +108,7 @@ def serve_stdio(settings: Settings) -> None:
         governance = open_stores(settings).governance
         server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
         register_tools(server, governance, interface="stdio")
+        register_prompts(server)
     warming = threading.Thread(target=_warm_and_freeze, args=(governance,), name="governance-warm-up")
     warming.start()
     try:

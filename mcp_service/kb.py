@@ -34,6 +34,7 @@ from mcp_service.auth import BearerAuthMiddleware, configured_key, require_crede
 from mcp_service.kb_engine_client import KbEngineClient, engine_url
 from mcp_service.kb_engine_local import LocalKbEngine
 from mcp_service.rest.app import API_PREFIX, create_rest_app
+from mcp_service.tools.kb.prompts import register_prompts
 from mcp_service.tools.kb.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 from mcp_service.tools.kb.work import KbEngine, KbStores
 from mcp_service.upload_sweeper import sweep_uploads
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     server = new_mcp_server(SERVER_NAME, INSTRUCTIONS)
     staging = upload_staging(stores.notes)
     register_tools(server, KbStores(settings, engine, staging))
+    register_prompts(server)
     background = []
     if not settings.jobs.prefect_api_url:  # else the cleanup-kb-uploads schedule cleans
         background.append(partial(sweep_uploads, staging, settings.kb.upload_sweep_seconds))

@@ -27,7 +27,10 @@ LEGACY, MODERN = "legacy", "auto"
 """The SDK client's modes: the ``initialize`` handshake, and ``server/discover`` (2026-07-28) first."""
 TOOLS_LIST_BUDGET = 16_000
 """Characters of ``tools/list`` (its JSON, output schemas included) a server may cost a session."""
-SERVERS_WITH_PROMPTS_AND_RESOURCES = {"policy-kb"}
+PROMPTS = {"policy-kb": "check_policy_basis", "document-store": "review_application_documents",
+           "kb": "answer_from_notes", "governance": "answer_from_governance"}  # fmt: skip
+"""Each server's one prompt."""
+SERVERS_WITH_RESOURCES = {"policy-kb"}
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +72,8 @@ async def test_each_server_advertises_the_same_capabilities_on_initialize_and_se
             assert (legacy.protocol_version, modern.protocol_version) == ("2025-11-25", "2026-07-28"), name
             handshake, discovered = wire(legacy.server_capabilities), wire(modern.server_capabilities)
         assert handshake == discovered, name
-        expected: dict[str, Any] = {"tools": {"listChanged": False}}
-        if name in SERVERS_WITH_PROMPTS_AND_RESOURCES:
-            expected["prompts"] = {"listChanged": False}
+        expected: dict[str, Any] = {"tools": {"listChanged": False}, "prompts": {"listChanged": False}}
+        if name in SERVERS_WITH_RESOURCES:
             expected["resources"] = {"subscribe": False, "listChanged": False}
         assert handshake == expected, name
 
@@ -92,11 +94,15 @@ async def test_an_unknown_prompt_is_invalid_params_and_a_known_one_renders(fresh
 
 
 @pytest.mark.parametrize("mode", [LEGACY, MODERN])
-async def test_a_server_without_prompts_or_resources_lists_none_and_knows_no_name(
+async def test_each_server_has_its_prompt_and_one_without_resources_lists_none_and_knows_no_name(
     servers: dict[str, str], mode: str
 ) -> None:
+    for name, url in servers.items():
+        async with client(url, mode) as connected:
+            assert [prompt.name for prompt in (await connected.list_prompts()).prompts] == [PROMPTS[name]]
     async with client(servers["governance"], mode) as connected:
-        assert (await connected.list_prompts()).prompts == []
+        answer = await connected.get_prompt("answer_from_governance", {"question": "Which PEP covers inline metadata?"})
+        assert "query_governance(question=..., as_of=null)" in answer.messages[0].content.text  # type: ignore[union-attr]
         assert (await connected.list_resources()).resources == []
         assert (await connected.list_resource_templates()).resource_templates == []
         for call in (connected.get_prompt("anything", {}), connected.read_resource("policy://NPPF/revisions/r")):
