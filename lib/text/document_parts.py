@@ -40,6 +40,9 @@ PART_HEADING_RE = re.compile(
     r"Modifications)\b",
     re.IGNORECASE,
 )
+COVER_PAGES = 2
+"""A schedule without a heading of its own takes at most this many pages before its first code (its cover,
+its introduction), when they hold no numbered paragraph."""
 _WHOLE_RE = re.compile(r"^\d{1,3}\.\s")
 
 
@@ -175,14 +178,22 @@ def _heading_starts(rows: list[Row], body_size: float | None) -> list[int]:
 def _schedule_start(rows: list[Row], first: int, body_size: float | None) -> int:
     """Where a schedule without a part heading of its own starts: at a heading naming it above its first code on
     that page (``Schedule of Main Modifications`` in bold, right after the report's last paragraph), else at the
-    top of the page unless a numbered paragraph stands there above it (then at the first code)."""
+    top of the page unless a numbered paragraph stands there above it (then at the first code). Pages just before
+    it with no numbered paragraph (the schedule's cover or introduction, ``COVER_PAGES`` at most) are its own."""
     top = _page_start(rows, first)
     for index in range(first - 1, top - 1, -1):
         row = rows[index]
         emphasised = (bool(row.bold_lead) and row.bold_lead == row.text) or _large(row, body_size)
         if emphasised and PART_HEADING_RE.match(row.text) and len(row.text.split()) <= TITLE_MAX_WORDS:
             return index
-    return first if _numbered(rows[top:first]) else top
+    if _numbered(rows[top:first]):
+        return first
+    for _ in range(COVER_PAGES):
+        earlier = _page_start(rows, top - 1) if top > 0 else top
+        if earlier == top or _numbered(rows[earlier:top]) or any(row.contents for row in rows[earlier:top]):
+            break
+        top = earlier
+    return top
 
 
 def _numbered(rows: list[Row]) -> bool:

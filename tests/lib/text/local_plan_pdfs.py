@@ -265,13 +265,16 @@ MODIFICATIONS = [
 ]  # fmt: skip
 
 
-def modifications_pdf(prefix: str = "MM") -> bytes:
+def modifications_pdf(prefix: str = "MM", *, cover_heading: bool = True) -> bytes:
     """A cover, then the schedule: a bold header row, then one row per modification, its code (``MM1``, or
     ``prefix`` and the number) and the plan reference it changes on the first line, the change below (``@`` marks
-    a quoted policy heading, set bold)."""
+    a quoted policy heading, set bold). Without ``cover_heading`` the cover is a line of plain text."""
     doc = pymupdf.open()
     doc.new_page(width=WIDTH, height=HEIGHT).insert_text(
-        (LEFT, 300), "Appendix - Main Modifications", fontsize=24, fontname="hebo"
+        (LEFT, 300),
+        "Appendix - Main Modifications" if cover_heading else "The changes the inspector recommends",
+        fontsize=24 if cover_heading else BODY,
+        fontname="hebo" if cover_heading else "helv",
     )
     writer = Writer(doc, printed_offset=0)
     writer.new_page()
@@ -305,10 +308,10 @@ def two_column_pdf(pages: int = 3) -> bytes:
     return doc.tobytes()
 
 
-def bound_report_pdf() -> bytes:
+def bound_report_pdf(*, cover_heading: bool = True) -> bytes:
     """``inspectors_report_pdf`` with ``modifications_pdf`` bound in after it, as councils publish them."""
     doc = pymupdf.open(stream=inspectors_report_pdf(), filetype="pdf")
-    doc.insert_pdf(pymupdf.open(stream=modifications_pdf(), filetype="pdf"))
+    doc.insert_pdf(pymupdf.open(stream=modifications_pdf(cover_heading=cover_heading), filetype="pdf"))
     return doc.tobytes()
 
 

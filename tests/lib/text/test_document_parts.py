@@ -63,6 +63,13 @@ def test_a_report_with_its_schedule_bound_in_reads_as_the_two_read_apart(bound: 
     assert refs_and_pages(bound.sections) == expected
 
 
+def test_a_schedule_whose_cover_names_no_part_still_reads_as_apart() -> None:
+    report, schedule = read(inspectors_report_pdf()), read(modifications_pdf(cover_heading=False))
+    report_pages = extract_document(inspectors_report_pdf(), enable_ocr=False).page_count
+    expected = refs_and_pages(report.sections) | refs_and_pages(schedule.sections, report_pages)
+    assert refs_and_pages(read(bound_report_pdf(cover_heading=False)).sections) == expected
+
+
 def test_the_reports_paragraphs_and_the_schedules_codes_are_both_citable(bound: SectionReading) -> None:
     kinds = {section.section_ref: section.kind for section in bound.sections}
     assert [ref for ref, kind in kinds.items() if kind == "paragraph"] == ["Para 1", "Para 2", "Para 3", "Para 4"]
