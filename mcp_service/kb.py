@@ -11,9 +11,9 @@ With ``KB_ENGINE_URL`` set, the tools call the engine there over HTTP with ``KB_
 MCP container does, and this app is only the MCP server in front of it and mounts no API. Unset, the engine is
 the one mounted here, so ``--servers kb`` alone is a whole deployment, and the tools call its functions in
 process (``kb_engine_local``), not over HTTP. The two keys are independent: the MCP key opens no engine route
-and the engine key opens no MCP route. With ``OAUTH_ISSUER_URL`` set the MCP paths take tokens too, never passed on, and a mounted
-engine needs ``MCP_API_KEY`` (the server refuses to start without it: the engine would be open). The server
-starts whether or not the engine answers; a tool that needs it then returns ``engine_unavailable``.
+and the engine key opens no MCP route. With ``OAUTH_ISSUER_URL`` set the MCP paths take tokens too, never passed
+on, and a mounted engine needs ``MCP_API_KEY`` (the server refuses to start without it: the engine would be open).
+The server starts whether or not the engine answers; a tool that needs it then returns ``engine_unavailable``.
 Uploads are staged in this deployment's Redis and object store (``lib.notes.uploads``); without
 ``PREFECT_API_URL`` the server also removes abandoned ones itself (``upload_sweeper``).
 """
