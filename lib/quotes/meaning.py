@@ -10,10 +10,13 @@
 - ``qualifier``: a word that narrows or widens what is said (only, unless, except, all, any, or, at least,
   significantly, clearly...) added, removed or changed;
 - ``antonym``: a word replaced by its opposite (permitted/refused, increase/decrease, before/after,
-  within/outside, minimum/maximum...), or by itself with a negative prefix (acceptable/unacceptable).
+  within/outside, minimum/maximum...), or by itself with a negative prefix (acceptable/unacceptable);
+- ``wording``: none of these, but a word of substance replaced, added or left out (``Green Belt`` for ``town
+  centre``, ``new`` dropped): not a slip, so not ``close``.
 
-Any other difference (a typo, a dropped article, a comma, a word's case) is a slip that leaves the meaning; a
-misspelt word (``susbtantially``) is read as the word it misspells, unless the two are opposites.
+The rest is a slip that leaves the meaning: a typo (a misspelt word, ``susbtantially``, is read as the word it
+misspells unless the two are opposites), a dropped or swapped article (``SLIPS``), a comma, a word's case, a
+plural for a singular, a hyphen for a space, a number written another way.
 The vocabulary is general English as planning policy writes it, not tuned to one document.
 """
 
@@ -26,11 +29,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 TYPO_AT = 0.8
 """How alike (rapidfuzz's ratio, 0..1) a word must be to another to be read as its misspelling."""
 
-Kind = Literal["negation", "modal", "number", "date", "qualifier", "antonym"]
+Kind = Literal["negation", "modal", "number", "date", "qualifier", "antonym", "wording"]
 
 
 def _words(text: str) -> list[str]:
@@ -48,6 +52,8 @@ QUALIFIERS = frozenset(
     especially significantly substantially clearly demonstrably"""
     )
 )
+SLIPS = frozenset(_words("a an the that which and per cent percent"))
+"""Words whose dropping, adding or swapping for one another leaves what a sentence says (``per cent``: ``10%``)."""
 DATES = frozenset(
     _words(
         """january february march april may june july august september october november december monday tuesday
@@ -120,7 +126,7 @@ OPPOSITES = _groups()
 class MeaningChange(BaseModel):
     """A difference that changes what the passage says, with the words of both sides verbatim."""
 
-    kind: Kind = Field(description="negation | modal | number | date | qualifier | antonym")
+    kind: Kind = Field(description="negation | modal | number | date | qualifier | antonym | wording")
     quoted: str = Field(description="The quote's words in the differing stretch (empty when it left them out)")
     source: str = Field(description="The text's words in the differing stretch (empty when the quote added them)")
 
@@ -181,7 +187,40 @@ def kinds(quoted: str, source: str) -> list[Kind]:
         found.append("qualifier")
     if any(_opposed(a, b) for a in set(q) - set(s) for b in set(s) - set(q)):
         found.append("antonym")
+    if not found and _reworded(q, s):
+        found.append("wording")
     return found
+
+
+def _bare(words: Sequence[str]) -> list[str]:
+    """Words as a rewording is judged: hyphenated ones split, possessives plain, without ``SLIPS`` and numbers
+    (a number's change is judged as a number)."""
+    out = []
+    for word in words:
+        for part in word.removesuffix("'s").split("-"):
+            if part and part not in SLIPS and part not in _NUMBER_WORDS and not part[0].isdigit():
+                out.append(part)
+    return out
+
+
+def _reworded(q: Sequence[str], s: Sequence[str]) -> bool:
+    """Whether a word of substance was replaced, added or left out: anything but ``SLIPS``, case, punctuation,
+    a number written another way, or a slip of one word for another (``_slip``)."""
+    left, right = Counter(_bare(q)), Counter(_bare(s))
+    for word in list(left):
+        for twin in list(right):
+            if left[word] and right[twin] and word != twin and _slip(word, twin):
+                left[word] -= 1
+                right[twin] -= 1
+    return +left != +right
+
+
+def _slip(a: str, b: str) -> bool:
+    """A plural for a singular, or a misspelling: one letter added, dropped, changed or two swapped (``fo`` for
+    ``of``, ``higer`` for ``higher``), or longer words ``TYPO_AT`` alike."""
+    if a in (b + "s", b + "es") or b in (a + "s", a + "es"):
+        return True
+    return OSA.distance(a, b) <= 1 or (min(len(a), len(b)) >= 6 and _typo(a, b))
 
 
 def meaning_changes(stretches: Sequence[tuple[str, str]]) -> list[MeaningChange]:

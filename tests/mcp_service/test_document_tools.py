@@ -236,7 +236,8 @@ def test_one_command_serves_both_servers_each_on_its_own_port(docs_service: Serv
 
 async def test_a_sentence_of_an_ingested_document_is_verified_where_it_is(docs_service: Service) -> None:
     """verify_document_quote (issue 26): a sentence of the document as stored is exact, reflowed it is
-    normalised, with a word changed it is close; with the document, its file and its page."""
+    normalised, with a word changed for another it is altered (wording); with the document, its file and its
+    page."""
     url = docs_service.url
     ingested = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
                                                    "application_ref": REF})  # fmt: skip
@@ -250,7 +251,8 @@ async def test_a_sentence_of_an_ingested_document_is_verified_where_it_is(docs_s
     reflowed = "\n".join(" ".join(words[i : i + 4]) for i in range(0, len(words), 4))
     assert (await call(url, "verify_document_quote", {"quote": reflowed}))["verdict"] in ("exact", "normalised")
     changed = " ".join([*words[:2], "zebra", *words[3:]])
-    close = await call(url, "verify_document_quote", {"quote": changed, "application_ref": REF})
-    assert close["verdict"] == "close" and any("zebra" in d for d in close["match"]["differences"])
+    altered = (await call(url, "verify_document_quote", {"quote": changed, "application_ref": REF}))["match"]
+    assert altered["verdict"] == "altered" and any("zebra" in d for d in altered["differences"])
+    assert [m["kind"] for m in altered["meaning_changes"]] == ["wording"] and altered["similarity"] is None
     missing = await call(url, "verify_document_quote", {"quote": "Nothing like this was ever written in a report."})
     assert (missing["verdict"], missing["match"]) == ("not_found", None)

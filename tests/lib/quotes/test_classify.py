@@ -152,6 +152,13 @@ ALTERED = [
     ("and new retail units should be permitted outside the primary shopping area", "negation", "", "no"),
     ("and no new retail units should be permitted within the primary shopping area", "antonym", "within", "outside"),
     ("and no new retail units shall be permitted outside the primary shopping area", "modal", "shall", "should"),
+    (
+        "it may refuse schemes within the town centre that are unacceptable in scale",
+        "wording",
+        "town centre",
+        "Green Belt",
+    ),
+    ("Development should only be permitted where at least 10% of the new homes are affordable.", "wording", "new", ""),
     ("Development should only be permitted where at least ten per cent of the homes are affordable.", None, "", ""),
 ]
 
