@@ -53,7 +53,8 @@ class PageToken:
     row is the number alone; ``worded``: ``Page 5`` or ``5 of 40``; ``centre``: the row's middle, 0..1 across;
     ``loose``: from a short margin line that is no running header (``loose_tokens``); ``slot``: for a number
     inside a longer line, the line's words with digits masked and which of its numbers this is, so the same
-    place in the same footer can be compared from page to page."""
+    place in the same footer can be compared from page to page; ``edge``: that number starts or ends its line
+    (``57 | Local Plan`` on a left-hand page, ``Local Plan | 58`` on a right-hand one)."""
 
     text: str
     series: str
@@ -64,6 +65,7 @@ class PageToken:
     centre: float | None = None
     loose: bool = False
     slot: str = ""
+    edge: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,13 @@ class _Option:
     worded: bool
     loose: bool = False
     slot: str = ""
+    edge: bool = False
+    paired: bool = False
+
+    @property
+    def weight(self) -> int:
+        """Printed pages the reading vouches for on its own: two numbers printed apart, left and right, are two."""
+        return 2 if self.paired else 1
 
     @property
     def text(self) -> str:
@@ -126,18 +135,27 @@ def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
     key = _slot_key(text)
     tokens = [
         PageToken(str(int(m[1])), "", int(m[1]), int(m[1]), bare=False, worded=True, centre=centre,
-                  slot=_slot(key, text, m.start(1)))
+                  slot=_slot(key, text, m.start(1)), edge=_at_edge(text, m.start(), m.end()))
         for m in _WORDED_RE.finditer(text)
     ]  # fmt: skip
     worded = {t.first for t in tokens}
     tokens += [
-        PageToken(str(int(m[0])), "", int(m[0]), int(m[0]), bare=False, centre=centre, slot=_slot(key, text, m.start()))
+        PageToken(
+            str(int(m[0])),
+            "",
+            int(m[0]),
+            int(m[0]),
+            bare=False,
+            centre=centre,
+            slot=_slot(key, text, m.start()),
+            edge=_at_edge(text, m.start(), m.end()),
+        )
         for m in _NUMBER_RE.finditer(text)
         if int(m[0]) not in worded
     ]
     tokens += [
         PageToken(f"{m[1]}-{int(m[2])}", f"{m[1]}-", int(m[2]), int(m[2]), bare=False, centre=centre,
-                  slot=_slot(key, text, m.start(2)))
+                  slot=_slot(key, text, m.start(2)), edge=_at_edge(text, m.start(), m.end()))
         for m in _IN_ROW_PREFIXED_RE.finditer(text)
     ]  # fmt: skip
     return tokens
@@ -145,6 +163,11 @@ def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
 
 def _slot_key(text: str) -> str:
     return " ".join(_DIGITS_RE.sub("#", text.lower()).split())
+
+
+def _at_edge(text: str, start: int, end: int) -> bool:
+    """The number at ``start``..``end`` is the first or last word of its line (decoration aside)."""
+    return not _DECORATION_RE.sub("", text[:start]).strip() or not _DECORATION_RE.sub("", text[end:]).strip()
 
 
 def _slot(key: str, text: str, start: int) -> str:
@@ -221,7 +244,8 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
     options: dict[int, list[_Option]] = {}
     for page, sided in sorted(by_page.items()):
         page_options = {
-            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose, t.slot) for _, t in sided
+            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose, t.slot, t.edge)
+            for _, t in sided
         }
         for side_l, left in sided:
             for side_r, right in sided:
@@ -234,7 +258,7 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
                 ):
                     page_options.add(_Option(page, left.series, left.first, right.last, (left.text, right.text),
                                              left.bare and right.bare, left.worded and right.worded,
-                                             left.loose or right.loose))  # fmt: skip
+                                             paired=True))  # fmt: skip
         options[page] = sorted(page_options, key=lambda o: (o.series, o.first, o.last, o.halves))
     return options
 
@@ -268,11 +292,21 @@ def _side(centre: float | None) -> int | None:
 def _keeps_step(earlier: _Option, later: _Option) -> bool:
     """``later`` continues ``earlier``'s numbering: next number on the next page, or as many further on as
     the pages between can hold (one per page, two per spread)."""
-    if earlier.series != later.series:
+    if earlier.series != later.series or not _linkable(earlier, later):
         return False
     gap = later.page - earlier.page
     step = 2 if earlier.spread or later.spread else 1
     return later.first - earlier.last == 1 + (gap - 1) * step
+
+
+def _linkable(one: _Option, other: _Option) -> bool:
+    """Two readings that can belong to one numbering: numbers alone on their lines; the same number of the same
+    header line (a table's cells in the margin never make a run across rows that differ); a number alone and
+    one in a header line; numbers that start or end header lines (mirrored footers of facing pages); numbers
+    that start or end short margin lines, with their kind only."""
+    if one.loose or other.loose:
+        return one.loose and other.loose
+    return not one.slot or not other.slot or one.slot == other.slot or (one.edge and other.edge)
 
 
 def _chain_lengths(options: Mapping[int, list[_Option]]) -> dict[_Option, int]:
@@ -285,7 +319,7 @@ def _chain_lengths(options: Mapping[int, list[_Option]]) -> dict[_Option, int]:
             earlier = [
                 back[o] for p in range(page - SEARCH_PAGES, page) for o in options.get(p, []) if _keeps_step(o, option)
             ]
-            back[option] = len(option.halves) + max(earlier, default=0)
+            back[option] = option.weight + max(earlier, default=0)
     ahead: dict[_Option, int] = {}
     for page in reversed(pages):
         for option in options[page]:
@@ -295,8 +329,8 @@ def _chain_lengths(options: Mapping[int, list[_Option]]) -> dict[_Option, int]:
                 for o in options.get(p, [])
                 if _keeps_step(option, o)
             ]
-            ahead[option] = len(option.halves) + max(later, default=0)
-    return {option: back[option] + ahead[option] - len(option.halves) for option in back}
+            ahead[option] = option.weight + max(later, default=0)
+    return {option: back[option] + ahead[option] - option.weight for option in back}
 
 
 def stored(printed: str | None) -> str:

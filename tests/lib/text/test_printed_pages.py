@@ -125,9 +125,9 @@ def test_a_spread_numbered_as_one_range_between_single_pages() -> None:
 
 
 def test_sections_on_a_spread_carry_their_own_half_and_chunks_their_page() -> None:
-    reading = read_sections(extract_document(_landscape_spreads([(62, 63)]), enable_ocr=False))
-    assert reading.printed == {1: "62-63"}
-    assert {s.printed_page for s in reading.sections} <= {"62", "63", "62-63"}
+    reading = read_sections(extract_document(_landscape_spreads([(62, 63), (64, 65)]), enable_ocr=False))
+    assert reading.printed == {1: "62-63", 2: "64-65"}
+    assert {s.printed_page for s in reading.sections} <= {"62", "63", "62-63", "64", "65", "64-65"}
 
 
 def test_printed_pages_are_stored_as_chroma_accepts_and_read_back_as_none_where_absent() -> None:
