@@ -32,13 +32,13 @@ naming its chapter: ``Housing | 57``) is the page number only in a run of at lea
 LOOSE_MAX_CHARS = 60
 
 _WORD = r"(?:page|pg\.?|p\.)\s*"
-_BARE_RE = re.compile(rf"^(?P<word>{_WORD})?(?P<num>\d{{1,4}})(?P<of>\s*(?:of|/)\s*\d{{1,4}})?$", re.IGNORECASE)
+_BARE_RE = re.compile(rf"^(?P<word>{_WORD})?(?P<num>\d{{1,5}})(?P<of>\s*(?:of|/)\s*\d{{1,5}})?$", re.IGNORECASE)
 _DECORATION_RE = re.compile(r"^[-\u2013\u2014|\u00b7\u2022]+\s*|\s*[-\u2013\u2014|\u00b7\u2022]+$")
-_BARE_SPREAD_RE = re.compile(r"^(\d{1,4})(?:\s*[-\u2013\u2014]\s*|\s+)(\d{1,4})$")
+_BARE_SPREAD_RE = re.compile(r"^(\d{1,5})(?:\s*[-\u2013\u2014]\s*|\s+)(\d{1,5})$")
 _BARE_ROMAN_RE = re.compile(rf"^(?:{_WORD})?([ivxl]{{1,8}}|[IVXL]{{1,8}})$", re.IGNORECASE)
 _PREFIXED_RE = re.compile(rf"^(?:{_WORD})?([A-Z]{{1,2}})\s?[-\u2013\u2014]\s?(\d{{1,3}})$", re.IGNORECASE)
-_WORDED_RE = re.compile(r"\bpage\s+(\d{1,4})(?:\s+of\s+\d{1,4})?\b", re.IGNORECASE)
-_NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,4}(?![\d/:]|[.,]\d)")
+_WORDED_RE = re.compile(r"\bpage\s+(\d{1,5})(?:\s+of\s+\d{1,5})?\b", re.IGNORECASE)
+_NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,5}(?![\d/:]|[.,]\d)")
 _IN_ROW_PREFIXED_RE = re.compile(r"(?<![\w-])([A-Z])\s?[-\u2013]\s?(\d{1,3})(?![\w-])")
 _ROMAN_RE = re.compile(r"^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
@@ -187,7 +187,7 @@ def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
         PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True,
                   slot=f"{key}@{end}")
         for end, word in ends.items()
-        if word.isdigit() and len(word) <= 4 and int(word) > 0
+        if word.isdigit() and len(word) <= 5 and int(word) > 0
     ]  # fmt: skip
 
 
