@@ -69,7 +69,8 @@ def check_quote(quote: str) -> str:
 @dataclass(frozen=True)
 class Quote:
     """A quote read once per check: as given, folded, its parts between ellipses, and its word tokens (those of
-    the folded quote, ellipses left out) with the token range of each part."""
+    the folded quote, ellipses left out) with the token range of each part (punctuation at its ends left out:
+    it is aligned on words)."""
 
     text: str
     folded: str
@@ -93,8 +94,17 @@ class Quote:
             if not (omitted and omitted[0][0] <= token.start < omitted[0][1]):
                 toks.append(token)
         ranges.append((begun, len(toks)))
-        parts = [r for r in ranges if r[1] > r[0]]
+        parts = [r for r in (_worded(toks, a, b) for a, b in ranges) if r[1] > r[0]]
         return cls(text, folded, fragments(folded), toks, parts, word_set(folded))
+
+
+def _worded(toks: Sequence[Token], a: int, b: int) -> tuple[int, int]:
+    """``toks[a:b]`` without the punctuation at either end: a quote's closing full stop is not a word of it."""
+    while a < b and not any(c.isalnum() for c in toks[a].text):
+        a += 1
+    while b > a and not any(c.isalnum() for c in toks[b - 1].text):
+        b -= 1
+    return a, b
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,9 @@ def test_a_quote_cut_inside_a_word_of_the_text_at_either_end_is_not_a_change() -
     typo_at_the_cut = classify("Car parking in the town centre should be kept to a maximun of 1,00")
     assert typo_at_the_cut is not None and typo_at_the_cut.verdict == Verdict.CLOSE, typo_at_the_cut
     assert [(c.quoted, c.source) for c in typo_at_the_cut.changes] == [("maximun", "maximum")]
+    full_stop_after_the_cut = classify("Car parking in the town centre should be kept to a maximun of 1.")
+    assert full_stop_after_the_cut is not None and full_stop_after_the_cut.verdict == Verdict.CLOSE
+    assert [(c.quoted, c.source) for c in full_stop_after_the_cut.changes] == [("maximun", "maximum")]
     typo_beside_the_cut = classify("Car parking in the town centre should be kept to a maximum fo 1,00")
     assert typo_beside_the_cut is not None and typo_beside_the_cut.verdict == Verdict.CLOSE, typo_beside_the_cut
     assert [(c.quoted, c.source) for c in typo_beside_the_cut.changes] == [("fo", "of")]
