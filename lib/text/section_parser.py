@@ -244,7 +244,8 @@ class SectionParser:
         number = int(match["num"])
         if not self.modification_last < number <= self.modification_last + 1 + MAX_SKIPPED_PARAGRAPHS:
             return None
-        return Line(Kind.MODIFICATION, f"{match['code']}{number}", match["rest"].strip(" ,;")[:TITLE_MAX_CHARS], number)
+        ref = f"{match['code']}{match['num']}"  # as printed: ``MM07`` stays ``MM07``
+        return Line(Kind.MODIFICATION, ref, match["rest"].strip(" ,;")[:TITLE_MAX_CHARS], number)
 
     def _paragraph(self, row: Row) -> Line | None:
         match = PARA_RE.match(row.text)

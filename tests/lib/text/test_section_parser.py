@@ -142,3 +142,10 @@ def test_policy_headings_set_in_capitals_or_with_a_slash_in_the_code() -> None:
         ("Policy H/9", "Housing Mix", "policy"), ("Policy NE/3", "Biodiversity", "policy"),
         ("Page 2", "POLICY H9 Housing Mix", "page"),
     ]  # fmt: skip
+
+
+def test_a_schedules_codes_keep_their_printed_zeros_and_plan_prefix() -> None:
+    parser = SectionParser(BODY, modifications=True)
+    for text in ("AAP/MM01 Policy H1", "AAP/MM02 Paragraph 3.5", "AAP/MM04 Glossary"):
+        parser.feed(para(text))
+    assert refs(parser) == ["AAP/MM01", "AAP/MM02", "AAP/MM04"]
