@@ -23,17 +23,27 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return text[: keep - keep // 2] + note + text[len(text) - keep // 2 :]
 
 
+MAX_DETAIL_ITEMS = 20
+"""The most entries a list in an error's details keeps (pydantic's errors, suggestions); the rest are counted."""
+
+
 def bounded_details(details: dict[str, Any]) -> dict[str, Any]:
-    """``details`` with each string value (and each string in a list value) ``bounded``."""
+    """``details`` with every string in it ``bounded`` (keys too, at any depth; an echoed key can be the long
+    part) and every list cut to ``MAX_DETAIL_ITEMS`` entries and a count of the rest."""
+    bound = _bounded_value(details)
+    assert isinstance(bound, dict)
+    return bound
 
-    def bound(value: Any) -> Any:
-        if isinstance(value, str):
-            return bounded(value)
-        if isinstance(value, list | tuple):
-            return [bound(v) for v in value]
-        return value
 
-    return {key: bound(value) for key, value in details.items()}
+def _bounded_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return bounded(value)
+    if isinstance(value, dict):
+        return {bounded(str(key), 200): _bounded_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        kept = [_bounded_value(item) for item in value[:MAX_DETAIL_ITEMS]]
+        return [*kept, f"... {len(value) - MAX_DETAIL_ITEMS} more"] if len(value) > MAX_DETAIL_ITEMS else kept
+    return value
 
 
 class KBError(Exception):

@@ -48,7 +48,7 @@ from mcp_service.rate_limit import RateLimiter
 from mcp_service.rest.errors import http_error
 from mcp_service.tools.access import ReadOnlyAccess
 from mcp_service.tools.capabilities import HonestCapabilities
-from mcp_service.tools.envelope import envelope_sdk_errors
+from mcp_service.tools.envelope import bounded_rpc_errors, envelope_sdk_errors
 from mcp_service.tools.schemas import CompactToolList
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
@@ -68,7 +68,7 @@ def new_mcp_server(name: str, instructions: str) -> MCPServer:
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     # No change notifications are ever sent (the tools are fixed): subscriptions=False, so no listChanged is claimed.
     server = MCPServer(name, instructions=instructions, version=VERSION, subscriptions=False,
-                       middleware=[envelope_sdk_errors])  # fmt: skip
+                       middleware=[bounded_rpc_errors, envelope_sdk_errors])  # fmt: skip
     # Outside the envelope, so an outcome is the error_type the client reads; then what the server advertises
     # (``tools.capabilities``), what a read-only caller may see and call (``tools.access``) and the tool
     # schemas as published (``tools.schemas``).

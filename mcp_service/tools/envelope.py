@@ -18,11 +18,12 @@ from typing import Any
 import anyio.to_thread
 import pydantic_core
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ImageContent
 from pydantic import BaseModel
 
 from lib.config import SearchSettings
-from lib.errors import KBError, bounded
+from lib.errors import KBError, bounded, bounded_details
 from mcp_service.search_lane import run_search
 from mcp_service.tools.document_content import mark_document_content, marked_blocks, server_block
 from mcp_service.tools.renderings import render, render_error
@@ -30,6 +31,8 @@ from mcp_service.tools.renderings import render, render_error
 logger = logging.getLogger(__name__)
 
 INTERNAL_MESSAGE = "The server failed unexpectedly; the error has been logged"
+BOUNDED_DATA_CHARS = 200
+"""The longest string an MCP error's ``data`` carries (what the SDK did not find, echoed)."""
 
 
 def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
@@ -83,6 +86,21 @@ async def run_tool(
         logger.exception("tool.crashed tool=%s", tool)
         return error("internal", INTERNAL_MESSAGE)
     return success(payload)
+
+
+async def bounded_rpc_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """MCP server middleware, outermost: a JSON-RPC error keeps its code, but its message and data are bounded
+    (``lib.errors.bounded``): the SDK echoes what it did not find (a method, a prompt's name, a resource's URI)
+    in both, and a caller may send a megabyte of it."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        data = exc.error.data
+        if isinstance(data, str):
+            data = bounded(data, BOUNDED_DATA_CHARS)
+        elif isinstance(data, dict):
+            data = bounded_details(data)
+        raise MCPError(code=exc.error.code, message=bounded(exc.error.message), data=data) from None
 
 
 async def envelope_sdk_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

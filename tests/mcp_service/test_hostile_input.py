@@ -102,3 +102,43 @@ def test_brackets_inside_strings_are_not_nesting() -> None:
     assert parse_json(body)["list"] == [[1], [2], {"a": [3]}]
     with pytest.raises(MalformedBody, match="deeper"):
         parse_json(JUST_TOO_DEEP)
+
+
+MEGABYTE = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": MEGABYTE, "params": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": MEGABYTE, "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "search_policy", "arguments": {"query": "q", MEGABYTE: 1}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "list_policy_revisions", "arguments": {"source": MEGABYTE}}},
+        {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": MEGABYTE}},
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "policy://" + MEGABYTE}},
+    ],
+    ids=["method", "tool_name", "argument_name", "argument_value", "prompt_name", "resource_uri"],
+)  # fmt: skip
+def test_no_mcp_answer_echoes_a_megabyte(fresh_service: Service, message: dict[str, object]) -> None:
+    response = httpx.post(f"{fresh_service.url}/mcp", json=message, headers=MCP_HEADERS | bearer(), timeout=60)
+    assert response.status_code < 500, response.text[:300]
+    assert len(response.content) < 8 * MAX_MESSAGE_CHARS, response.text[:300]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/policies", {MEGABYTE: 1, "source": "X", "title": "t", "category": "local_plan"}),
+        ("POST", "/policies", {"source": "X", "title": MEGABYTE, "category": MEGABYTE}),
+        ("PATCH", "/policies/NOPE", {"title": MEGABYTE}),
+        ("POST", "/search", {"query": MEGABYTE, MEGABYTE: MEGABYTE}),
+    ],
+    ids=["key", "values", "patch", "search"],
+)
+def test_no_rest_answer_echoes_a_megabyte(fresh_service: Service, method: str, path: str, body: object) -> None:
+    with fresh_service.rest() as api:
+        response = api.request(method, path, json=body)
+    assert response.status_code < 500, response.text[:300]
+    assert len(response.content) < 8 * MAX_MESSAGE_CHARS, response.text[:300]
