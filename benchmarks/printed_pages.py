@@ -5,8 +5,8 @@ differs from what was read (labels are confirmation only: the print wins), and `
 a printed page although a bare number stands alone in their margin (a candidate to look at, not necessarily a
 miss: a margin number can be a footnote or a table cell). ``--pages`` writes every page's reading as TSV (PDF
 page, printed page read, label, bare margin numbers) for checking by eye against renders
-(``pdftoppm -f N -l N -r 50 -png``, or PyMuPDF's ``page.get_pixmap(dpi=50)`` where poppler is absent). The documents are read where they lie (never copy them into the
-repository).
+(``pdftoppm -f N -l N -r 50 -png``, or PyMuPDF's ``page.get_pixmap(dpi=50)`` where poppler is absent). The
+documents are read where they lie (never copy them into the repository).
 
     .venv/bin/python benchmarks/printed_pages.py --data ../shared/data/local_plans --data deployments/seed \
         [--pages /tmp/printed_pages.tsv]
