@@ -35,8 +35,8 @@ class MatchFields(BaseModel):
     )
     meaning_changes: list[MeaningChange] = Field(
         default_factory=list,
-        description="For altered: each change of meaning (negation, modal, number, date, qualifier, antonym) with "
-        "the words of both sides",
+        description="For altered: each change of meaning (negation, modal, number, date, qualifier, antonym, wording) "
+        "with the words of both sides",
     )
 
 
