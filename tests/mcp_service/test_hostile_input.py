@@ -18,10 +18,12 @@ DEEP = ("[" * 1000 + "]" * 1000).encode()
 DEEP_OBJECT = ('{"a":' * 1000 + "1" + "}" * 1000).encode()
 JUST_TOO_DEEP = ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)).encode()
 SESSION = "/messages/?session_id=" + "0" * 32
+HUGE_INTEGER = b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "tools/list"}'
 
 
-@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, JUST_TOO_DEEP, b"{not json", b"\xff\xfe"],
-                         ids=["deep_array", "deep_object", "depth_limit_plus_one", "syntax", "not_utf8"])  # fmt: skip
+@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, JUST_TOO_DEEP, b"{not json", b"\xff\xfe", HUGE_INTEGER],
+                         ids=["deep_array", "deep_object", "depth_limit_plus_one", "syntax", "not_utf8",
+                              "huge_integer"])  # fmt: skip
 @pytest.mark.parametrize("path", ["/mcp", SESSION])
 def test_a_malformed_mcp_body_is_a_json_rpc_parse_error(fresh_service: Service, path: str, body: bytes) -> None:
     response = httpx.post(fresh_service.url + path, content=body, headers=MCP_HEADERS | bearer(), timeout=30)
