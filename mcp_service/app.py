@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import anyio.to_thread
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.extension import Extension
 from mcp.server.mcpserver import MCPServer
 from prometheus_client.registry import Collector
 from pydantic import AnyHttpUrl, SecretStr
@@ -59,8 +60,9 @@ logger = logging.getLogger(__name__)
 VERSION = "0.1.0"
 
 
-def new_mcp_server(name: str, instructions: str) -> MCPServer:
-    """An empty MCP server with the service's error envelope, ready for its tools."""
+def new_mcp_server(name: str, instructions: str, extensions: Sequence[Extension] = ()) -> MCPServer:
+    """An empty MCP server with the service's error envelope, ready for its tools; ``extensions`` are the SDK's
+    (``policy-kb`` offers the MCP Apps citation viewer, ``tools.policies.viewer``)."""
     # MCPServer() configures logging itself (a Rich handler at INFO) when the process has not: a plain
     # format first, so every log line is not a rendered table on the event loop (figures: docs/performance.md).
     configure_logging()
@@ -68,7 +70,7 @@ def new_mcp_server(name: str, instructions: str) -> MCPServer:
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     # No change notifications are ever sent (the tools are fixed): subscriptions=False, so no listChanged is claimed.
     server = MCPServer(name, instructions=instructions, version=VERSION, subscriptions=False,
-                       middleware=[bounded_rpc_errors, envelope_sdk_errors])  # fmt: skip
+                       extensions=list(extensions), middleware=[bounded_rpc_errors, envelope_sdk_errors])  # fmt: skip
     # Outside the envelope, so an outcome is the error_type the client reads; then what the server advertises
     # (``tools.capabilities``), what a read-only caller may see and call (``tools.access``) and the tool
     # schemas as published (``tools.schemas``).

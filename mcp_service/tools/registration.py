@@ -33,11 +33,15 @@ def date_field(description: str) -> Any:
     return Field(description=description, json_schema_extra=DATE_SCHEMA)
 
 
-def tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
-    """``server.tool`` with the handler's docstring, dedented, as the description agents read."""
+def tool(
+    server: MCPServer, annotations: ToolAnnotations, meta: dict[str, Any] | None = None
+) -> Callable[[ToolFn], ToolFn]:
+    """``server.tool`` with the handler's docstring, dedented, as the description agents read (and ``meta``,
+    the tool's ``_meta``: a ``ui://`` view to show its results in)."""
 
     def register(fn: ToolFn) -> ToolFn:
-        return server.tool(description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)(fn)
+        description = inspect.cleandoc(fn.__doc__ or "")
+        return server.tool(description=description, annotations=annotations, meta=meta)(fn)
 
     return register
 

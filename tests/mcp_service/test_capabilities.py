@@ -71,10 +71,16 @@ async def test_each_server_advertises_the_same_capabilities_on_initialize_and_se
         async with client(url, LEGACY) as legacy, client(url, MODERN) as modern:
             assert (legacy.protocol_version, modern.protocol_version) == ("2025-11-25", "2026-07-28"), name
             handshake, discovered = wire(legacy.server_capabilities), wire(modern.server_capabilities)
+        # SEP-2133 extensions exist from 2026-07-28 on: the SDK leaves them out of a 2025-11-25 handshake.
+        extensions = discovered.pop("extensions", None)
         assert handshake == discovered, name
         expected: dict[str, Any] = {"tools": {"listChanged": False}, "prompts": {"listChanged": False}}
         if name in SERVERS_WITH_RESOURCES:
             expected["resources"] = {"subscribe": False, "listChanged": False}
+            # and the MCP Apps extension, for the citation viewer (tools.policies.viewer)
+            assert extensions is not None and set(extensions) == {"io.modelcontextprotocol/ui"}, name
+        else:
+            assert extensions is None, name
         assert handshake == expected, name
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,12 +43,12 @@ async def test_an_ingestion_reports_rising_progress_to_done(registered: tuple[Se
     service, pdf = registered
     seen: list[tuple[float, float | None, str | None]] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append((value, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
 
     args = {"source": "LTN_1_20", "revision_id": REVISION, "file_path": str(pdf)}
     async with mcp_session(service.url, transport=transport) as session:
-        ingested = await session.call_tool("ingest_policy_revision", args, progress_callback=progress)
+        ingested = await session.call_tool("ingest_policy_revision", args, progress_callback=on_progress)
         silent = await session.call_tool("ingest_policy_revision", {**args, "reindex": True})
     assert ingested.structured_content is not None and ingested.structured_content["action"] == "ingested"
     assert silent.structured_content is not None and silent.structured_content["action"] == "reindexed"
@@ -59,7 +60,12 @@ async def test_an_ingestion_reports_rising_progress_to_done(registered: tuple[Se
 
 
 def test_only_a_request_that_asks_for_progress_is_answered_as_a_stream(fresh_service: Service) -> None:
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_policy_documents"}}
+    call: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "list_policy_documents"},
+    }
     asked = {**call, "params": {**call["params"], "_meta": {"progressToken": "p1"}}}
     with httpx.Client(base_url=fresh_service.url, headers=MCP_HEADERS | bearer(), timeout=30) as client:
         plain, streamed = client.post("/mcp", json=call), client.post("/mcp", json=asked)

@@ -30,7 +30,7 @@ async def test_search_hits_link_to_their_section_and_page_and_the_links_resolve(
         found = await session.call_tool(
             "search_policy", {"query": "refused on highways grounds", "n_results": 3, "effective_date": "2025-06-01"}
         )
-        hits = found.structured_content["results"]  # type: ignore[index]
+        hits = found.structured_content["results"]
         found_links = [block for block in found.content if isinstance(block, ResourceLink)]
         section = await session.read_resource(found_links[0].uri)
         page = await session.read_resource(found_links[1].uri)
@@ -67,11 +67,11 @@ async def test_a_section_result_links_to_itself_and_a_revision_not_in_force_is_r
             await session.read_resource(section_uri("NPPF", DRAFT, "Para 99999"))
         with pytest.raises(MCPError) as no_page:
             await session.read_resource(f"policy://NPPF/revisions/{DRAFT}/pages/first")
-    assert not drafted.is_error and drafted.structured_content["revision_id"] == DRAFT  # type: ignore[index]
-    assert str(draft_links[0].uri) == section_uri("NPPF", DRAFT, drafted.structured_content["section_ref"])  # type: ignore[index]
+    assert not drafted.is_error and drafted.structured_content["revision_id"] == DRAFT
+    assert str(draft_links[0].uri) == section_uri("NPPF", DRAFT, drafted.structured_content["section_ref"])
     info = json.loads(revision.contents[0].text)  # type: ignore[union-attr]
     assert (info["revision_id"], info["effective_from"]) == (DRAFT, "2099-01-01")
-    assert json.loads(again.contents[0].text)["text"] == drafted.structured_content["text"]  # type: ignore[union-attr,index]
+    assert json.loads(again.contents[0].text)["text"] == drafted.structured_content["text"]  # type: ignore[union-attr]
     assert missing.value.error.code == INVALID_PARAMS
     assert missing.value.error.data == {"error_type": "section_not_found"}
     assert no_page.value.error.code == INVALID_PARAMS

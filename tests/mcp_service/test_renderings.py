@@ -4,6 +4,7 @@ document text only ever quoted, and a short rendering rather than the JSON again
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from mcp_service.tools.renderings import ANSWER_CHARS, SNIPPET_CHARS, render, render_error
 
@@ -45,7 +46,7 @@ def test_a_text_that_is_the_answer_is_quoted_whole_line_by_line_up_to_its_cap() 
 
 
 def test_document_text_never_appears_outside_a_quote() -> None:
-    payloads = [
+    payloads: list[dict[str, Any]] = [
         {"status": "success", "results": [hit(1, INJECTED)]},
         {"status": "success", "source": "NPPF", "section_ref": "Para 1", "text": INJECTED, "page_numbers": [1]},
         {"status": "success", "match": {"section_ref": "Para 1", "page_number": 1, "context": INJECTED}},

@@ -35,6 +35,7 @@ from mcp_service.tools.policies.outputs import (
     SnapshotOutput,
 )
 from mcp_service.tools.policies.resources import linked
+from mcp_service.tools.policies.viewer import VIEWER_META
 from mcp_service.tools.progress import reporter
 from mcp_service.tools.registration import READ_ONLY, date_field, tool
 
@@ -80,7 +81,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     FilePath = Annotated[str, Field(description="A PDF on the server, inside ALLOWED_FILE_ROOTS")]
     Reindex = Annotated[bool, Field(description="Rebuild the chunks from this file (it replaces the stored one)")]
 
-    @tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, VIEWER_META)
     async def search_policy(
         query: Query,
         sources: Sources = None,
@@ -110,7 +111,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
                        n_results=n_results, mode=mode)  # fmt: skip
         return linked(await run_tool("search_policy_batch", job, search=stores.settings.search))
 
-    @tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, VIEWER_META)
     async def get_policy_section(
         source: Source, section_ref: SectionRef, revision_id: SectionRevision = None, effective_date: SectionDate = None
     ) -> Annotated[CallToolResult, SectionOutput]:
@@ -172,7 +173,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     Highlight = Annotated[str | None, Field(max_length=4000, description="Text to highlight")]
     ChunkId = Annotated[str | None, Field(description="A search_policy chunk_id to highlight")]
 
-    @tool(server, READ_ONLY)
+    @tool(server, READ_ONLY, VIEWER_META)
     async def get_page_image(
         source: Source,
         page_number: PageNumber,
