@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 from lib.models import PageText, TextLine, TextSpan
 from lib.text.page_furniture import MarginRow, in_margin, running_key, running_keys
-from lib.text.printed_pages import PageToken, bare_tokens, loose_tokens, page_values, read_printed_pages, row_tokens
+from lib.text.printed_pages import (
+    PageToken,
+    bare_tokens,
+    loose_tokens,
+    page_values,
+    read_printed_pages,
+    row_tokens,
+    without_number,
+)
 
 GUTTER = 0.01
 """Half the width (fraction of the page) of the strip down the middle that no line crosses on a spread."""
@@ -245,7 +253,9 @@ def _drop_furniture(
     """Running headers, footers and page numbers out (``lib.text.page_furniture``); the numbers they
     carry, read by ``lib.text.printed_pages`` (with the PDF's page ``labels``), become each row's
     ``printed_page`` (and are returned by (page, half)). Without layout a bare number first or last on its
-    page is a candidate too. A row set
+    page is a candidate too. Of a candidate kept in the text, only what was read as the page number goes: a
+    number alone, its row; a short footer's number, that number (its words stay); a footnote (a row led by a
+    footnote marker) is never a candidate, whatever its number. A row set
     in heading type is never furniture: chapters that each open a page
     with ``Chapter 2`` in large type recur in the top margin as a running header would."""
     tops = [_margin_top(rows, index) for index in range(len(rows))]
@@ -265,16 +275,19 @@ def _drop_furniture(
             continue
         if not bare and id(row) in edges:
             bare = bare_tokens(row.text, row.centre)
-        if not bare and in_margin(margin.top):
+        if not bare and in_margin(margin.top) and row.lead_marker is None:  # a footnote is no footer
             bare = loose_tokens(row.text, row.centre)
         if bare:  # in large type, above the margin with nothing below, or a footer of too few pages: kept
             # unless it carries the page number
             candidates.setdefault((row.page, row.half), []).extend(bare)
             provisional.append((row, bare))
         kept.append(row)
-    printed = read_printed_pages(candidates, spreads, labels)
-    dropped = {id(row) for row, bare in provisional if printed.get((row.page, row.half)) in {t.text for t in bare}}
-    kept = [row for row in kept if id(row) not in dropped]
+    reading = read_printed_pages(candidates, spreads, labels)
+    for row, bare in provisional:
+        if read := [t for t in bare if reading.is_read(row.page, t)]:
+            row.text = without_number(row.text, read[0])
+    kept = [row for row in kept if row.text]
+    printed = reading.by_half
     starts: set[tuple[int, int]] = set()
     for row in kept:
         row.printed_page = printed.get((row.page, row.half))

@@ -39,6 +39,7 @@ _BARE_ROMAN_RE = re.compile(rf"^(?:{_WORD})?([ivxl]{{1,8}}|[IVXL]{{1,8}})$", re.
 _PREFIXED_RE = re.compile(rf"^(?:{_WORD})?([A-Z]{{1,2}})\s?[-\u2013\u2014]\s?(\d{{1,3}})$", re.IGNORECASE)
 _WORDED_RE = re.compile(r"\bpage\s+(\d{1,5})(?:\s+of\s+\d{1,5})?\b", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\d.,/:])\d{1,5}(?![\d/:]|[.,]\d)")
+_SET_APART_RE = re.compile(r"^\d{1,5}\s*(?:[|\u00b7\u2022]|\s[-\u2013\u2014]\s)")
 _IN_ROW_PREFIXED_RE = re.compile(r"(?<![\w-])([A-Z])\s?[-\u2013]\s?(\d{1,3})(?![\w-])")
 _ROMAN_RE = re.compile(r"^m{0,3}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
@@ -176,13 +177,18 @@ def _slot(key: str, text: str, start: int) -> str:
 
 
 def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
-    """The number a short margin line starts or ends with (``Housing | 57``, ``57 Housing``), when the line
-    is no running header: a candidate that needs a longer run (``LOOSE_RUN``)."""
-    words = _DECORATION_RE.sub("", " ".join(text.split())).split()
+    """The number a short margin line ends with (``Housing | 57``), or starts with when a rule sets it apart
+    from the words (``57 | Housing``), when the line is no running header: a candidate that needs a longer run
+    (``LOOSE_RUN``). A number followed by words (``9 SUB12 and SUB14.``, a footnote or a list's item) is
+    none."""
+    line = _DECORATION_RE.sub("", " ".join(text.split()))
+    words = line.split()
     if len(text) > LOOSE_MAX_CHARS or len(words) < 2:
         return []
     key = _slot_key(text)
-    ends = {"start": words[0].strip("|\u00b7\u2022"), "end": words[-1].strip("|\u00b7\u2022")}
+    ends = {"end": words[-1].strip("|\u00b7\u2022")}
+    if _SET_APART_RE.match(line):
+        ends["start"] = words[0].strip("|\u00b7\u2022")
     return [
         PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True,
                   slot=f"{key}@{end}")
@@ -191,23 +197,49 @@ def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
     ]  # fmt: skip
 
 
+def without_number(text: str, token: PageToken) -> str:
+    """``text`` less the page number ``token`` was read from: "" for a number alone on its row; for a short
+    margin line (``loose_tokens``), the line without its first or last word and the rule beside it
+    (``Housing | 57`` -> ``Housing``), so no other words leave the text."""
+    if not token.loose:
+        return ""
+    words = _DECORATION_RE.sub("", " ".join(text.split())).split()
+    kept = words[1:] if token.slot.endswith("@start") else words[:-1]
+    return _DECORATION_RE.sub("", " ".join(kept)).strip()
+
+
 def same_label(label: str, printed: str) -> bool:
     """A PDF page label that says what the page prints (case and dash style aside)."""
     return bool(label) and _LABEL_DASHES_RE.sub("-", label.strip()).lower() == printed.lower()
+
+
+@dataclass(frozen=True)
+class PrintedReading:
+    """What ``read_printed_pages`` read: the printed page of every (PDF page, half) that prints one, and the
+    tokens (by PDF page) those readings were made of, so that only the row or words actually read as the page
+    number leave the text (a footnote ``9 …`` at the foot of a page printing ``9`` stays)."""
+
+    by_half: dict[tuple[int, int], str]
+    read: frozenset[tuple[int, PageToken]]
+
+    def is_read(self, page: int, token: PageToken) -> bool:
+        return (page, token) in self.read
 
 
 def read_printed_pages(
     candidates: Mapping[tuple[int, int], Sequence[PageToken]],
     spreads: set[int],
     labels: Mapping[int, str] | None = None,
-) -> dict[tuple[int, int], str]:
+) -> PrintedReading:
     """The printed page of every (PDF page, half) that prints one, from the tokens found in its margins.
     ``spreads``: pages read as two halves (a two-page spread, or two columns); ``labels``: the PDF's page
     labels, by page. A half of a spread gets its own number, a page read whole the page's (``62-63``)."""
     labels = labels or {}
-    options = _without_constants(_options(candidates, spreads))
+    options, sources = _options(candidates, spreads)
+    options = _without_constants(options)
     chains = _chain_lengths(options)
     found: dict[tuple[int, int], str] = {}
+    read: set[tuple[int, PageToken]] = set()
     for page, page_options in options.items():
         accepted = [
             o for o in page_options
@@ -216,11 +248,12 @@ def read_printed_pages(
         if not accepted:
             continue
         best = max(accepted, key=lambda o: (chains[o], o.bare, o.worded, same_label(labels.get(page, ""), o.text)))
+        read.update((page, token) for token in sources[best])
         if len(best.halves) == 2 and page in spreads:
             found[(page, 0)], found[(page, 1)] = best.halves
         else:
             found[(page, 0)] = found[(page, 1)] = best.text
-    return found
+    return PrintedReading(found, frozenset(read))
 
 
 def page_values(by_half: Mapping[tuple[int, int], str]) -> dict[int, str]:
@@ -232,21 +265,24 @@ def page_values(by_half: Mapping[tuple[int, int], str]) -> dict[int, str]:
     return {page: "-".join(values) for page, values in pages.items()}
 
 
-def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads: set[int]) -> dict[int, list[_Option]]:
+def _options(
+    candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads: set[int]
+) -> tuple[dict[int, list[_Option]], dict[_Option, set[PageToken]]]:
     """Each page's possible readings: every token alone, and every pair of consecutive numbers the page's left
     and right halves print alone on their lines (a spread, or a landscape page printing two page numbers side
-    by side)."""
+    by side); and the tokens each reading is made of."""
     by_page: dict[int, list[tuple[int | None, PageToken]]] = {}
     for (page, half), tokens in candidates.items():
         for token in tokens:
             side = half if page in spreads else _side(token.centre)
             by_page.setdefault(page, []).append((side, token))
     options: dict[int, list[_Option]] = {}
+    sources: dict[_Option, set[PageToken]] = {}
     for page, sided in sorted(by_page.items()):
-        page_options = {
-            _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose, t.slot, t.edge)
-            for _, t in sided
-        }
+        made: dict[_Option, set[PageToken]] = {}
+        for _, t in sided:
+            alone = _Option(page, t.series, t.first, t.last, _halves(t), t.bare, t.worded, t.loose, t.slot, t.edge)
+            made.setdefault(alone, set()).add(t)
         for side_l, left in sided:
             for side_r, right in sided:
                 if (
@@ -256,11 +292,12 @@ def _options(candidates: Mapping[tuple[int, int], Sequence[PageToken]], spreads:
                     and left.series == right.series
                     and right.first == left.last + 1
                 ):
-                    page_options.add(_Option(page, left.series, left.first, right.last, (left.text, right.text),
-                                             left.bare and right.bare, left.worded and right.worded,
-                                             paired=True))  # fmt: skip
-        options[page] = sorted(page_options, key=lambda o: (o.series, o.first, o.last, o.halves))
-    return options
+                    pair = _Option(page, left.series, left.first, right.last, (left.text, right.text),
+                                   left.bare and right.bare, left.worded and right.worded, paired=True)  # fmt: skip
+                    made.setdefault(pair, set()).update((left, right))
+        options[page] = sorted(made, key=lambda o: (o.series, o.first, o.last, o.halves))
+        sources.update(made)
+    return options, sources
 
 
 def _halves(token: PageToken) -> tuple[str, ...]:

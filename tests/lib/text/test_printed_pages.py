@@ -12,7 +12,7 @@ import pytest
 
 from lib.policies.citation import format_citation, page_citation
 from lib.text.extraction import extract_document
-from lib.text.layout_rows import read_printed
+from lib.text.layout_rows import read_printed, read_rows
 from lib.text.printed_pages import from_stored, from_stored_list, stored, stored_list
 from lib.text.sections import read_sections
 
@@ -103,6 +103,47 @@ def test_a_page_label_that_agrees_confirms_a_lone_number_and_one_that_disagrees_
     assert extract_document(disagreeing, enable_ocr=False).pages[1].label == "2"
 
 
+def _footnoted(count: int, footnote_page: int) -> bytes:
+    """``count`` pages numbered from 1 at their foot; on ``footnote_page`` a paragraph cites a footnote numbered
+    as the page and the footnote (a small marker, then small text) stands just above the page number."""
+    doc = pymupdf.open()
+    for number in range(1, count + 1):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        page.insert_text((60, 120), f"1.{number} Body text of sheet {number} of the example plan.", fontsize=10)
+        if number == footnote_page:
+            page.insert_text((60, 400), "The plan is sound with the modifications listed.", fontsize=10)
+            page.insert_text((302, 396), str(number), fontsize=5)
+            page.insert_text((60, HEIGHT - 66), str(number), fontsize=5)
+            page.insert_text((64, HEIGHT - 62), "Some footnote text.", fontsize=8)
+        page.insert_text((WIDTH / 2, HEIGHT - 30), str(number), fontsize=9)
+    return doc.tobytes()
+
+
+def test_a_footnote_numbered_as_its_page_stays_a_footnote_and_the_page_keeps_its_number() -> None:
+    document = extract_document(_footnoted(10, 9), enable_ocr=False)
+    reading = read_sections(document)
+    assert reading.printed == {n: str(n) for n in range(1, 11)}
+    footnote = next(s for s in reading.sections if s.section_ref == "Footnote 9")
+    assert "Some footnote text." in footnote.text
+    assert (footnote.page_number, footnote.printed_page) == (9, "9")
+
+
+def test_numbers_leading_words_in_the_margin_are_no_page_numbers_and_stay_in_the_text() -> None:
+    topics = ["housing", "transport", "design", "heritage", "retail"]
+    notes = [f"{n} See the {topic} evidence." for n, topic in zip(range(7, 12), topics, strict=True)]
+    document = extract_document(_pdf(notes), enable_ocr=False)
+    assert read_printed(document.pages) == {}
+    text = "\n".join(s.text for s in read_sections(document).sections)
+    assert all(note in text for note in notes)
+
+
+def test_a_short_footer_read_for_its_page_number_loses_the_number_only() -> None:
+    chapters = ["Housing", "Transport", "Design", "Heritage", "Economy", "Delivery"]
+    document = extract_document(_pdf([f"{chapters[(n - 1) // 2]} | {n}" for n in range(1, 13)]), enable_ocr=False)
+    rows = [(row.text, row.printed_page) for row in read_rows(document.pages)]
+    assert ("Heritage", "7") in rows and not any(text.startswith("Heritage |") for text, _ in rows)
+
+
 def _landscape_spreads(pairs: list[tuple[int, int]]) -> bytes:
     """Landscape pages each printing two page numbers side by side, over body text in two halves."""
     doc = pymupdf.open()
@@ -173,3 +214,19 @@ def test_fenland_policy_lp12_runs_from_printed_page_56_and_pdf_page_58_prints_57
     assert (policy.page_number, policy.printed_page, policy.last_page) == (57, "56", 59)
     assert (reading.printed[58], reading.printed[109]) == ("57", "108")
     assert 96 not in reading.printed and 97 not in reading.printed  # a chart and a page that print no number
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "words"),
+    [("watford_local_plan_inspectors_report.pdf", 9, "SUB12 and SUB14."),
+     ("broxbourne_local_plan_inspectors_report.pdf", 8, "SUB8.")],
+)  # fmt: skip
+def test_inspectors_footnotes_numbered_as_their_page_stay_footnotes(name: str, page: int, words: str) -> None:
+    path = _shared_data() / "local_plans" / name
+    if not path.exists():
+        pytest.skip(f"{name} is read from ../shared/data (not redistributable); set POLICY_KB_SHARED_DATA")
+    reading = read_sections(extract_document(path.read_bytes(), enable_ocr=False))
+    assert reading.printed[page] == str(page)
+    footnote = next(s for s in reading.sections if s.section_ref == f"Footnote {page}")
+    assert words in footnote.text
+    assert (footnote.page_number, footnote.printed_page) == (page, str(page))
