@@ -139,11 +139,14 @@ def split_profile(profile: Path) -> tuple[Counter[str], int]:
     return phases, sum(phases.values())
 
 
-def report_profile(profile: Path, cpu_ms: float) -> None:
-    """The busy samples by phase, as shares and as ms of the server's CPU per call."""
+def report_profile(profile: Path, cpu_ms: float, spied_cpu_ms: float) -> None:
+    """The busy samples by phase, as shares and as ms of the server's CPU per call unprofiled (``cpu_ms``)."""
     phases, total = split_profile(profile)
     busy = total - phases.pop("idle", 0)
-    print(f"\npy-spy of the server with a key: {busy} busy samples of {total}; its CPU per call {cpu_ms:.2f} ms")
+    print(
+        f"\npy-spy of the server with a key, a pass of its own: {busy} busy samples of {total}; its CPU per call "
+        f"{spied_cpu_ms:.2f} ms profiled, {cpu_ms:.2f} ms unprofiled (the shares below are of the latter)"
+    )
     for phase, count in phases.most_common():
         print(f"  {phase:<52}{count / busy:>7.1%}{count / busy * cpu_ms:>9.2f} ms")
 
@@ -243,10 +246,7 @@ def whole_servers(store: NppfStore, calls: int, warm: int, py_spy: Path | None, 
         questions = distinct_questions(store.texts, seed=47)
         asked = [next(questions) for _ in range(calls + warm)]
         load = os.getloadavg()
-        results = asyncio.run(interleaved(servers, asked, warm, start_spy if py_spy else None))
-        if spy is not None:
-            spy.send_signal(signal.SIGINT)
-            spy.wait(60)
+        results = asyncio.run(interleaved(servers, asked, warm, None))
         print(
             f"\nwhole servers, one SDK client over HTTP, {calls} new questions each, interleaved; load average "
             f"{load[0]:.1f} before, {os.getloadavg()[0]:.1f} after; {os.cpu_count()} CPUs"
@@ -259,8 +259,14 @@ def whole_servers(store: NppfStore, calls: int, warm: int, py_spy: Path | None, 
                 f"  {name:<28}{p50:>9.2f}{p95:>9.2f}{cpu_ms:>21.2f}   vs open: CPU {cpu_ms - base[1]:+.2f} ms, "
                 f"p50 {p50 - percentiles(base[0], (50,))[0]:+.2f} ms"
             )
-        if py_spy is not None and py_spy.exists():
-            report_profile(py_spy, results["key (auth)"][1])
+        if py_spy is not None:  # a pass of its own: py-spy's sampling costs the profiled process CPU
+            profiled_server = {"key (auth)": servers["key (auth)"]}
+            more = [next(questions) for _ in range(calls + warm)]
+            spied = asyncio.run(interleaved(profiled_server, more, warm, start_spy))
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(60)
+            report_profile(py_spy, results["key (auth)"][1], spied["key (auth)"][1])
     finally:
         if spy is not None and spy.poll() is None:
             spy.kill()

@@ -17,7 +17,7 @@ alternating, so the machine's load (printed) hits both alike. Printed: p50 and p
     .venv/bin/python benchmarks/chroma_mcp_ratio.py [--calls 200] [--data-dir .bench/nppf-543]
 
 The venv is made on first use (``python3 -m venv .tools/chroma-mcp-venv && .tools/chroma-mcp-venv/bin/pip install
-chroma-mcp==0.2.6``). Figures: docs/performance.md › "The cost of one call"; decision 0049.
+chroma-mcp==0.2.6 'pydantic<2.11'``). Figures: docs/performance.md › "The cost of one call"; decision 0049.
 """
 
 from __future__ import annotations
@@ -50,6 +50,10 @@ from benchmarks.nppf_store import (  # noqa: E402
 )
 
 CHROMA_MCP_VERSION = "0.2.6"
+PYDANTIC_PIN = "pydantic<2.11"
+"""chroma-mcp 0.2.6 pins mcp 1.6.0, which imports a name pydantic 2.11 removed (``eval_type_backport``); pip's
+newest pydantic would leave it failing at import. (chromadb's kubernetes client asks for a newer pydantic; the
+persistent client never loads it.)"""
 VENV = ROOT / ".tools" / "chroma-mcp-venv"
 HOME = ROOT / ".tools" / "chroma-mcp-home"
 COLLECTION = "nppf_2024_12"
@@ -85,6 +89,7 @@ def ensure_venv() -> Path:
                 "-q",
                 "--disable-pip-version-check",
                 f"chroma-mcp=={CHROMA_MCP_VERSION}",
+                PYDANTIC_PIN,
             ],
             check=True,
         )
