@@ -143,9 +143,10 @@ def find_verbatim(quote: Quote, text: str) -> QuoteMatch | None:
 
 
 def find_normalised(quote: Quote, folded: Normalised) -> QuoteMatch | None:
-    """``normalised``: the folded quote in the folded text, or its parts between ellipses in order, else None."""
+    """``normalised``: the folded quote in the folded text, or its parts between ellipses in order (one of them
+    at least ``MIN_QUOTE_CHARS`` long, so that a few common words between ellipses do not match), else None."""
     span = _in_order([quote.folded], folded.text) if quote.folded else None
-    if span is None and quote.parts and quote.parts != [quote.folded]:
+    if span is None and quote.parts != [quote.folded] and max(map(len, quote.parts), default=0) >= MIN_QUOTE_CHARS:
         span = _in_order(quote.parts, folded.text)
     if span is None:
         return None

@@ -216,6 +216,7 @@ def test_an_ellipsis_leaves_out_words_whose_omission_is_not_a_change() -> None:
 @pytest.mark.parametrize(
     "quote",
     [
+        "The ... should ... the ... harm ... standard",
         "Every town shall build a monorail to the moon before the next election.",
         "Proposals for something else entirely that nobody wrote down in any plan.",
         "the harm outweigh clearly benefits the that demonstrates applicant",
