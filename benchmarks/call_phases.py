@@ -288,25 +288,32 @@ def in_process(store: NppfStore, calls: int) -> None:
     """The pieces a call runs below the transport, timed directly on this thread (CPU ms per call)."""
     import anyio
     import mcp_types
+    from pydantic import TypeAdapter
 
     from lib.observability.metrics import operation_duration, tool_calls
-    from lib.policies.search import search_policy
     from mcp_service.search_lane import run_search
     from mcp_service.tools.envelope import success
+    from mcp_service.tools.policies import work
+    from mcp_service.tools.policies.outputs import SearchOutput
+    from mcp_service.tools.policies.resources import linked
 
     stores = store.stores
+    output = TypeAdapter(SearchOutput)  # the SDK validates a tool's structured result against its output schema
     stores.embedder.warm_up()
     stores.embedder.query_cache_size = 0  # every question new: never a remembered vector
     questions = distinct_questions(store.texts, seed=48)
-    parts: dict[str, list[float]] = {k: [] for k in ("embedding", "search", "envelope", "wire", "metrics")}
+    parts: dict[str, list[float]] = {
+        k: [] for k in ("embedding", "search", "envelope, links, output check", "wire", "metrics")
+    }
     for i in range(calls + 20):
         q1, q2 = next(questions), next(questions)
         t0 = time.thread_time()
         stores.embedder.embed_queries([q1])
         t1 = time.thread_time()
-        result = search_policy(stores, q2, n_results=10)  # embeds q2 too: the search is the rest
+        result = work.search(stores, query=q2, n_results=10)  # the tool's own work; embeds q2: the search is the rest
         t2 = time.thread_time()
-        envelope = success(result)
+        envelope = linked(success(result))
+        output.validate_python(envelope.structured_content)
         t3 = time.thread_time()
         wire = json.dumps(envelope.model_dump(by_alias=True, mode="json", exclude_none=True))
         t4 = time.thread_time()
@@ -318,7 +325,7 @@ def in_process(store: NppfStore, calls: int) -> None:
             for key, ms in (
                 ("embedding", embed),
                 ("search", (t2 - t1) * 1000 - embed),
-                ("envelope", (t3 - t2) * 1000),
+                ("envelope, links, output check", (t3 - t2) * 1000),
                 ("wire", (t4 - t3) * 1000),
                 ("metrics", (t5 - t4) * 1000),
             ):
