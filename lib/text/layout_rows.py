@@ -276,7 +276,7 @@ def _drop_furniture(
         if not bare and id(row) in edges:
             bare = bare_tokens(row.text, row.centre)
         if not bare and in_margin(margin.top) and row.lead_marker is None:  # a footnote is no footer
-            bare = loose_tokens(row.text, row.centre)
+            bare = loose_tokens(row.text, row.centre, head=margin.top is not None and margin.top < 0.5)
         if bare:  # in large type, above the margin with nothing below, or a footer of too few pages: kept
             # unless it carries the page number
             candidates.setdefault((row.page, row.half), []).extend(bare)

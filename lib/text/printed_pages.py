@@ -176,18 +176,18 @@ def _slot(key: str, text: str, start: int) -> str:
     return f"{key}@{len(_DIGITS_RE.findall(text[:start]))}"
 
 
-def loose_tokens(text: str, centre: float | None = None) -> list[PageToken]:
+def loose_tokens(text: str, centre: float | None = None, *, head: bool = False) -> list[PageToken]:
     """The number a short margin line ends with (``Housing | 57``), or starts with when a rule sets it apart
-    from the words (``57 | Housing``), when the line is no running header: a candidate that needs a longer run
-    (``LOOSE_RUN``). A number followed by words (``9 SUB12 and SUB14.``, a footnote or a list's item) is
-    none."""
+    from the words (``57 | Housing``) or the line is a head of page (``54 THE SIEGE OF VICKSBURG.``), when the
+    line is no running header: a candidate that needs a longer run (``LOOSE_RUN``). A number followed by words
+    at a page's foot is a footnote's or an item's (``9 SUB12 and SUB14.``), no page number."""
     line = _DECORATION_RE.sub("", " ".join(text.split()))
     words = line.split()
     if len(text) > LOOSE_MAX_CHARS or len(words) < 2:
         return []
     key = _slot_key(text)
     ends = {"end": words[-1].strip("|\u00b7\u2022")}
-    if _SET_APART_RE.match(line):
+    if head or _SET_APART_RE.match(line):
         ends["start"] = words[0].strip("|\u00b7\u2022")
     return [
         PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True,

@@ -137,6 +137,16 @@ def test_numbers_leading_words_in_the_margin_are_no_page_numbers_and_stay_in_the
     assert all(note in text for note in notes)
 
 
+def test_running_heads_led_and_ended_by_the_page_number_in_turn() -> None:
+    doc = pymupdf.open()
+    for number in range(52, 56):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        head = f"{number} THE SIEGE OF THE TOWN." if number % 2 == 0 else f"THE SIEGE OF THE TOWN. {number}"
+        page.insert_text((60, 40), head, fontsize=9)
+        page.insert_text((60, 400), f"Body text of sheet {number} of the example book.", fontsize=10)
+    assert _printed(doc.tobytes()) == {1: "52", 2: "53", 3: "54", 4: "55"}
+
+
 def test_a_short_footer_read_for_its_page_number_loses_the_number_only() -> None:
     chapters = ["Housing", "Transport", "Design", "Heritage", "Economy", "Delivery"]
     document = extract_document(_pdf([f"{chapters[(n - 1) // 2]} | {n}" for n in range(1, 13)]), enable_ocr=False)
