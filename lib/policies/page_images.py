@@ -40,8 +40,9 @@ MAX_SIDE_PX = 2400
 """No side of a render is larger than this (a large page at 200 dpi is scaled down to fit)."""
 HIGHLIGHT_RGB = (1.0, 0.85, 0.0)
 RENDER_PREFIX = "renders/pages"
-BOXES_KEY, PAGES_KEY = "policy-kb:highlighted", "policy-kb:page-count"
-"""Kept in the PNG's text chunks, so a render read back from the object store says what it marked."""
+BOXES_KEY, PAGES_KEY, PRINTED_KEY = "policy-kb:highlighted", "policy-kb:page-count", "policy-kb:printed-page"
+"""Kept in the PNG's text chunks, so a render read back from the object store says what it marked and which page
+the document prints there ("" where it prints none) without a metadata query."""
 PNG_LEVEL = 1
 """zlib level of a render: a page of text compresses as small at 1 as at the default 6 in about half the time,
 which is most of a cold render (figures: docs/performance.md › Citations, docs/decisions/0029)."""
@@ -94,6 +95,9 @@ class Render:
     height: int
     highlighted: int
     page_count: int
+    printed_page: str | None = None
+    printed_known: bool = True
+    """False for a render kept before the printed page was written into it: then it is looked up."""
 
     @classmethod
     def read(cls, png: bytes) -> Render:
@@ -102,11 +106,17 @@ class Render:
             # ``info``, not ``text``: the notes are written before the pixels, and ``text`` decodes the whole
             # image to look for more after them (most of a warm read's time: docs/decisions/0029).
             notes = kept.info
-            return cls(png, kept.width, kept.height, int(notes.get(BOXES_KEY, 0)), int(notes.get(PAGES_KEY, 0)))
+            printed = notes.get(PRINTED_KEY)
+            boxes, pages = int(notes.get(BOXES_KEY, 0)), int(notes.get(PAGES_KEY, 0))
+            known = printed is not None
+            return cls(png, kept.width, kept.height, boxes, pages, str(printed) if printed else None, known)
 
 
-def render_page(pdf: bytes, page_number: int, *, highlight: str = "", dpi: int = DEFAULT_DPI) -> Render:
-    """Page ``page_number`` (1-based) of ``pdf`` as PNG, ``highlight`` marked wherever it is on the page."""
+def render_page(
+    pdf: bytes, page_number: int, *, highlight: str = "", dpi: int = DEFAULT_DPI, printed_page: str | None = None
+) -> Render:
+    """Page ``page_number`` (1-based) of ``pdf`` as PNG, ``highlight`` marked wherever it is on the page, with the
+    page as the document prints it (``printed_page``, read at ingestion) kept beside what it marked."""
     with pymupdf.open(stream=pdf, filetype="pdf") as doc:
         if not 1 <= page_number <= doc.page_count:
             raise InvalidArgumentError(f"page must be between 1 and {doc.page_count}, got {page_number}")
@@ -121,9 +131,10 @@ def render_page(pdf: bytes, page_number: int, *, highlight: str = "", dpi: int =
         info = PngInfo()
         info.add_text(BOXES_KEY, str(boxes))
         info.add_text(PAGES_KEY, str(doc.page_count))
+        info.add_text(PRINTED_KEY, printed_page or "")
         out = io.BytesIO()
         image.save(out, format="PNG", pnginfo=info, optimize=False, compress_level=PNG_LEVEL)
-        return Render(out.getvalue(), pixmap.width, pixmap.height, boxes, doc.page_count)
+        return Render(out.getvalue(), pixmap.width, pixmap.height, boxes, doc.page_count, printed_page)
 
 
 def drop_renders(objects: ObjectStore, original_key: str) -> int:
@@ -168,12 +179,14 @@ def page_image(
     key = render_key(revision, page_number, dpi, text)
     if stores.objects.exists(key):
         render = Render.read(stores.objects.get_bytes(key))
+        printed = render.printed_page if render.printed_known else printed_page_of(stores, revision, page_number)
     else:
-        render = render_page(stores.objects.get_bytes(revision.file_path), page_number, highlight=text, dpi=dpi)
+        printed = printed_page_of(stores, revision, page_number)
+        pdf = stores.objects.get_bytes(revision.file_path)
+        render = render_page(pdf, page_number, highlight=text, dpi=dpi, printed_page=printed)
         stores.objects.put_bytes(key, render.png, "image/png")
         logger.info("page_image.rendered source=%s revision_id=%s page=%d dpi=%d boxes=%d bytes=%d",
                     source, revision.revision_id, page_number, dpi, render.highlighted, len(render.png))  # fmt: skip
-    printed = printed_page_of(stores, revision, page_number)
     return PageImage(source, revision.revision_id, revision.version_label, page_number, render, printed)
 
 

@@ -12,12 +12,13 @@ import pymupdf
 import pytest
 from mcp_types import ImageContent
 from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
 from lib.errors import InvalidArgumentError
 from lib.policies.ingest import ingest_revision
 from lib.policies.lifecycle import register_revision, remove_revision
 from lib.policies.models import PolicyCreate, RevisionCreate
-from lib.policies.page_images import DEFAULT_DPI, RENDER_PREFIX, page_image
+from lib.policies.page_images import BOXES_KEY, DEFAULT_DPI, RENDER_PREFIX, page_image
 from lib.policies.search import search_policy
 from lib.policies.sections import get_policy_section
 from lib.policies.stores import PolicyStores
@@ -85,6 +86,17 @@ def test_a_search_hit_is_highlighted_on_its_page_and_the_render_is_kept_for_ever
     assert any(key.startswith(prefix) for key in policies.objects.list(f"{RENDER_PREFIX}/")), "kept in the store"
     again = page_image(policies, "NPPF", hit.page_number, effective_date=IN_FORCE, chunk_id=hit.chunk_id)
     assert again.render == first.render  # read back: the same bytes, and what it marked
+    assert again.printed_page == first.printed_page == again.render.printed_page == str(hit.page_number)  # NPPF
+    # A render kept before renders carried their printed page: the page is looked up instead.
+    keys = [k for k in policies.objects.list(f"{RENDER_PREFIX}/") if k.startswith(prefix)]
+    (key,) = [k for k in keys if policies.objects.get_bytes(k) == first.render.png]
+    older = PngInfo()
+    older.add_text(BOXES_KEY, str(first.render.highlighted))
+    out = io.BytesIO()
+    Image.open(io.BytesIO(first.render.png)).save(out, format="PNG", pnginfo=older)
+    policies.objects.put_bytes(key, out.getvalue(), "image/png")
+    old = page_image(policies, "NPPF", hit.page_number, effective_date=IN_FORCE, chunk_id=hit.chunk_id)
+    assert old.render.printed_known is False and old.printed_page == first.printed_page
 
 
 def test_bad_pages_and_foreign_chunks_are_refused(policies: PolicyStores) -> None:
