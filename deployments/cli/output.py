@@ -6,8 +6,8 @@ import textwrap
 
 import typer
 
+from lib.citation import page_citation
 from lib.governance.models import GovernanceAnswer
-from lib.policies.citation import page_citation
 from lib.policies.search import SearchResult
 from lib.policies.seeding import SeedStep
 

@@ -12,6 +12,7 @@ from functools import partial
 
 from pydantic import BaseModel, Field
 
+from lib.citation import format_citation
 from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
 from lib.quotes.classify import Quote, Verdict, check_quote, rank
@@ -79,5 +80,10 @@ def verify_document_quote(
     if best is None:
         message = f"Not found in the documents of {ref}" if ref else "Not found in any application's documents"
     else:
-        message = describe(best, f"{best.source_file} ({best.application_ref}), page {best.page_number}")
+        where = format_citation(
+            document=f"{best.source_file} ({best.application_ref})",
+            page_number=best.page_number,
+            printed_page=best.printed_page,
+        )
+        message = describe(best, where)
     return DocumentQuoteVerification(verdict=verdict, quote=quote, application_ref=ref, match=best, message=message)

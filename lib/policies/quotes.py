@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lib.citation import format_citation
 from lib.dates import iso, parse_date
 from lib.policies.chunks import revision_ref
-from lib.policies.citation import format_citation
 from lib.policies.models import Revision
 from lib.policies.search import check_sources
 from lib.policies.stores import PolicyStores

@@ -3,7 +3,7 @@ data (the spec's JSON, which a client validates against the tool's output schema
 
 One rendering for every tool, read from the answer's shape: its plain fields on one line, then each list as
 numbered entries. An entry that cites a place in a document (``source``/``document_id``, ``section_ref``,
-``page_number``/``page_numbers``, ``printed_page``) is written as the citation (``lib.policies.citation``:
+``page_number``/``page_numbers``, ``printed_page``) is written as the citation (``lib.citation``:
 ``NPPF December 2024, Para 116, p. 33 (PDF page 35)``) followed by its score, and its text as a quoted snippet.
 
 Text from documents is data, never guidance: it only ever appears quoted, so nothing a document says can read as
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.policies.citation import format_citation
+from lib.citation import format_citation
 
 SNIPPET_CHARS = 240
 """A quoted snippet's length at most, in characters."""

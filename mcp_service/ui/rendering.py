@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
-from lib.policies.citation import page_citation
+from lib.citation import page_citation
 from lib.policies.stores import PolicyStores
 from mcp_service.ui.shapes import citation
 from mcp_service.ui.words import spoken

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from lib.policies.citation import format_citation
+from lib.citation import format_citation
 from lib.policies.models import Revision
 from mcp_service.ui import words
 

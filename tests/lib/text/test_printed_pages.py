@@ -10,7 +10,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from lib.policies.citation import format_citation, page_citation
+from lib.citation import format_citation, page_citation
 from lib.text.extraction import extract_document
 from lib.text.layout_rows import read_printed, read_rows
 from lib.text.printed_pages import from_stored, from_stored_list, stored, stored_list
