@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_types import TextContent
+
 from tests.mcp_service.conftest import FULL_KEY, mcp_session
 
 
@@ -15,13 +17,14 @@ async def call(url: str, tool: str, arguments: dict[str, Any] | None = None, *, 
     async with mcp_session(url, key=key, transport=transport) as session:
         result = await session.call_tool(tool, arguments or {})
     assert result.structured_content is not None, result
-    text_is_a_rendering(result.content[0].text, result.structured_content)  # type: ignore[union-attr]
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+    text_is_a_rendering(text, result.structured_content)
     assert result.is_error == (result.structured_content["status"] == "error")
     return result.structured_content
 
 
 def text_is_a_rendering(text: str, structured: dict[str, Any]) -> None:
-    """The text block is not JSON, and an error's names its error_type and carries its message."""
+    """The text (its blocks joined) is not JSON, and an error's names its error_type and carries its message."""
     try:
         json.loads(text)
     except ValueError:
