@@ -159,6 +159,7 @@ def cpu_seconds(pid: int) -> float:
     return sum(sum(p.cpu_times()[:2]) for p in [process, *process.children(recursive=True)] if p.is_running())
 
 
+IDLE_S = 10.0
 VARIANTS: dict[str, tuple[dict[str, str], str | None]] = {
     "open (no key)": ({"ALLOW_UNAUTHENTICATED": "true"}, None),
     "key (auth)": ({"MCP_API_KEY": API_KEY}, API_KEY),
@@ -246,18 +247,27 @@ def whole_servers(store: NppfStore, calls: int, warm: int, py_spy: Path | None, 
         questions = distinct_questions(store.texts, seed=47)
         asked = [next(questions) for _ in range(calls + warm)]
         load = os.getloadavg()
+        idle_before = {name: cpu_seconds(pid) for name, (_, _, pid) in servers.items()}
+        time.sleep(IDLE_S)  # what each server spends with no call at all (its threads' own timers and checks)
+        idle = {name: (cpu_seconds(pid) - idle_before[name]) * 1000 / IDLE_S for name, (_, _, pid) in servers.items()}
+        started = time.perf_counter()
         results = asyncio.run(interleaved(servers, asked, warm, None))
+        seconds_per_call = (time.perf_counter() - started) / (calls + warm)  # each server's share of the run
         print(
             f"\nwhole servers, one SDK client over HTTP, {calls} new questions each, interleaved; load average "
             f"{load[0]:.1f} before, {os.getloadavg()[0]:.1f} after; {os.cpu_count()} CPUs"
         )
-        print(f"  {'server':<28}{'p50 ms':>9}{'p95 ms':>9}{'server CPU ms/call':>21}")
+        print(
+            f"  {'server':<28}{'p50 ms':>9}{'p95 ms':>9}{'server CPU ms/call':>21}{'of it idle work':>17}"
+            f"   (idle work: the server's CPU with no call, {IDLE_S:.0f} s, per second x seconds per call)"
+        )
         base = results["open (no key)"]
         for name, (samples, cpu_ms) in results.items():
             p50, p95 = percentiles(samples, (50, 95))
+            idle_ms = idle[name] * seconds_per_call
             print(
-                f"  {name:<28}{p50:>9.2f}{p95:>9.2f}{cpu_ms:>21.2f}   vs open: CPU {cpu_ms - base[1]:+.2f} ms, "
-                f"p50 {p50 - percentiles(base[0], (50,))[0]:+.2f} ms"
+                f"  {name:<28}{p50:>9.2f}{p95:>9.2f}{cpu_ms:>21.2f}{idle_ms:>17.2f}   vs open: "
+                f"CPU {cpu_ms - base[1]:+.2f} ms, p50 {p50 - percentiles(base[0], (50,))[0]:+.2f} ms"
             )
         if py_spy is not None:  # a pass of its own: py-spy's sampling costs the profiled process CPU
             profiled_server = {"key (auth)": servers["key (auth)"]}
