@@ -158,7 +158,6 @@ async def test_a_read_scoped_token_gets_403_insufficient_scope_on_a_write_tool(
     scope = served.target.scope
     asked = f"{scope}:read {scope}:write"  # agent-read is granted the read scope only
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    before = len(served.engine_saw)
     reader = bearer(served.token(issuer, asked, client="agent-read"))
     response = httpx.post(served.mcp, json=body, headers=MCP_HEADERS | reader)
     assert response.status_code == 403, response.text
@@ -166,7 +165,6 @@ async def test_a_read_scoped_token_gets_403_insufficient_scope_on_a_write_tool(
     assert error["code"] == "insufficient_scope" and tool in error["message"]
     challenge = response.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge and f'scope="{scope}:write"' in challenge
-    assert len(served.engine_saw) == before  # refused before the tool ran: nothing reached the engine
     written = await call(served.url, tool, arguments, key=served.token(issuer, asked))  # the write scope passes
     assert written["status"] == "error" and written["error_type"] in ("path_not_allowed", "document_not_found")
 
@@ -185,9 +183,11 @@ def test_governance_reads_with_governance_read_and_refuses_another_servers_scope
     assert 'scope="governance:read"' in refused.headers["www-authenticate"]
 
 
-async def test_the_kb_server_reaches_its_engine_with_its_own_key_never_the_callers_token(
+async def test_the_kb_server_reaches_its_mounted_engine_in_process_never_with_the_callers_token(
     servers: dict[str, Served], issuer: Issuer
 ) -> None:
+    """The engine's HTTP API takes its static key only; the kb tools call the engine mounted here in process
+    (``mcp_service.kb_engine_local``), so no request reaches ``/api/v1`` at all, let alone with the token."""
     served = servers["kb"]
     credential = served.token(issuer, "kb:read")
     engine = f"{served.url}/api/v1/status"
@@ -196,8 +196,7 @@ async def test_the_kb_server_reaches_its_engine_with_its_own_key_never_the_calle
     served.engine_saw.clear()
     status = await call(served.url, "kb_status", key=credential)
     assert status["status"] == "success" and status["engine_url"] == served.url
-    assert served.engine_saw == [f"Bearer {FULL_KEY}"]  # KB_API_KEY's default here: MCP_API_KEY
-    assert not any(credential in seen for seen in served.engine_saw)
+    assert served.engine_saw == []
 
 
 def test_the_kb_server_will_not_mount_an_open_engine_behind_oauth(
