@@ -51,6 +51,7 @@ from mcp_service.tools.access import ReadOnlyAccess
 from mcp_service.tools.capabilities import HonestCapabilities
 from mcp_service.tools.envelope import bounded_rpc_errors, envelope_sdk_errors
 from mcp_service.tools.schemas import CompactToolList
+from mcp_service.transports.refusals import JsonRpcRefusals
 from mcp_service.transports.sse_relay import SseRelay
 from mcp_service.transports.sse_routes import SseMessages, SseStream
 from mcp_service.transports.streamable_http import mcp_endpoint
@@ -240,9 +241,9 @@ def create_mcp_app(
     all_routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.observability, collectors), methods=["GET"]),
-        Route("/mcp", mcp_endpoint(session_manager, streaming), methods=["GET", "POST", "DELETE"]),
-        Route("/sse", SseStream(relay), methods=["GET"]),
-        Route("/messages/", SseMessages(relay), methods=["POST"]),
+        Route("/mcp", JsonRpcRefusals(mcp_endpoint(session_manager, streaming)), methods=["GET", "POST", "DELETE"]),
+        Route("/sse", JsonRpcRefusals(SseStream(relay)), methods=["GET"]),
+        Route("/messages/", JsonRpcRefusals(SseMessages(relay)), methods=["POST"]),
         *access.metadata_routes(server.name),
         *routes,
     ]

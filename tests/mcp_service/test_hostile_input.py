@@ -144,3 +144,22 @@ def test_no_rest_answer_echoes_a_megabyte(fresh_service: Service, method: str, p
         response = api.request(method, path, json=body)
     assert response.status_code < 500, response.text[:300]
     assert len(response.content) < 8 * MAX_MESSAGE_CHARS, response.text[:300]
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        ("/mcp", {"Content-Type": "text/plain", "Accept": MCP_HEADERS["Accept"]}),
+        ("/messages/", MCP_HEADERS),
+        ("/messages/?session_id=not-a-session", MCP_HEADERS),
+        (SESSION, MCP_HEADERS),
+    ],
+    ids=["content_type", "no_session", "bad_session", "unknown_session"],
+)
+def test_a_transport_refusal_is_a_json_rpc_error(fresh_service: Service, path: str, headers: dict[str, str]) -> None:
+    """The SDK's transports refuse these in plain text; every server answers them as JSON-RPC errors."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+    response = httpx.post(fresh_service.url + path, content=body, headers=headers | bearer(), timeout=30)
+    assert 400 <= response.status_code < 500, response.text
+    answer = response.json()
+    assert answer["jsonrpc"] == "2.0" and answer["error"]["code"] == -32600 and answer["error"]["message"]

@@ -222,7 +222,7 @@ def test_a_relayed_post_answers_what_the_holders_sdk_answered_or_503_when_no_rep
         gone = "e" * 32  # registered to the holder, which no longer has it
         store.set(session_key(gone), holder, ex=30)
         lost = client.post(f"{url_b}/messages/?session_id={gone}", json=tool_call(2))
-        assert (lost.status_code, lost.text) == (404, "Could not find session")
+        assert (lost.status_code, lost.json()["error"]["message"]) == (404, "Could not find session")
 
         ghost = "d" * 32  # registered to a replica that died without cleaning up
         store.set(session_key(ghost), "f" * 32, ex=30)
@@ -230,6 +230,6 @@ def test_a_relayed_post_answers_what_the_holders_sdk_answered_or_503_when_no_rep
         assert refused.status_code == 503 and refused.json()["id"] == 4, refused.text
 
         not_rpc = client.post(f"{url_b}{endpoint}", content=b'{"not": "a JSON-RPC message"}', headers=MCP_HEADERS)
-        assert (not_rpc.status_code, not_rpc.text) == (400, "Could not parse message")  # the holder's SDK answered
+        assert (not_rpc.status_code, not_rpc.json()["error"]["message"]) == (400, "Could not parse message")  # holder's
         malformed = client.post(f"{url_b}{endpoint}", content=b"{not json", headers=MCP_HEADERS)
         assert malformed.status_code == 400 and malformed.json()["error"]["code"] == -32700  # refused before relaying
