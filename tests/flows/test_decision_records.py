@@ -64,7 +64,11 @@ def test_the_decision_records_are_adrs_in_force_from_their_dates_and_answer_why_
     stores = open_stores(governance_settings).governance
     documents = {doc.id: doc for doc in list_governance_documents(stores)}
     assert {doc_id for doc_id, doc in documents.items() if doc.type == "adr"} == set(records)
-    assert all(documents[doc_id].status == "accepted" for doc_id in records)
+    replaced = {old for doc in documents.values() for old in doc.replaces}
+    assert "0010-single-exchange-lane" in replaced  # decision 0048 replaces it
+    assert {doc_id: documents[doc_id].status for doc_id in records} == {
+        doc_id: "superseded" if doc_id in replaced else "accepted" for doc_id in records
+    }
 
     answer = query_governance(stores, DECISION_QUESTION)
     top = answer.results[0].metadata
