@@ -72,20 +72,29 @@ class CompactToolList:
         return {**result, "tools": self._tools[names]}
 
 
-def outline(schema: Any) -> Any:
-    """An output schema's outline: its own properties with their types, a nested model as ``object``, and no
-    descriptions (the tool's description says what the fields a caller cites mean)."""
+def outline(schema: Any, defs: dict[str, Any] | None = None) -> Any:
+    """An output schema's outline: its own properties with their types, a nested model as ``object``, an enum
+    (or any other non-object definition) as itself, and no descriptions (the tool's description says what the
+    fields a caller cites mean). ``defs`` are the root's ``$defs``, which references point into."""
+    if defs is None and isinstance(schema, dict):
+        defs = schema.get("$defs") or {}
     if isinstance(schema, list):
-        return [outline(item) for item in schema]
+        return [outline(item, defs) for item in schema]
     if not isinstance(schema, dict):
         return schema
     if "$ref" in schema:
+        target = (defs or {}).get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+        if isinstance(target, dict) and target.get("type") not in (None, "object") and "$ref" not in target:
+            return outline({k: v for k, v in target.items() if k != "title"}, defs)
         return {"type": "object"}
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in ("$defs", "description"):
             continue
-        out[key] = {name: outline(sub) for name, sub in value.items()} if key == "properties" else outline(value)
+        if key == "properties":
+            out[key] = {name: outline(sub, defs) for name, sub in value.items()}
+        else:
+            out[key] = outline(value, defs)
     return out
 
 
