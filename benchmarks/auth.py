@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from lib.config import load_settings  # noqa: E402
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource  # noqa: E402
-from mcp_service.oauth import JwtVerifier  # noqa: E402
+from mcp_service.auth.tokens import JwtVerifier  # noqa: E402
 from tests.mcp_service.oauth_server import SECRET, running_issuer  # noqa: E402
 
 RESOURCE = "http://127.0.0.1:3003"

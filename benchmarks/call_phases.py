@@ -66,7 +66,7 @@ PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp/server/mcpserver/utilities/func_metadata",
         ),
     ),
-    ("auth", ("mcp_service/auth", "mcp_service/oauth", "mcp/server/auth/")),
+    ("auth", ("mcp_service/auth/", "mcp/server/auth/")),
     ("rate limit", ("mcp_service/rate_limit",)),
     ("admission (search lane)", ("mcp_service/search_lane",)),
     (

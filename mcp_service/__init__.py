@@ -12,7 +12,7 @@ Where things are:
     tools/               one package per server's tools, laid out alike; their envelope
     transports/          ``/mcp`` (the SDK's Streamable HTTP), the SSE relay, request bodies
     rest/                the ``/api/v1`` REST API and the governance server's ``/query``
-    auth.py, health.py   bearer-token middleware; ``/health`` and the deep check
+    auth/                keys, OAuth tokens, scopes, start-up refusal, the middleware; health.py: ``/health``
     search_lane.py       the worker threads searches run on (and the kb reads' admission); heap.py: the warm heap frozen
     kb_engine_client.py  the kb engine's HTTP API as the ``kb`` tools call it (``KB_ENGINE_URL``)
     kb_engine_local.py   the same calls answered in process, when the engine is this service

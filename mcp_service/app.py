@@ -41,8 +41,8 @@ from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
 from mcp_service import heap
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource, configured_key, require_credentials
+from mcp_service.auth.tokens import JwtVerifier
 from mcp_service.health import liveness
-from mcp_service.oauth import JwtVerifier
 from mcp_service.observability.endpoint import metrics_endpoint
 from mcp_service.observability.operations import OperationMetrics
 from mcp_service.rate_limit import RateLimiter

@@ -34,7 +34,7 @@ from starlette.responses import RedirectResponse, Response
 
 from lib.config import OAuthSettings
 from mcp_service.auth import OAuthResource
-from mcp_service.oauth import FETCH_TIMEOUT_S, JwtVerifier, issuer_metadata
+from mcp_service.auth.tokens import FETCH_TIMEOUT_S, JwtVerifier, issuer_metadata
 from mcp_service.ui.signin import MAX_AGE_S, SESSION_SUB, SESSION_UNTIL, SESSION_WRITE, safe_next
 
 logger = logging.getLogger(__name__)

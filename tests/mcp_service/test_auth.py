@@ -71,6 +71,9 @@ ROUTES = [
     Route("PATCH", REV, True, {"notes": "n"}),
     Route("DELETE", REV, True),
     Route("POST", f"{REV}/reindex", True),
+    Route("POST", "/api/v1/quotes/verify", False, {"quote": "Development should only be refused"}),
+    Route("POST", "/api/v1/search", False, {"query": "parking", "top": 3}),  # the kb engine's search
+    Route("POST", "/api/v1/jobs", True, {"text": "a note"}),
 ]
 
 CREDENTIALS = {

@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from lib.composition import open_stores
-from mcp_service.oauth import JwtVerifier
+from mcp_service.auth.tokens import JwtVerifier
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, READ_KEY, Service, bearer, running, service_settings

@@ -1,46 +1,18 @@
-"""Who may call what, for every route but ``/health`` and the protected-resource metadata, as a plain ASGI middleware.
-The web page (``/ui``, ``mcp_service.ui``) is exempt here because it checks the same keys itself, at its sign-in.
+"""The auth middleware: who may call what, for every route but ``/health`` and the protected-resource metadata,
+as a plain ASGI middleware (the package docstring, ``mcp_service.auth``, has the whole story).
 
-Credentials (spec 000 FR-010, and the MCP authorization specification's resource server):
-
-- ``MCP_API_KEY``: a static key that may do everything (``key:full``); ``MCP_READ_API_KEY`` one that may only
-  read (``key:read``). Compared with ``hmac.compare_digest``.
-- ``OAUTH_ISSUER_URL``: JWT access tokens of that authorization server (``oauth.JwtVerifier``), for this
-  server's resource URL. A token may read with ``<scope>:read`` and read and write with ``<scope>:write``,
-  ``<scope>`` being the server's (``policy``, ``documents``, ``kb``, ``governance``). With keys and OAuth
-  both configured, either is accepted. Neither configured: the server refuses to start (``require_credentials``)
-  unless ``ALLOW_UNAUTHENTICATED`` is set and it binds to loopback; then no checks (decision 0045, a deviation
-  from spec 000 FR-010's open default).
-
-What a request needs: REST ``GET``/``HEAD`` read; other REST methods write; MCP traffic reads except a
-``tools/call`` of a write tool, one whose ``readOnlyHint`` is not true in the server's own tool list
-(``tools.registration.write_tools``). To see which tool an MCP POST calls, its JSON body (at most
-``MAX_INSPECTED_BODY`` bytes, as the MCP transports themselves allow) is read here and replayed to the app.
-An MCP caller who may read but not write is let through, marked (``tools.access.read_only``): the MCP server
-lists it the read tools only and answers a write call with a tool error, so its session goes on; only a token's
-write on ``/mcp`` is still refused here, with the 403 scope challenge an MCP client steps up from.
-So is any JSON body of a REST write: each is parsed once with ``bodies.parse_json``, and one that is not JSON or
-nests deeper than ``bodies.MAX_JSON_DEPTH`` gets 400 (``bodies.malformed_response``) before the app sees it.
-
-Missing header, another scheme and a bad key or token get 401 with the spec's bodies; with OAuth on, its
-``WWW-Authenticate`` names the resource metadata and the scopes (RFC 9728), so an MCP client can go and get a
-token. A credential that may not do what the request does gets 403 (``error="insufficient_scope"``). Then the
-caller's budget (``rate_limit``): over it, 429 with ``Retry-After`` (counted: ``policy_kb_rate_limited_total``
-by server). The caller's name is set for the request (``lib.callers``) and every write gets an
-``audit.write`` line with it and the response's status.
-Every refusal is logged at WARNING with client IP, method and path, never with the token.
+A request's caller comes from a static key (``keys``) or a verified OAuth token (``tokens``, ``scopes``); what
+it needs comes from ``scopes`` (an MCP POST's JSON body, at most ``MAX_INSPECTED_BODY`` bytes, is read here and
+replayed to the app, to see which tool it calls). Then the refusals (401, 403, 429, and 400 for a body that is
+not JSON), the caller's name set for the request (``lib.callers``) and an ``audit.write`` line for every write.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from mcp.server.auth.provider import TokenVerifier
 from mcp_types import Tool
 from pydantic import SecretStr
 from starlette.datastructures import Headers
@@ -48,95 +20,26 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lib.callers import current_caller
-from lib.errors import InsecureConfigurationError
 from lib.logs import event_line
 from lib.observability.metrics import rate_limited
+from mcp_service.auth.keys import StaticKeys
+from mcp_service.auth.scopes import Caller, OAuthResource, rest_writes, write_needs, write_tool_called
 from mcp_service.rate_limit import RateLimiter
 from mcp_service.tools.access import read_only
 from mcp_service.tools.registration import write_tools
 from mcp_service.transports.bodies import MalformedBody, malformed_response, parse_json, read_body_prefix, replaying
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mcp_service.auth")
 audit_logger = logging.getLogger("policy_kb.audit")
 
 MAX_INSPECTED_BODY = 4 * 1024 * 1024
-READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-READ_POSTS = frozenset({"/api/v1/quotes/verify"})
-"""REST POSTs that read, as their MCP tools do (``readOnlyHint``): the body is a question, not a change."""
 MISSING = "Missing Authorization header"
 INVALID = "Invalid bearer token"
 BAD_FORMAT = "Invalid Authorization header format: expected 'Bearer <token>'"
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 RATE_LIMITED_RPC_CODE = -32029
 """The JSON-RPC error code of a rate-limited MCP request (implementation-defined server error range)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a bind address) is reachable from this machine alone: ``localhost`` or an address in
-    127.0.0.0/8 or ``::1``. ``0.0.0.0``, ``::``, a name or any other address is not."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def require_credentials(server: str, *, secured: bool, key_names: str, allow_open: bool, host: str) -> None:
-    """Refuse to start ``server`` open (no key, no OAuth: ``secured`` false) unless ``ALLOW_UNAUTHENTICATED``
-    (``allow_open``) says so, and even then on a bind ``host`` that is not loopback (decision 0045). Raises
-    ``InsecureConfigurationError`` naming the settings that would fix it; logs a WARNING when it serves open."""
-    if secured:
-        return
-    if not allow_open:
-        raise InsecureConfigurationError(
-            f"{server}: no credentials are configured, so anyone could call it. Set {key_names} (or "
-            "OAUTH_ISSUER_URL), or, to try it on this machine alone, ALLOW_UNAUTHENTICATED=true with a loopback "
-            "POLICY_KB_HOST"
-        )
-    if not is_loopback(host):
-        raise InsecureConfigurationError(
-            f"{server}: ALLOW_UNAUTHENTICATED serves without credentials on loopback only, but POLICY_KB_HOST is "
-            f"{host!r}. Set {key_names} (or OAUTH_ISSUER_URL), or bind to 127.0.0.1"
-        )
-    logger.warning(event_line("auth.open", server=server, host=host, reason="ALLOW_UNAUTHENTICATED"))
-
-
-def configured_key(value: SecretStr | None) -> bytes | None:
-    """A key setting's bytes, or ``None`` when it is unset or empty (an empty key is no key)."""
-    raw = value.get_secret_value() if value is not None else ""
-    return raw.encode() if raw else None
-
-
-@dataclass(frozen=True)
-class OAuthResource:
-    """This server as an OAuth protected resource: its verifier, resource URL, metadata URL and scope prefix.
-    ``writes`` is false for a server that only reads (governance): it publishes and asks for ``<scope>:read``
-    alone, never a write scope no authorization server defines."""
-
-    verifier: TokenVerifier
-    resource_url: str
-    metadata_url: str
-    scope: str
-    writes: bool = True
-
-    @property
-    def scopes(self) -> list[str]:
-        return [f"{self.scope}:read", f"{self.scope}:write"] if self.writes else [f"{self.scope}:read"]
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who a request comes from and what it may do. ``name`` is never a token."""
-
-    name: str
-    read: bool
-    write: bool
-    token: bool = False
-
-    def may(self, write: bool) -> bool:
-        return self.write if write else self.read
 
 
 class BearerAuthMiddleware:
@@ -157,8 +60,7 @@ class BearerAuthMiddleware:
         """``list_tools`` is the MCP server's own (``MCPServer.list_tools``): its write tools are asked of it once,
         at the first MCP call. Without it (a REST-only app) no MCP call writes."""
         self.app = app
-        self.api_key = configured_key(api_key)
-        self.read_api_key = configured_key(read_api_key) if self.api_key else None
+        self.keys = StaticKeys(api_key, read_api_key)
         self.oauth = oauth
         self.rate_limiter = rate_limiter
         self.server = server
@@ -168,12 +70,10 @@ class BearerAuthMiddleware:
         self.mcp_post_paths = frozenset(mcp_post_paths)
         self.list_tools = list_tools
         self.write_tools: frozenset[str] | None = None
-        if read_api_key is not None and self.api_key is None:
-            logger.warning("auth.disabled MCP_READ_API_KEY is set but MCP_API_KEY is not: that key is not used")
 
     @property
     def enabled(self) -> bool:
-        return self.api_key is not None or self.oauth is not None
+        return self.keys.configured or self.oauth is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -205,16 +105,12 @@ class BearerAuthMiddleware:
                     await self._malformed(scope, receive, send, caller, exc.reason, json_rpc=mcp_post)
                     return
             tool = await self._write_tool_in(parsed) if mcp_post and whole else None
-        if mcp_post:
-            writes = tool is not None
-        else:
-            writes = scope["method"] not in READ_METHODS and not (path == "/mcp" and scope["method"] == "DELETE")
-            writes = writes and not (scope["method"] == "POST" and path in READ_POSTS)
+        writes = tool is not None if mcp_post else rest_writes(scope["method"], path)
         if not caller.write and caller.read and scope["method"] == "POST" and path in self.mcp_post_paths:
             # The MCP server lists only the read tools to this caller and answers a write call with a tool error
             # naming what it needs (``tools.access``): the session goes on, where a 403 would end an SSE one. A
             # token on /mcp keeps the 403 with its scope challenge: the MCP authorization spec's step-up.
-            scope = read_only(scope, self._write_needs(caller))
+            scope = read_only(scope, write_needs(caller, self.oauth))
             if writes and not (caller.token and path == "/mcp"):
                 logger.warning(event_line("auth.write_refused", server=self.server, caller=caller.name,
                                           path=path, tool=tool or "-"))  # fmt: skip
@@ -250,18 +146,13 @@ class BearerAuthMiddleware:
         if scheme.lower() != "bearer" or not token:
             await self._refuse(scope, receive, send, 401, "unauthorized", BAD_FORMAT)
             return None
-        if self.api_key is not None:
-            presented = token.encode()
-            if hmac.compare_digest(presented, self.api_key):
-                return Caller("key:full", read=True, write=True)
-            if self.read_api_key is not None and hmac.compare_digest(presented, self.read_api_key):
-                return Caller("key:read", read=True, write=False)
+        keyed = self.keys.caller(token)
+        if keyed is not None:
+            return keyed
         if self.oauth is not None and token.count(".") == 2:
             verified = await self.oauth.verifier.verify_token(token)
             if verified is not None and verified.resource is not None:
-                read, write = (f"{self.oauth.scope}:{access}" in verified.scopes for access in ("read", "write"))
-                name = f"sub:{verified.subject}" if verified.subject else f"client:{verified.client_id}"
-                return Caller(name, read=read or write, write=write, token=True)
+                return self.oauth.caller(verified)
         await self._refuse(scope, receive, send, 401, "unauthorized", INVALID, invalid_token=True)
         return None
 
@@ -270,17 +161,11 @@ class BearerAuthMiddleware:
         session cookie after a sign-in with the same keys)."""
         return path in self.exempt_paths or any(path == p or path.startswith(p + "/") for p in self.exempt_prefixes)
 
-    def _write_needs(self, caller: Caller) -> str:
-        """What ``caller``, who may only read, would need to write: its token a write scope, or a full key."""
-        if caller.token and self.oauth is not None:
-            return f"the scope {self.oauth.scope}:write"
-        return "an API key that may write (MCP_API_KEY), not the read-only key"
-
     async def _write_tool_in(self, parsed: Any) -> str | None:
         # Always parsed, never searched for "tools/call": JSON may spell it "tools\/call".
         if self.write_tools is None:
             self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
-        return self._write_tool_called(parsed, self.write_tools)
+        return write_tool_called(parsed, self.write_tools)
 
     async def _malformed(
         self, scope: Scope, receive: Receive, send: Send, caller: Caller, reason: str, *, json_rpc: bool
@@ -308,21 +193,6 @@ class BearerAuthMiddleware:
                 tool=tool or "-", status=status,
             ))  # fmt: skip
 
-    @staticmethod
-    def _write_tool_called(parsed: Any, writes: frozenset[str]) -> str | None:
-        """The first write tool a parsed JSON-RPC message (or batch) calls.
-
-        Deliberately looser than the SDK's ``mcp_types.jsonrpc_message_adapter``: any object with
-        ``"method": "tools/call"`` naming a write tool is refused, whether or not a transport would accept
-        the rest of it, so no difference between this parse and a transport's can let a write through."""
-        for message in parsed if isinstance(parsed, list) else [parsed]:
-            if isinstance(message, dict) and message.get("method") == "tools/call":
-                params = message.get("params")
-                name = params.get("name") if isinstance(params, dict) else None
-                if name in writes:
-                    return str(name)
-        return None
-
     async def _forbid(
         self, scope: Scope, receive: Receive, send: Send, caller: Caller, writes: bool, tool: str | None
     ) -> None:
@@ -331,7 +201,7 @@ class BearerAuthMiddleware:
             await self._refuse(scope, receive, send, 403, "forbidden", message)
             return
         assert self.oauth is not None
-        needed = f"{self.oauth.scope}:{'write' if writes else 'read'}"
+        needed = self.oauth.needed(writes)
         what = f"'{tool}'" if tool else "this request"
         await self._refuse(scope, receive, send, 403, "insufficient_scope", f"{what} needs the scope {needed}",
                            scope_needed=needed, caller=caller.name)  # fmt: skip
