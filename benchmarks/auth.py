@@ -69,8 +69,13 @@ async def measure(issuer_url: str, token: str, calls: int) -> dict[str, float]:
             assert message["status"] == 200, message
 
     def request(credential: str) -> Callable[[], Awaitable[None]]:
-        scope = {"type": "http", "method": "GET", "path": "/api/v1/policies", "client": ("127.0.0.1", 1),
-                 "headers": [(b"authorization", f"Bearer {credential}".encode())]}  # fmt: skip
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/api/v1/policies",
+            "client": ("127.0.0.1", 1),
+            "headers": [(b"authorization", f"Bearer {credential}".encode())],
+        }
         return lambda: middleware(scope, receive, send)
 
     presented, expected = KEY.encode(), KEY.encode()
@@ -96,9 +101,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     args = parser.parse_args()
     with running_issuer() as issuer:
-        response = httpx.post(f"{issuer.url}/token", auth=("agent-write", SECRET),
-                              data={"grant_type": "client_credentials", "scope": "policy:read policy:write",
-                                    "resource": RESOURCE})  # fmt: skip
+        response = httpx.post(
+            f"{issuer.url}/token",
+            auth=("agent-write", SECRET),
+            data={"grant_type": "client_credentials", "scope": "policy:read policy:write", "resource": RESOURCE},
+        )
         response.raise_for_status()
         results = anyio.run(measure, issuer.url, response.json()["access_token"], args.calls)
     print(f"| check | ms per call (median of {BATCHES} batches of {args.calls}) |")

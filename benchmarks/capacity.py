@@ -59,8 +59,12 @@ SERVERS = {  # tool -> the server that has it
     "kb_search": "kb",
     "query_governance": "governance",
 }
-PORT_VARIABLES = {"policy-kb": "POLICY_KB_PORT", "document-store": "DOCUMENT_STORE_PORT", "kb": "KB_MCP_PORT",
-                  "governance": "GOVERNANCE_PORT"}  # fmt: skip
+PORT_VARIABLES = {
+    "policy-kb": "POLICY_KB_PORT",
+    "document-store": "DOCUMENT_STORE_PORT",
+    "kb": "KB_MCP_PORT",
+    "governance": "GOVERNANCE_PORT",
+}
 PLAN_FILES = [  # the plans benchmarks/plan_questions.json asks about: ~2,700 chunks
     "babergh_midsuffolk_joint_local_plan_part1_2023.pdf",
     "breckland_local_plan_reg18_preferred_options_2024.pdf",
@@ -114,19 +118,30 @@ def prepare_store(data_dir: Path, plans: Path) -> Corpus:
     collection = stores.chroma.get_collection(settings.chroma.policy_collection)
     got = collection.get(include=["documents", "metadatas"])
     texts = [text for text in got["documents"] or [] if text]
-    sections = sorted({(str(m["source"]), str(m["section_ref"])) for m in got["metadatas"] or []
-                       if m and str(m.get("section_ref", "")).startswith("Policy ")})  # fmt: skip
+    sections = sorted(
+        {
+            (str(m["source"]), str(m["section_ref"]))
+            for m in got["metadatas"] or []
+            if m and str(m.get("section_ref", "")).startswith("Policy ")
+        }
+    )
     if not stores.governance.registry.ids():
         ingest_governance_corpus_files(stores.governance, ROOT / "docs" / "decisions")
     if not stores.documents.registry.application_ids(APPLICATION_REF):
-        ingest_document_bytes(stores.documents, (plans / APPLICATION_FILE).read_bytes(),
-                              file_name=APPLICATION_FILE, application_ref=APPLICATION_REF)  # fmt: skip
+        ingest_document_bytes(
+            stores.documents,
+            (plans / APPLICATION_FILE).read_bytes(),
+            file_name=APPLICATION_FILE,
+            application_ref=APPLICATION_REF,
+        )
     have = stores.notes.registry.counts().get("notes", 0)
     rng = random.Random(11)
     for index in range(have, NOTES):
         ingest_note(stores.notes, rng.choice(texts)[:1500], [f"collection:bench{index % 3}"], title=f"note {index}")
-    print(f"store {data_dir}: {len(texts)} plan chunks, {len(sections)} policy sections, {NOTES} notes, "
-          f"decision records as governance documents, {APPLICATION_FILE} as {APPLICATION_REF}")  # fmt: skip
+    print(
+        f"store {data_dir}: {len(texts)} plan chunks, {len(sections)} policy sections, {NOTES} notes, "
+        f"decision records as governance documents, {APPLICATION_FILE} as {APPLICATION_REF}"
+    )
     return Corpus(texts, sections, stores.policies)
 
 
@@ -167,9 +182,11 @@ def in_process(corpus: Corpus, calls: int) -> None:
         if i >= 20:  # the first calls load the blocks
             embed_ms.append((embedded - started) * 1000)
             search_ms.append((time.thread_time() - embedded) * 1000)
-    print(f"  in process, one thread, {calls} new questions, CPU ms per call (mean / p50): dated hybrid search_policy "
-          f"{sum(search_ms) / calls:.2f} / {percentiles(search_ms, (50,))[0]:.2f}, of which embedding the question "
-          f"{sum(embed_ms) / calls:.2f} / {percentiles(embed_ms, (50,))[0]:.2f}")  # fmt: skip
+    print(
+        f"  in process, one thread, {calls} new questions, CPU ms per call (mean / p50): dated hybrid search_policy "
+        f"{sum(search_ms) / calls:.2f} / {percentiles(search_ms, (50,))[0]:.2f}, of which embedding the question "
+        f"{sum(embed_ms) / calls:.2f} / {percentiles(embed_ms, (50,))[0]:.2f}"
+    )
 
 
 def random_day(rng: random.Random) -> str:
@@ -225,8 +242,13 @@ def start_server(
     from lib.stores.redis_server import embedded_url
 
     ports = {name: free_port() for name in names}
-    env = {"POLICY_KB_DATA_DIR": str(data_dir), "REDIS_URL": embedded_url(data_dir / "redis"), "ENABLE_OCR": "false",
-           **{PORT_VARIABLES[name]: str(port) for name, port in ports.items()}, **env_extra}  # fmt: skip
+    env = {
+        "POLICY_KB_DATA_DIR": str(data_dir),
+        "REDIS_URL": embedded_url(data_dir / "redis"),
+        "ENABLE_OCR": "false",
+        **{PORT_VARIABLES[name]: str(port) for name, port in ports.items()},
+        **env_extra,
+    }
     urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     checks = [health_ok(url) for url in urls.values()]
     service = start_service(command, env, lambda: all(check() for check in checks), timeout=600)
@@ -271,12 +293,23 @@ def classify(status: int, body: bytes) -> str:
     return "answered"
 
 
-async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: Callable[[], dict[str, Any]],
-                   step: Step, pid: int | None, profile: Path | None = None) -> Step:  # fmt: skip
+async def run_step(
+    http: aiohttp.ClientSession,
+    url: str,
+    tool: str,
+    make_args: Callable[[], dict[str, Any]],
+    step: Step,
+    pid: int | None,
+    profile: Path | None = None,
+) -> Step:
     loop = asyncio.get_running_loop()
     total = int(step.rate * step.seconds)
-    bodies = [orjson.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                            "params": {"name": tool, "arguments": make_args()}}) for i in range(total)]  # fmt: skip
+    bodies = [
+        orjson.dumps(
+            {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": make_args()}}
+        )
+        for i in range(total)
+    ]
 
     async def one(body: bytes, due: float) -> None:
         step.send_late_ms.append((loop.time() - due) * 1000)
@@ -297,10 +330,24 @@ async def run_step(http: aiohttp.ClientSession, url: str, tool: str, make_args: 
     profiler = None
     if profile is not None and pid:  # py-spy (the venv's) samples the server over the step without pausing it
         spy = str(Path(sys.executable).with_name("py-spy"))
-        command = [spy, "record", "-p", str(pid), "-d", str(int(step.seconds)), "--nonblocking", "-r", "200",
-                   "-f", "raw", "-o", str(profile.with_name(f"{profile.stem}-{tool}-{step.rate:.0f}.txt"))]  # fmt: skip
-        profiler = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.DEVNULL,
-                                                        stderr=asyncio.subprocess.DEVNULL)  # fmt: skip
+        command = [
+            spy,
+            "record",
+            "-p",
+            str(pid),
+            "-d",
+            str(int(step.seconds)),
+            "--nonblocking",
+            "-r",
+            "200",
+            "-f",
+            "raw",
+            "-o",
+            str(profile.with_name(f"{profile.stem}-{tool}-{step.rate:.0f}.txt")),
+        ]
+        profiler = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
     cpu_before = cpu_seconds(pid) if pid else 0.0
     start = loop.time() + 0.05
     tasks = []
@@ -330,8 +377,10 @@ async def until_idle(pid: int | None, settle: float, most: float = 120.0) -> Non
             return
 
 
-HEADER = (f"  {'step':<34}{'offered/s':>10}{'answered/s':>11}{'refused (p99 ms)':>18}{'err':>6}{'p50':>8}{'p95':>8}"
-          f"{'p99':>8}{'max':>9}{'cpu ms/call':>12}{'late p99':>9}")  # fmt: skip
+HEADER = (
+    f"  {'step':<34}{'offered/s':>10}{'answered/s':>11}{'refused (p99 ms)':>18}{'err':>6}{'p50':>8}{'p95':>8}"
+    f"{'p99':>8}{'max':>9}{'cpu ms/call':>12}{'late p99':>9}"
+)
 
 
 def report(step: Step) -> None:
@@ -343,14 +392,25 @@ def report(step: Step) -> None:
     if step.refused_ms:
         refused += f" ({percentiles(step.refused_ms, (99,))[0]:.0f})"
     answered = len(step.answered_ms) / max(step.wall_s, step.seconds)
-    print(f"  {step.label:<34}{step.rate:>10.0f}{answered:>11.1f}{refused:>18}{len(step.errors):>6}{p50:>8.1f}"
-          f"{p95:>8.1f}{p99:>8.1f}{top:>9.1f}{cpu:>12}{late:>9.1f}", flush=True)  # fmt: skip
+    print(
+        f"  {step.label:<34}{step.rate:>10.0f}{answered:>11.1f}{refused:>18}{len(step.errors):>6}{p50:>8.1f}"
+        f"{p95:>8.1f}{p99:>8.1f}{top:>9.1f}{cpu:>12}{late:>9.1f}",
+        flush=True,
+    )
     for error in sorted(set(step.errors))[:3]:
         print(f"      e.g. {error}")
 
 
-async def sweep(urls: dict[str, str], tools: list[str], corpus: Corpus, rates: list[float], seconds: float,
-                pid: int | None, label: str, settle: float) -> dict[str, list[Step]]:  # fmt: skip
+async def sweep(
+    urls: dict[str, str],
+    tools: list[str],
+    corpus: Corpus,
+    rates: list[float],
+    seconds: float,
+    pid: int | None,
+    label: str,
+    settle: float,
+) -> dict[str, list[Step]]:
     connector = aiohttp.TCPConnector(limit=4000, keepalive_timeout=2.0)  # under uvicorn's 5 s: no reuse race
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     steps: dict[str, list[Step]] = {}
@@ -390,8 +450,12 @@ def capacity(steps: list[Step]) -> tuple[float, bool]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--plans", type=Path, default=ROOT.parent / "shared" / "data" / "local_plans",
-                        help="the local plan PDFs (read where they lie)")  # fmt: skip
+    parser.add_argument(
+        "--plans",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "local_plans",
+        help="the local plan PDFs (read where they lie)",
+    )
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "capacity")
     parser.add_argument("--url", action="append", default=[], help="NAME=URL of a running server (skip starting one)")
     parser.add_argument("--pid", type=int, help="the running server's pid (for CPU per call and pinning)")
@@ -411,8 +475,12 @@ def main() -> None:
     rates = [float(r) for r in args.rates.split(",")]
     env_extra = dict(item.split("=", 1) for item in args.env)
     if args.py_spy:
-        PROFILE.update({label: args.py_spy.with_name(f"{args.py_spy.stem}-{label.replace('+', '-')}")
-                        for label in ("service", "floor", "floor+embed")})  # fmt: skip
+        PROFILE.update(
+            {
+                label: args.py_spy.with_name(f"{args.py_spy.stem}-{label.replace('+', '-')}")
+                for label in ("service", "floor", "floor+embed")
+            }
+        )
     corpus = prepare_store(args.data_dir, args.plans)
     os.sched_setaffinity(0, {args.server_core})
     if args.in_process:
@@ -420,9 +488,11 @@ def main() -> None:
     os.sched_setaffinity(0, {args.client_core})
     if (pid := redis_pid(args.data_dir)) is not None:
         pin(pid, args.client_core)
-    print(f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; server on core {args.server_core}, "
-          f"generator and Redis on core {args.client_core}; {args.seconds:.0f} s per step; latency from when each "
-          f"call was due (ms); answered/s over the time until the step's last answer")  # fmt: skip
+    print(
+        f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; server on core {args.server_core}, "
+        f"generator and Redis on core {args.client_core}; {args.seconds:.0f} s per step; latency from when each "
+        f"call was due (ms); answered/s over the time until the step's last answer"
+    )
     print(HEADER)
 
     def run(command: list[str] | None, label: str) -> dict[str, list[Step]]:
@@ -431,8 +501,18 @@ def main() -> None:
             urls = dict(item.split("=", 1) for item in args.url)
             if args.pid:
                 pin(args.pid, args.server_core)
-            return asyncio.run(sweep(urls, [t for t in tools if SERVERS[t] in urls], corpus, rates, args.seconds,
-                                     args.pid, label, args.settle))  # fmt: skip
+            return asyncio.run(
+                sweep(
+                    urls,
+                    [t for t in tools if SERVERS[t] in urls],
+                    corpus,
+                    rates,
+                    args.seconds,
+                    args.pid,
+                    label,
+                    args.settle,
+                )
+            )
         service, urls = start_server(args.data_dir, command or serve_command(names), names, env_extra)
         try:
             pin(service.pid, args.server_core)

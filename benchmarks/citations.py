@@ -177,8 +177,11 @@ def main() -> None:
         for _ in range(args.pages):
             source, revision = rng.choice(revisions)
             page = rng.randrange(1, revision.page_count + 1)
-            texts = [c.text for c in stores.vectors.chunks({"revision_ref": f"{source}:{revision.revision_id}"})
-                     if c.metadata.get("page_number") == page]  # fmt: skip
+            texts = [
+                c.text
+                for c in stores.vectors.chunks({"revision_ref": f"{source}:{revision.revision_id}"})
+                if c.metadata.get("page_number") == page
+            ]
             marked = next((s for t in texts for s in _SENTENCE.findall(t)), "")
             for bucket in (cold_ms, warm_ms):
                 started = time.perf_counter()

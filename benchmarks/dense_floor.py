@@ -78,8 +78,10 @@ def main() -> None:
 
     torch.set_num_threads(1)
     questions = unit_rows(args.queries + 1, 99)
-    print("| chunks | float32 held | float32 columns p50 / p95 ms | float16 rows (torch) p50 / p95 ms | "
-          "bfloat16 rows (torch) p50 / p95 ms | read bandwidth | float32 read at that rate |")  # fmt: skip
+    print(
+        "| chunks | float32 held | float32 columns p50 / p95 ms | float16 rows (torch) p50 / p95 ms | "
+        "bfloat16 rows (torch) p50 / p95 ms | read bandwidth | float32 read at that rate |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for size in (int(s) for s in args.sizes.split(",")):
         rows = unit_rows(size, size)
@@ -102,9 +104,12 @@ def main() -> None:
             compact.append(timed(product, args.queries))
             del held
         del rows
-        print(f"| {size:,} | {columns.nbytes / 2**20:,.0f} MB | {f32[0]:.2f} / {f32[1]:.2f} | "
-              f"{compact[0][0]:.2f} / {compact[0][1]:.2f} | {compact[1][0]:.2f} / {compact[1][1]:.2f} | "
-              f"{bandwidth:.1f} GB/s | {floor_ms:.2f} ms |", flush=True)  # fmt: skip
+        print(
+            f"| {size:,} | {columns.nbytes / 2**20:,.0f} MB | {f32[0]:.2f} / {f32[1]:.2f} | "
+            f"{compact[0][0]:.2f} / {compact[0][1]:.2f} | {compact[1][0]:.2f} / {compact[1][1]:.2f} | "
+            f"{bandwidth:.1f} GB/s | {floor_ms:.2f} ms |",
+            flush=True,
+        )
         del columns
 
 

@@ -163,8 +163,11 @@ def main() -> None:
                 f" → {cpu / pages / cores:.2f} s/page on {cores} otherwise idle cores"
             )
 
-        overrides: dict[str, object] = {"data_dir": Path(tmp) / "data", "redis_url": None,
-                                        "allowed_file_roots": [inbox]}  # fmt: skip
+        overrides: dict[str, object] = {
+            "data_dir": Path(tmp) / "data",
+            "redis_url": None,
+            "allowed_file_roots": [inbox],
+        }
         if args.threshold is not None:
             overrides["image_ratio_threshold"] = args.threshold
         settings = load_settings(**overrides)

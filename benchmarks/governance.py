@@ -78,13 +78,17 @@ def ingest(stores: GovernanceStores, corpus: Path) -> None:
     started = time.perf_counter()
     report = ingest_governance_corpus_files(stores, corpus)
     seconds = time.perf_counter() - started
-    print(f"ingest of {corpus} ({files} files): {len(report.added)} added, {len(report.changed)} changed, "
-          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, {len(report.failed)} failed")  # fmt: skip
+    print(
+        f"ingest of {corpus} ({files} files): {len(report.added)} added, {len(report.changed)} changed, "
+        f"{len(report.unchanged)} unchanged, {len(report.removed)} removed, {len(report.failed)} failed"
+    )
     for failed in report.failed[:10]:
         print(f"  failed: {failed.file}: {failed.error}")
     rate = report.chunks_written / seconds if seconds else 0.0
-    print(f"  {report.chunks_written} chunks written in {seconds:.1f} s = {rate:.1f} chunks/s "
-          f"({os.cpu_count()} CPUs, encoder {stores.settings.embeddings.encoder})")  # fmt: skip
+    print(
+        f"  {report.chunks_written} chunks written in {seconds:.1f} s = {rate:.1f} chunks/s "
+        f"({os.cpu_count()} CPUs, encoder {stores.settings.embeddings.encoder})"
+    )
 
 
 def hit_at_5(stores: GovernanceStores) -> None:
@@ -167,8 +171,9 @@ async def _stdio(env: dict[str, str], questions: list[str]) -> list[float]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_service", "--stdio"],
-                                   env=os.environ | env, cwd=ROOT)  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_service", "--stdio"], env=os.environ | env, cwd=ROOT
+    )
     samples: list[float] = []
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -255,15 +260,21 @@ def main() -> None:
         service = start_governance(env, port, args.floor)
         base = f"http://127.0.0.1:{port}"
         with ProcessPoolExecutor(CLIENTS, mp_context=multiprocessing.get_context("spawn")) as pool:
-            measure(f"MCP Streamable HTTP, {CLIENTS} concurrent clients",
-                    lambda: concurrent(pool, "mcp", f"{base}/mcp", questions_for(titles, "mcp4", n), CLIENTS),
-                    results)  # fmt: skip
-            measure("MCP Streamable HTTP, 1 client",
-                    lambda: concurrent(pool, "mcp", f"{base}/mcp", questions_for(titles, "mcp1", n), 1),
-                    results)  # fmt: skip
-            measure(f"GET /query, {CLIENTS} concurrent clients",
-                    lambda: concurrent(pool, "rest", f"{base}/query", questions_for(titles, "rest", n), CLIENTS),
-                    results)  # fmt: skip
+            measure(
+                f"MCP Streamable HTTP, {CLIENTS} concurrent clients",
+                lambda: concurrent(pool, "mcp", f"{base}/mcp", questions_for(titles, "mcp4", n), CLIENTS),
+                results,
+            )
+            measure(
+                "MCP Streamable HTTP, 1 client",
+                lambda: concurrent(pool, "mcp", f"{base}/mcp", questions_for(titles, "mcp1", n), 1),
+                results,
+            )
+            measure(
+                f"GET /query, {CLIENTS} concurrent clients",
+                lambda: concurrent(pool, "rest", f"{base}/query", questions_for(titles, "rest", n), CLIENTS),
+                results,
+            )
         service.stop()
         service = None
         if args.floor is not None:

@@ -64,15 +64,27 @@ class Service(Executor):
     """A service process, ready once ``ready()`` holds; ``ready`` may raise ``httpx.HTTPError`` (not yet)."""
 
     def __init__(
-        self, command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float,
+        self,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        ready: Callable[[], bool],
+        timeout: float,
         log: Path | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """``log``: a file its output goes to (appended), else nowhere."""
         quiet = subprocess.DEVNULL
         self._log = log.open("ab") if log is not None else None
         output = self._log or quiet
-        super().__init__(list(command), cwd=str(ROOT), timeout=timeout, sleep=0.3, envvars=dict(env),
-                         stdin=quiet, stdout=output, stderr=output)  # fmt: skip
+        super().__init__(
+            list(command),
+            cwd=str(ROOT),
+            timeout=timeout,
+            sleep=0.3,
+            envvars=dict(env),
+            stdin=quiet,
+            stdout=output,
+            stderr=output,
+        )
         self._ready = ready
 
     def pre_start_check(self) -> bool:
@@ -99,9 +111,12 @@ class Service(Executor):
 
 
 def start_service(
-    command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool], timeout: float = 180,
+    command: Sequence[str],
+    env: Mapping[str, str],
+    ready: Callable[[], bool],
+    timeout: float = 180,
     log: Path | None = None,
-) -> Service:  # fmt: skip
+) -> Service:
     """``command`` (``sys.executable`` first) started with ``env`` added to this environment, once ``ready()``;
     exits the benchmark if it does not get there within ``timeout`` seconds. ``log``: where its output goes."""
     service = Service(command, env, ready, timeout, log)

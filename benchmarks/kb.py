@@ -51,12 +51,50 @@ from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E
 
 KEY = "bench-kb-key"
 COLLECTIONS = ("documents", "memory", "research")
-TOPICS = ["pension revaluation", "email preferences", "cycle parking", "flood risk", "deferred members",
-          "bullet points", "weekly digest", "bus frequency", "tree preservation", "heritage assets",
-          "noise assessment", "integration tests", "design review", "affordable housing", "car club"]  # fmt: skip
-WORDS = ["agent", "user", "prefers", "reviews", "report", "scheme", "policy", "site", "access", "junction",
-         "budget", "meeting", "feedback", "release", "customer", "survey", "drainage", "transport", "plan",
-         "member", "staff", "quarterly", "concise", "summary", "evidence"]  # fmt: skip
+TOPICS = [
+    "pension revaluation",
+    "email preferences",
+    "cycle parking",
+    "flood risk",
+    "deferred members",
+    "bullet points",
+    "weekly digest",
+    "bus frequency",
+    "tree preservation",
+    "heritage assets",
+    "noise assessment",
+    "integration tests",
+    "design review",
+    "affordable housing",
+    "car club",
+]
+WORDS = [
+    "agent",
+    "user",
+    "prefers",
+    "reviews",
+    "report",
+    "scheme",
+    "policy",
+    "site",
+    "access",
+    "junction",
+    "budget",
+    "meeting",
+    "feedback",
+    "release",
+    "customer",
+    "survey",
+    "drainage",
+    "transport",
+    "plan",
+    "member",
+    "staff",
+    "quarterly",
+    "concise",
+    "summary",
+    "evidence",
+]
 CHUNK = 1024 * 1024
 
 
@@ -100,10 +138,14 @@ def big_pdf(target_bytes: int) -> bytes:
 
 def start_kb(settings: Settings, port: int) -> Service:
     env = {
-        "REDIS_URL": embedded_url(settings.paths.redis_dir), "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
-        "KB_MCP_PORT": str(port), "KB_MCP_API_KEY": KEY, "MCP_API_KEY": KEY + "-engine", "ENABLE_OCR": "false",
+        "REDIS_URL": embedded_url(settings.paths.redis_dir),
+        "POLICY_KB_DATA_DIR": str(settings.paths.data_dir),
+        "KB_MCP_PORT": str(port),
+        "KB_MCP_API_KEY": KEY,
+        "MCP_API_KEY": KEY + "-engine",
+        "ENABLE_OCR": "false",
         "KB_MAX_UPLOAD_BYTES": str(64 * 1024 * 1024),
-    }  # fmt: skip
+    }
     command = [sys.executable, "-m", "deployments.cli", "serve", "--servers", "kb"]
     return start_service(command, env, health_ok(f"http://127.0.0.1:{port}"), timeout=180)
 
@@ -157,8 +199,13 @@ async def measure(url: str, requests: int, pdf: bytes) -> dict[str, float]:
         job = await wait_job(session, job_id)
         ingested = time.perf_counter() - started - uploaded
     p50, p95 = percentiles(latencies, (50, 95))
-    return {"p50": p50, "p95": p95, "upload_s": uploaded,
-            "ingest_s": ingested, "job_ok": float(job["status"] == "completed")}  # fmt: skip
+    return {
+        "p50": p50,
+        "p95": p95,
+        "upload_s": uploaded,
+        "ingest_s": ingested,
+        "job_ok": float(job["status"] == "completed"),
+    }
 
 
 def direct(settings: Settings, pdf: bytes) -> tuple[float, int]:
@@ -181,8 +228,10 @@ def main() -> None:
     settings = load_settings(data_dir=data_dir, redis_url=None, enable_ocr=False)
     try:
         loaded = load_notes(settings, args.notes)
-        print(f"corpus: {args.notes} notes in {len(COLLECTIONS)} collections (bulk-loaded in-process via "
-              f"lib.notes.ingest.ingest_note in {loaded:.1f} s)")  # fmt: skip
+        print(
+            f"corpus: {args.notes} notes in {len(COLLECTIONS)} collections (bulk-loaded in-process via "
+            f"lib.notes.ingest.ingest_note in {loaded:.1f} s)"
+        )
         pdf = big_pdf(int(args.pdf_mb * 1024 * 1024))
         megabytes = len(pdf) / 1024 / 1024
         port = free_port()
@@ -192,11 +241,15 @@ def main() -> None:
         finally:
             service.stop(signal.SIGINT)
         direct_s, chunks = direct(settings, pdf)
-        print(f"kb_search over MCP, 1 client, {args.requests} requests: p50 {figures['p50']:.1f} ms, "
-              f"p95 {figures['p95']:.1f} ms")  # fmt: skip
-        print(f"upload {megabytes:.1f} MB PDF in {CHUNK // 1024} KiB chunks: {figures['upload_s']:.2f} s = "
-              f"{megabytes / figures['upload_s']:.1f} MB/s (start .. finish returned); ingestion job then "
-              f"{figures['ingest_s']:.1f} s ({'completed' if figures['job_ok'] else 'FAILED'})")  # fmt: skip
+        print(
+            f"kb_search over MCP, 1 client, {args.requests} requests: p50 {figures['p50']:.1f} ms, "
+            f"p95 {figures['p95']:.1f} ms"
+        )
+        print(
+            f"upload {megabytes:.1f} MB PDF in {CHUNK // 1024} KiB chunks: {figures['upload_s']:.2f} s = "
+            f"{megabytes / figures['upload_s']:.1f} MB/s (start .. finish returned); ingestion job then "
+            f"{figures['ingest_s']:.1f} s ({'completed' if figures['job_ok'] else 'FAILED'})"
+        )
         print(f"direct extract + embed of the same file: {direct_s:.1f} s ({chunks} chunks)")
         print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     finally:

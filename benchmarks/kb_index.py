@@ -114,8 +114,11 @@ def main() -> None:
                 walls.append(wall)
                 cpus.append(cpu)
             (p50,), (p95,) = percentiles(walls, (50,)), percentiles(walls, (95,), method="weibull")
-            print(f"| {count:,} | {snapshot.index.rows:,} | {mode.value} | {p50:.1f} | "
-                  f"{p95:.1f} | {statistics.mean(cpus):.1f} |", flush=True)  # fmt: skip
+            print(
+                f"| {count:,} | {snapshot.index.rows:,} | {mode.value} | {p50:.1f} | "
+                f"{p95:.1f} | {statistics.mean(cpus):.1f} |",
+                flush=True,
+            )
         samples = []
         for generation, new in enumerate(documents[count:], start=2):
             texts = {new.key: [c.text for c in new.chunks]}

@@ -145,13 +145,27 @@ def build_store(stores: PolicyStores) -> None:
             noisy = vectors[picks] + rng.normal(0, NOISE, (CHUNKS_PER_REVISION, vectors.shape[1])).astype(np.float32)
             noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
             chunks = [
-                Chunk(text=f"[{source} {year}] {documents[i]}", section_ref=f"Para {n + 1}",
-                      chapter=str(metadatas[i].get("chapter", "")), page_number=1 + n // 10,
-                      page_numbers=[1 + n // 10], chunk_index=n)
+                Chunk(
+                    text=f"[{source} {year}] {documents[i]}",
+                    section_ref=f"Para {n + 1}",
+                    chapter=str(metadatas[i].get("chapter", "")),
+                    page_number=1 + n // 10,
+                    page_numbers=[1 + n // 10],
+                    chunk_index=n,
+                )
                 for n, i in enumerate(picks)
-            ]  # fmt: skip
-            store_chunks(stores.registry, stores.vectors, source, rid, chunks, noisy.tolist(), page_count=50,
-                         file_size_bytes=0, extraction_method="synthetic")  # fmt: skip
+            ]
+            store_chunks(
+                stores.registry,
+                stores.vectors,
+                source,
+                rid,
+                chunks,
+                noisy.tolist(),
+                page_count=50,
+                file_size_bytes=0,
+                extraction_method="synthetic",
+            )
     took = time.perf_counter() - started
     print(f"synthetic policies in place in {took:.1f} s; chunks stored: {stores.vectors.count()}")
 
@@ -177,8 +191,9 @@ def time_parts(stores: PolicyStores, rng: random.Random) -> None:
     assert stores.embedder.onnx_dir is not None
     onnx = load_onnx_encoder(stores.embedder.onnx_dir, export=True)
     assert onnx is not None, "the ONNX export failed; see the log"
-    samples: dict[str, list[float]] = {k: [] for k in ("torch", "onnx", "chroma_dated", "chroma_all", "fast_dated",
-                                                       "fast_all", "resolve")}  # fmt: skip
+    samples: dict[str, list[float]] = {
+        k: [] for k in ("torch", "onnx", "chroma_dated", "chroma_all", "fast_dated", "fast_all", "resolve")
+    }
 
     def timed(key: str, fn: Callable[[], T]) -> T:
         started = time.perf_counter()
@@ -258,8 +273,12 @@ async def _json_rpc_client(url: str, requests: list[dict], start_at: float) -> t
         await wait_until(start_at)
         cpu = time.process_time()
         for i, args in enumerate(requests):
-            body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                    "params": {"name": "search_policy", "arguments": args}}  # fmt: skip
+            body = {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": {"name": "search_policy", "arguments": args},
+            }
             started = time.perf_counter()
             response = await http.post(url, json=body)
             samples.append((time.perf_counter() - started) * 1000)
@@ -349,10 +368,12 @@ def measure_over_mcp(
         for clients in (1, CLIENTS):
             run = run_clients(pool, service, "sdk", url, workload(rng, requests, dated, unique), clients)
             results[(f"mcp{clients}w{workers}", dated, unique)] = row(
-                f"SDK, {clients} client(s), {label(dated, unique)}", run.samples, run.cpu())  # fmt: skip
+                f"SDK, {clients} client(s), {label(dated, unique)}", run.samples, run.cpu()
+            )
         run = run_clients(pool, service, "rpc", url, workload(rng, requests, dated, unique), CLIENTS)
         results[(f"rpc{CLIENTS}w{workers}", dated, unique)] = row(
-            f"JSON-RPC, {CLIENTS} clients, {label(dated, unique)}", run.samples, run.cpu())  # fmt: skip
+            f"JSON-RPC, {CLIENTS} clients, {label(dated, unique)}", run.samples, run.cpu()
+        )
 
 
 def report_targets(results: Results, worker_counts: list[int]) -> None:
@@ -375,11 +396,15 @@ def report_targets(results: Results, worker_counts: list[int]) -> None:
             p95 = results[(f"mcp{CLIENTS}w{workers}", True, unique)][1]
             rpc95 = results[(f"rpc{CLIENTS}w{workers}", True, unique)][1]
             kind = "unique" if unique else "repeated"
-            print(f"  p95 with effective_date, {CLIENTS} SDK clients, {kind} questions: {p95:.2f} ms "
-                  f"(target ≤ 25 ms: {verdict(p95 <= 25)}); JSON-RPC {rpc95:.2f} ms")  # fmt: skip
-        print(f"  worst p95 ratio SDK / in-process, every query embedded (unique): {worst[True]:.2f} "
-              f"(target ≤ 2: {verdict(worst[True] <= 2)}); with remembered vectors (repeated): "
-              f"{worst[False]:.2f}")  # fmt: skip
+            print(
+                f"  p95 with effective_date, {CLIENTS} SDK clients, {kind} questions: {p95:.2f} ms "
+                f"(target ≤ 25 ms: {verdict(p95 <= 25)}); JSON-RPC {rpc95:.2f} ms"
+            )
+        print(
+            f"  worst p95 ratio SDK / in-process, every query embedded (unique): {worst[True]:.2f} "
+            f"(target ≤ 2: {verdict(worst[True] <= 2)}); with remembered vectors (repeated): "
+            f"{worst[False]:.2f}"
+        )
 
 
 def verdict(met: bool) -> str:

@@ -96,10 +96,15 @@ def load_split(data: Path, split: str) -> tuple[dict[str, str], dict[str, dict[s
 def scifact_sections(data: Path) -> list[Section]:
     docs = [json.loads(line) for line in (data / "corpus.jsonl").open()]
     return [
-        Section(section_ref=f"Doc {d['_id']}", chapter=d["title"], title=d["title"],
-                text=f"{d['title']}\n\n{d['text']}".strip(), page_number=1)
+        Section(
+            section_ref=f"Doc {d['_id']}",
+            chapter=d["title"],
+            title=d["title"],
+            text=f"{d['title']}\n\n{d['text']}".strip(),
+            page_number=1,
+        )
         for d in docs
-    ]  # fmt: skip
+    ]
 
 
 def embed_timed(embedder: Embedder, texts: Sequence[str]) -> tuple[list[list[float]], float]:
@@ -134,8 +139,17 @@ def index_scifact(stores: PolicyStores, data: Path) -> float | None:
     stores.registry.create_policy(PolicyCreate(source=SOURCE, title="BEIR SciFact", category="national_guidance"))
     revision = RevisionCreate(revision_id=REVISION, version_label="BEIR", effective_from="2020-01-01")
     create_revision(stores.registry, stores.vectors, SOURCE, revision)
-    store_chunks(stores.registry, stores.vectors, SOURCE, REVISION, chunks, vectors, page_count=1, file_size_bytes=0,
-                 extraction_method="text_layer")  # fmt: skip
+    store_chunks(
+        stores.registry,
+        stores.vectors,
+        SOURCE,
+        REVISION,
+        chunks,
+        vectors,
+        page_count=1,
+        file_size_bytes=0,
+        extraction_method="text_layer",
+    )
     return rate
 
 
@@ -161,14 +175,18 @@ def run_queries(
 
 def quality(results: dict[str, list[tuple[str, str, float]]], qrels: dict[str, dict[str, int]]) -> tuple[float, float]:
     docs = {q: ranked_docs(ref for _, ref, _ in hits) for q, hits in results.items()}
-    return (statistics.fmean(ndcg_at(docs[q], qrels[q]) for q in docs),
-            statistics.fmean(recall_at(docs[q], qrels[q]) for q in docs))  # fmt: skip
+    return (
+        statistics.fmean(ndcg_at(docs[q], qrels[q]) for q in docs),
+        statistics.fmean(recall_at(docs[q], qrels[q]) for q in docs),
+    )
 
 
 def fused_quality(
-    legs: dict[str, tuple[Ranking, Ranking]], refs: dict[str, str], qrels: dict[str, dict[str, int]],
+    legs: dict[str, tuple[Ranking, Ranking]],
+    refs: dict[str, str],
+    qrels: dict[str, dict[str, int]],
     params: FusionParams,
-) -> float:  # fmt: skip
+) -> float:
     """Mean nDCG@10 of ``fuse`` over the product's two legs, as hybrid mode would rank them with ``params``."""
     scores = []
     for qid, (dense, lexical) in legs.items():
@@ -196,32 +214,45 @@ def tune(stores: PolicyStores, data: Path) -> None:
     test_legs, test_refs = leg_rankings(stores, test_q)
     grid = [
         FusionParams(method=FusionMethod.RRF, rrf_k=k, dense_weight=w, lexical_weight=1.0, depth=d)
-        for k in (1, 5, 10, 20, 40, 60, 100) for w in (0.5, 0.7, 0.85, 1.0, 1.2, 1.5) for d in (30, 50, 100, 200, 500)
+        for k in (1, 5, 10, 20, 40, 60, 100)
+        for w in (0.5, 0.7, 0.85, 1.0, 1.2, 1.5)
+        for d in (30, 50, 100, 200, 500)
     ] + [
         FusionParams(method=FusionMethod.CONVEX, alpha=a / 20, depth=d)
-        for a in range(21) for d in (30, 50, 100, 200, 500)
-    ]  # fmt: skip
-    scored = sorted(((fused_quality(train_legs, train_refs, train_rel, p), p) for p in grid),
-                    key=lambda pair: pair[0], reverse=True)  # fmt: skip
+        for a in range(21)
+        for d in (30, 50, 100, 200, 500)
+    ]
+    scored = sorted(
+        ((fused_quality(train_legs, train_refs, train_rel, p), p) for p in grid), key=lambda pair: pair[0], reverse=True
+    )
     print(f"\nfusion grid on TRAIN ({len(train_q)} queries, {len(grid)} settings); best five of each family:")
     for method in FusionMethod:
         for score, p in [pair for pair in scored if pair[1].method == method][:5]:
             test = fused_quality(test_legs, test_refs, test_rel, p)
-            setting = (f"alpha={p.alpha:<5g}" if method == FusionMethod.CONVEX
-                       else f"rrf_k={p.rrf_k:<5g} dense_weight={p.dense_weight:<5g}")  # fmt: skip
+            setting = (
+                f"alpha={p.alpha:<5g}"
+                if method == FusionMethod.CONVEX
+                else f"rrf_k={p.rrf_k:<5g} dense_weight={p.dense_weight:<5g}"
+            )
             print(f"  {method.value:<7}{setting} depth={p.depth:<4d} train nDCG@10 {score:.4f}  test {test:.4f}")
     default = fused_quality(train_legs, train_refs, train_rel, FUSION)
-    print(f"  current FUSION {FUSION}: train {default:.4f}  test "
-          f"{fused_quality(test_legs, test_refs, test_rel, FUSION):.4f}")  # fmt: skip
+    print(
+        f"  current FUSION {FUSION}: train {default:.4f}  test "
+        f"{fused_quality(test_legs, test_refs, test_rel, FUSION):.4f}"
+    )
     plain = FusionParams(method=FusionMethod.RRF, rrf_k=60.0, dense_weight=1.0, lexical_weight=1.0, depth=100)
-    print(f"  plain RRF k=60: train {fused_quality(train_legs, train_refs, train_rel, plain):.4f}  test "
-          f"{fused_quality(test_legs, test_refs, test_rel, plain):.4f}")  # fmt: skip
+    print(
+        f"  plain RRF k=60: train {fused_quality(train_legs, train_refs, train_rel, plain):.4f}  test "
+        f"{fused_quality(test_legs, test_refs, test_rel, plain):.4f}"
+    )
 
 
 def scifact_table(by_encoder: dict[str, PolicyStores], data: Path) -> None:
     queries, qrels = load_split(data, "test")
-    print(f"\nSciFact TEST ({len(queries)} queries), document = best chunk; nDCG@10 and p50/p95 of search_policy in "
-          f"process at n_results={TOP} chunks, recall@100 at n_results={DEPTH} {SHARED}")  # fmt: skip
+    print(
+        f"\nSciFact TEST ({len(queries)} queries), document = best chunk; nDCG@10 and p50/p95 of search_policy in "
+        f"process at n_results={TOP} chunks, recall@100 at n_results={DEPTH} {SHARED}"
+    )
     print(f"{'encoder':<8}{'mode':<9}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
     for encoder, stores in by_encoder.items():
         for mode in MODES:
@@ -245,8 +276,9 @@ def throughput(by_encoder: dict[str, PolicyStores], data: Path, sample: int) -> 
 def nppf_table(stores: PolicyStores, pdf: Path = NPPF_PDF) -> None:
     if "NPPF" not in stores.registry.snapshot().sources:
         stores.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-        register_revision(stores, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
-                          pdf.read_bytes())  # fmt: skip
+        register_revision(
+            stores, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"), pdf.read_bytes()
+        )
         ingest_revision(stores, "NPPF", "rev_NPPF_2024_12")
     questions = json.loads(QUESTIONS.read_text())
     print(f"\nNPPF December 2024 ({stores.embedder.encoder_id}): hit@5 = a top-5 result from the answering section")
@@ -279,9 +311,11 @@ def main() -> None:
             started = time.perf_counter()
             rate = index_scifact(stores, args.data)
             if rate is not None:
-                print(f"indexed SciFact with {encoder}: {stores.vectors.count()} chunks, embedding {rate:.1f} "
-                      f"chunks/s, "
-                      f"{time.perf_counter() - started:.0f} s {SHARED}")  # fmt: skip
+                print(
+                    f"indexed SciFact with {encoder}: {stores.vectors.count()} chunks, embedding {rate:.1f} "
+                    f"chunks/s, "
+                    f"{time.perf_counter() - started:.0f} s {SHARED}"
+                )
         scifact_table(by_encoder, args.data)
         throughput(by_encoder, args.data, args.sample)
         if args.tune:

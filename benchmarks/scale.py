@@ -79,8 +79,18 @@ def real_chunks(capacity_dir: Path) -> tuple[list[Chunk], np.ndarray]:
     for text, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
         page = int(str(meta["page_number"]))
         kind, title = str(meta.get("section_kind", "")), str(meta.get("section_title", ""))
-        chunks.append(Chunk(text=text, section_ref=str(meta["section_ref"]), chapter=str(meta.get("chapter", "")),
-                            page_number=page, page_numbers=[page], chunk_index=0, kind=kind, title=title))  # fmt: skip
+        chunks.append(
+            Chunk(
+                text=text,
+                section_ref=str(meta["section_ref"]),
+                chapter=str(meta.get("chapter", "")),
+                page_number=page,
+                page_numbers=[page],
+                chunk_index=0,
+                kind=kind,
+                title=title,
+            )
+        )
     vectors = np.asarray(got["embeddings"], dtype=np.float32)
     stop_embedded_redis(settings.paths.redis_dir)
     if len(chunks) < 100:
@@ -140,11 +150,21 @@ def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revisi
         source = f"SCALE_{number:05d}"
         count = min(revision_size, size - number * revision_size)
         stores.registry.create_policy(PolicyCreate(source=source, title=f"Scale {number}", category="local_plan"))
-        created = register_revision(stores, source, RevisionCreate(version_label="v1", effective_from=date(2000, 1, 1)),
-                                    original)  # fmt: skip
+        created = register_revision(
+            stores, source, RevisionCreate(version_label="v1", effective_from=date(2000, 1, 1)), original
+        )
         chunks, mixed = recombined(base, vectors, count, rng)
-        store_chunks(stores.registry, stores.vectors, source, created.revision.revision_id, chunks, mixed.tolist(),
-                     page_count=1, file_size_bytes=len(original), extraction_method="text")  # fmt: skip
+        store_chunks(
+            stores.registry,
+            stores.vectors,
+            source,
+            created.revision.revision_id,
+            chunks,
+            mixed.tolist(),
+            page_count=1,
+            file_size_bytes=len(original),
+            extraction_method="text",
+        )
     return time.perf_counter() - started
 
 
@@ -158,8 +178,12 @@ def search_cpu_seconds() -> float:
 def start_replica(env: dict[str, str], port: int) -> tuple[Service, float]:
     """A replica (``policy-kb serve``) once it is warm (``/health``), and the seconds that took."""
     started = time.perf_counter()
-    replica = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"], env,
-                            health_ok(f"http://127.0.0.1:{port}"), timeout=3600)  # fmt: skip
+    replica = start_service(
+        [sys.executable, "-m", "deployments.cli", "serve", "--servers", "policy-kb"],
+        env,
+        health_ok(f"http://127.0.0.1:{port}"),
+        timeout=3600,
+    )
     return replica, time.perf_counter() - started
 
 
@@ -181,10 +205,12 @@ async def over_mcp(url: str, questions: list[str]) -> list[float]:
 def chroma_server(data_dir: Path) -> tuple[Service, int]:
     """``chroma run`` over the store's Chroma directory, on a free port, once its heartbeat answers."""
     port = free_port()
-    server = start_service([str(Path(sys.executable).with_name("chroma")), "run", "--path", str(data_dir / "chroma"),
-                            "--port", str(port)], {},
-                           lambda: httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).is_success,
-                           timeout=600)  # fmt: skip
+    server = start_service(
+        [str(Path(sys.executable).with_name("chroma")), "run", "--path", str(data_dir / "chroma"), "--port", str(port)],
+        {},
+        lambda: httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=2).is_success,
+        timeout=600,
+    )
     return server, port
 
 
@@ -214,10 +240,15 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     texts = [c.text for c in base]
     questions = new_questions(texts, seed=size)
     port = free_port()
-    env = {"POLICY_KB_DATA_DIR": str(data_dir), "REDIS_URL": embedded_url(data_dir / "redis"),
-           "POLICY_KB_PORT": str(port), "SEARCH_CACHE_MB": str(CACHE_MB),
-           # glibc's heap as the image and the stack run every service (deployments/Dockerfile, decision 0004)
-           "MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD)}  # fmt: skip
+    env = {
+        "POLICY_KB_DATA_DIR": str(data_dir),
+        "REDIS_URL": embedded_url(data_dir / "redis"),
+        "POLICY_KB_PORT": str(port),
+        "SEARCH_CACHE_MB": str(CACHE_MB),
+        # glibc's heap as the image and the stack run every service (deployments/Dockerfile, decision 0004)
+        "MALLOC_ARENA_MAX": "2",
+        "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
+    }
     shutil.rmtree(data_dir / "index_snapshots", ignore_errors=True)  # the first start reads Chroma
     cold, cold_s = start_replica(env, port)
     cold_rss = psutil.Process(cold.pid).memory_info().rss
@@ -232,9 +263,12 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
         rss_after = psutil.Process(replica.pid).memory_info().rss
     finally:
         replica.stop()
-    print(f"  replica: first start (from Chroma, snapshots written) {cold_s:.1f} s, RSS {cold_rss / 2**20:,.0f} MB; "
-          f"second start (from snapshots) {warm_s:.1f} s, RSS {rss / 2**20:,.0f} MB at start, "
-          f"{rss_after / 2**20:,.0f} MB after the /mcp step", flush=True)  # fmt: skip
+    print(
+        f"  replica: first start (from Chroma, snapshots written) {cold_s:.1f} s, RSS {cold_rss / 2**20:,.0f} MB; "
+        f"second start (from snapshots) {warm_s:.1f} s, RSS {rss / 2**20:,.0f} MB at start, "
+        f"{rss_after / 2**20:,.0f} MB after the /mcp step",
+        flush=True,
+    )
     stores.embedder.warm_up()
     # as the service's warm-up does: load every searchable revision, then keep them fresh in the background (without
     # the keeper, blocks older than the 30 s maximum age are reloaded on the request path, and past ~100k chunks
@@ -259,10 +293,13 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     build_rate = f"{size / seconds:,.0f} chunks/s" if seconds else "(built before)"
     p50, p95 = percentiles(in_process, (50, 95))
     m50, m95 = percentiles(mcp, (50, 95))
-    print(f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
-          f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
-          f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f} (minor page faults per call "
-          f"{mcp_faults:,.0f})", flush=True)  # fmt: skip
+    print(
+        f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
+        f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
+        f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f} (minor page faults per call "
+        f"{mcp_faults:,.0f})",
+        flush=True,
+    )
     print(
         f"  held in process: {rows:,} rows, {sum(parts.values()) / 2**20:,.0f} MB measured; bytes per row: "
         + ", ".join(f"{name} {n / max(rows, 1):,.0f}" for name, n in parts.most_common()),
@@ -277,15 +314,22 @@ def main() -> None:
     parser.add_argument("--revision-size", type=int, default=2000)
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "scale")
     parser.add_argument("--capacity-dir", type=Path, default=ROOT / ".bench" / "capacity")
-    parser.add_argument("--chroma-server", action="store_true",
-                        help="run Chroma as a server (chroma run) over the store, as the stack does")  # fmt: skip
+    parser.add_argument(
+        "--chroma-server",
+        action="store_true",
+        help="run Chroma as a server (chroma run) over the store, as the stack does",
+    )
     args = parser.parse_args()
     base, vectors = real_chunks(args.capacity_dir)
-    print(f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; {len(base)} real chunks "
-          f"recombined; revisions of {args.revision_size}; SEARCH_CACHE_MB={CACHE_MB}; "
-          f"{QUERIES} new questions")  # fmt: skip
-    print(f"{'chunks':>9} {'build':>16} {'warm-up s':>9} {'RSS MB':>9} {'in p50':>8} {'in p95':>8} {'mcp p50':>8} "
-          f"{'mcp p95':>8} {'audit s':>8}  (dated hybrid search_policy, ms)")  # fmt: skip
+    print(
+        f"{date.today()}, {os.cpu_count()} CPUs, load average {os.getloadavg()}; {len(base)} real chunks "
+        f"recombined; revisions of {args.revision_size}; SEARCH_CACHE_MB={CACHE_MB}; "
+        f"{QUERIES} new questions"
+    )
+    print(
+        f"{'chunks':>9} {'build':>16} {'warm-up s':>9} {'RSS MB':>9} {'in p50':>8} {'in p95':>8} {'mcp p50':>8} "
+        f"{'mcp p95':>8} {'audit s':>8}  (dated hybrid search_policy, ms)"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         measure(size, args.data_dir / str(size), base, vectors, args.revision_size, server=args.chroma_server)
 

@@ -142,8 +142,10 @@ def ask(
         if not hit:
             print(f"  miss  {q['policy']:<14} {q['question'][:60]:<60} -> {', '.join(refs)}")
     n = len(questions)
-    print(f"cites the policy in the top 5: {hits}/{n} ({hits / n:.1%}); "
-          f"the policy or a paragraph supporting it: {loose}/{n} ({loose / n:.1%})")  # fmt: skip
+    print(
+        f"cites the policy in the top 5: {hits}/{n} ({hits / n:.1%}); "
+        f"the policy or a paragraph supporting it: {loose}/{n} ({loose / n:.1%})"
+    )
 
 
 def ingest_plan(stores: PolicyStores, pdf: Path) -> None:
@@ -193,8 +195,11 @@ def measure(name: str, data: bytes, expected: dict[str, dict[str, list[dict[str,
     )
     if report.missing_policies:
         print(f"    not found: {', '.join(report.missing_policies)}")
-    inexact = [p.ref for p in reading.listed if p.ref not in report.missing_policies
-               and not found_exactly(p, reading.sections, topic_heading=True)]  # fmt: skip
+    inexact = [
+        p.ref
+        for p in reading.listed
+        if p.ref not in report.missing_policies and not found_exactly(p, reading.sections, topic_heading=True)
+    ]
     if inexact:
         print(f"    found, not on the listed page or without text: {', '.join(inexact)}")
     if topic > exact:
@@ -234,14 +239,20 @@ def main() -> None:
         listed.add(listed_tally)
     print("\ne/f/x: expected, found, looked up exactly (found with its text on its own page)")
     if listed.expected:
-        print(f"policies listed by contents pages: {listed.expected}; found exactly: "
-              f"{_share(listed.found, listed.expected)} on the policy's own page, "
-              f"{_share(listed.exact, listed.expected)} on it or its topic heading's")  # fmt: skip
-    print(f"policies expected: {policies.expected}; found {_share(policies.found, policies.expected)}; "
-          f"exact {_share(policies.exact, policies.expected)}")  # fmt: skip
-    print(f"numbered paragraphs and modification codes expected: {numbered.expected}; "
-          f"found {_share(numbered.found, numbered.expected)}; "
-          f"exact {_share(numbered.exact, numbered.expected)}")  # fmt: skip
+        print(
+            f"policies listed by contents pages: {listed.expected}; found exactly: "
+            f"{_share(listed.found, listed.expected)} on the policy's own page, "
+            f"{_share(listed.exact, listed.expected)} on it or its topic heading's"
+        )
+    print(
+        f"policies expected: {policies.expected}; found {_share(policies.found, policies.expected)}; "
+        f"exact {_share(policies.exact, policies.expected)}"
+    )
+    print(
+        f"numbered paragraphs and modification codes expected: {numbered.expected}; "
+        f"found {_share(numbered.found, numbered.expected)}; "
+        f"exact {_share(numbered.exact, numbered.expected)}"
+    )
     if args.questions:
         ask_questions(pdfs, args.data_dir)
 

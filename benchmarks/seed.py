@@ -112,15 +112,19 @@ def main() -> None:
     flow_inside = sum(flow_stages.values())
     prefect_overhead = flow_wall - flow_inside
 
-    print(f"\nSeeding {args.config}: {len(ingested)} revisions, {pages} pages, {chunks} chunks, into fresh stores "
-          f"({os.cpu_count()} cores)\n")  # fmt: skip
+    print(
+        f"\nSeeding {args.config}: {len(ingested)} revisions, {pages} pages, {chunks} chunks, into fresh stores "
+        f"({os.cpu_count()} cores)\n"
+    )
     print(f"{'stage':<58}{'flow (s)':>10}{'share':>8}{'lib only (s)':>14}")
     print("-" * 90)
     for stage, label in STAGES.items():
         share = flow_stages[stage] / flow_wall
         print(f"{label:<58}{flow_stages[stage]:>10.2f}{share:>8.1%}{lib_stages[stage]:>14.2f}")
-    print(f"{'Prefect run overhead (flow + task runs, artifacts, logs)':<58}{prefect_overhead:>10.2f}"
-          f"{prefect_overhead / flow_wall:>8.1%}{lib_wall - sum(lib_stages.values()):>14.2f}")  # fmt: skip
+    print(
+        f"{'Prefect run overhead (flow + task runs, artifacts, logs)':<58}{prefect_overhead:>10.2f}"
+        f"{prefect_overhead / flow_wall:>8.1%}{lib_wall - sum(lib_stages.values()):>14.2f}"
+    )
     print("-" * 90)
     print(f"{'seeding wall time':<58}{flow_wall:>10.2f}{1:>8.0%}{lib_wall:>14.2f}")
     print()

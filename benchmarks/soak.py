@@ -117,8 +117,13 @@ class Sampler(threading.Thread):
                 if len(self.samples[name]) % REPORT_EVERY_SAMPLES == 0:
                     process.send_signal(signal.SIGUSR2)  # lib.observability.memory
                 with process.oneshot():
-                    figures = Sample(time.monotonic(), process.memory_info().rss, process.num_fds(),
-                                     process.num_threads(), len(process.children(recursive=True)))  # fmt: skip
+                    figures = Sample(
+                        time.monotonic(),
+                        process.memory_info().rss,
+                        process.num_fds(),
+                        process.num_threads(),
+                        len(process.children(recursive=True)),
+                    )
             except psutil.Error:
                 continue
             self.samples[name].append(figures)
@@ -263,12 +268,21 @@ def documents_log(stack: Path) -> Path:
 def memory_reports(log: Path) -> list[dict[str, str]]:
     """The figures of each ``service.memory`` line in a service's log, oldest first."""
     lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-    return [dict(re.findall(r"(\w+)=(\S+)", line.split("service.memory ", 1)[1])) for line in lines
-            if "service.memory " in line]  # fmt: skip
+    return [
+        dict(re.findall(r"(\w+)=(\S+)", line.split("service.memory ", 1)[1]))
+        for line in lines
+        if "service.memory " in line
+    ]
 
 
-def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: float,
-           ingestions: list[Ingestion], audit: subprocess.CompletedProcess[str]) -> bool:  # fmt: skip
+def report(
+    args: argparse.Namespace,
+    tally: Tally,
+    sampler: Sampler,
+    started: float,
+    ingestions: list[Ingestion],
+    audit: subprocess.CompletedProcess[str],
+) -> bool:
     ok = True
     total = sum(len(v) for v in tally.latencies.values())
     errors = sum(len(v) for v in tally.errors.values())
@@ -277,8 +291,12 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: fl
         warm_up = f"warm-up {args.warmup_minutes:g} min, fixed"
     else:
         warm_at = plateau(sampler.samples, started)
-        warm_up = (f"warm-up {(warm_at - started) / 60:.1f} min, until RSS grew <{PLATEAU_TOLERANCE:.0%} in "
-                   f"{PLATEAU_WINDOW_S / 60:g} min" if warm_at is not None else "RSS never levelled off")  # fmt: skip
+        warm_up = (
+            f"warm-up {(warm_at - started) / 60:.1f} min, until RSS grew <{PLATEAU_TOLERANCE:.0%} in "
+            f"{PLATEAU_WINDOW_S / 60:g} min"
+            if warm_at is not None
+            else "RSS never levelled off"
+        )
     if warm_at is None or warm_at > started + args.minutes * 30:
         ok = False
         warm_up += ": too little of the run left after it to measure growth"
@@ -305,23 +323,32 @@ def report(args: argparse.Namespace, tally: Tally, sampler: Sampler, started: fl
             continue
         warm, end = pair
         grew = end.rss / warm.rss - 1
-        print(f"  {name:<12}{warm.rss / 2**20:>12.0f}{end.rss / 2**20:>11.0f}{grew:>8.1%}"
-              f"{f'{warm.fds}->{end.fds}':>10}{f'{warm.threads}->{end.threads}':>10}"
-              f"{f'{warm.children}->{end.children}':>10}")  # fmt: skip
+        print(
+            f"  {name:<12}{warm.rss / 2**20:>12.0f}{end.rss / 2**20:>11.0f}{grew:>8.1%}"
+            f"{f'{warm.fds}->{end.fds}':>10}{f'{warm.threads}->{end.threads}':>10}"
+            f"{f'{warm.children}->{end.children}':>10}"
+        )
         ok &= grew <= RSS_GROWTH_GOAL and end.children <= warm.children and end.fds <= warm.fds + 5
         ok &= end.threads <= warm.threads + 2
     print("  RSS MB every 5 minutes (a leak keeps climbing; caches filling level off):")
     for name, watched in sampler.samples.items():
         marks = [s for i, s in enumerate(watched) if i % int(300 / SAMPLE_EVERY_S) == 0] + watched[-1:]
         print(f"  {name:<12}" + " ".join(f"{s.rss / 2**20:.0f}" for s in marks))
-    print("  each server's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
-          + (" / tracemalloc's MB" if os.environ.get("POLICY_KB_TRACE_ALLOCATIONS") else ""))  # fmt: skip
+    print(
+        "  each server's heap every 5 minutes: Python's blocks (thousands) / glibc's freed-but-held MB"
+        + (" / tracemalloc's MB" if os.environ.get("POLICY_KB_TRACE_ALLOCATIONS") else "")
+    )
     logs = {name: args.stack / "logs" / f"{name}.log" for name in ("replica-a", "replica-b")}
     for name, log in (logs | {"documents": documents_log(args.stack)}).items():
         reports = memory_reports(log)
-        print(f"  {name:<12}" + " ".join(
-            f"{int(r['python_blocks']) // 1000}/{int(r.get('malloc_free', 0)) / 2**20:.0f}"
-            + (f"/{int(r['traced']) / 2**20:.0f}" if "traced" in r else "") for r in reports))  # fmt: skip
+        print(
+            f"  {name:<12}"
+            + " ".join(
+                f"{int(r['python_blocks']) // 1000}/{int(r.get('malloc_free', 0)) / 2**20:.0f}"
+                + (f"/{int(r['traced']) / 2**20:.0f}" if "traced" in r else "")
+                for r in reports
+            )
+        )
     verdict = "clean" if audit.returncode == 0 else f"findings (exit {audit.returncode})"
     print(f"  audit: {verdict}")
     if audit.returncode != 0:
@@ -335,8 +362,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stack", type=Path, required=True, help="folder of a running `policy-kb stack up`")
     parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--warmup-minutes", type=float, default=None,
-                        help="a fixed warm-up; unset: until RSS levels off (PLATEAU_WINDOW_S)")  # fmt: skip
+    parser.add_argument(
+        "--warmup-minutes",
+        type=float,
+        default=None,
+        help="a fixed warm-up; unset: until RSS levels off (PLATEAU_WINDOW_S)",
+    )
     parser.add_argument("--clients", type=int, default=6)
     parser.add_argument("--upload-every", type=float, default=5.0, help="minutes between policy uploads")
     parser.add_argument("--pdf", type=Path, default=DEFAULT_PDF)
@@ -351,10 +382,18 @@ def main() -> None:
         "KB_MCP_PORT": str(free_port()),
         "POLICY_KB_PORT": str(free_port()),
     }
-    documents = start_service([sys.executable, "-m", "deployments.cli", "serve", "--servers", "document-store,kb"],
-                              env, health_ok(f"http://127.0.0.1:{port}"), log=documents_log(args.stack))  # fmt: skip
-    urls = {"replica-a": layout.url("replica-a"), "replica-b": layout.url("replica-b"),
-            "documents": f"http://127.0.0.1:{port}", "kb": f"http://127.0.0.1:{env['KB_MCP_PORT']}"}  # fmt: skip
+    documents = start_service(
+        [sys.executable, "-m", "deployments.cli", "serve", "--servers", "document-store,kb"],
+        env,
+        health_ok(f"http://127.0.0.1:{port}"),
+        log=documents_log(args.stack),
+    )
+    urls = {
+        "replica-a": layout.url("replica-a"),
+        "replica-b": layout.url("replica-b"),
+        "documents": f"http://127.0.0.1:{port}",
+        "kb": f"http://127.0.0.1:{env['KB_MCP_PORT']}",
+    }
     try:
         first = Ingestion(SOURCE)
         ingest_in_background(urls["replica-a"], key, args.pdf, first)
@@ -364,8 +403,11 @@ def main() -> None:
         started = time.monotonic()
         stop_at = started + args.minutes * 60
         ingestions: list[Ingestion] = []
-        uploader = threading.Thread(target=uploads, daemon=True, args=(urls["replica-a"], key, args.pdf,
-                                    args.upload_every * 60, stop_at, ingestions))  # fmt: skip
+        uploader = threading.Thread(
+            target=uploads,
+            daemon=True,
+            args=(urls["replica-a"], key, args.pdf, args.upload_every * 60, stop_at, ingestions),
+        )
         uploader.start()
         tally = Tally()
 
@@ -377,8 +419,14 @@ def main() -> None:
         sampler.done.set()
         sampler.join()
         sampler.sample()
-        audit = subprocess.run([sys.executable, "-m", "deployments.cli", "audit"], env={**os.environ, **env},
-                               capture_output=True, text=True, timeout=900, cwd=ROOT)  # fmt: skip
+        audit = subprocess.run(
+            [sys.executable, "-m", "deployments.cli", "audit"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=ROOT,
+        )
         ok = report(args, tally, sampler, started, ingestions, audit)
     finally:
         documents.stop()

@@ -183,8 +183,10 @@ def ingest_in_background(url: str, key: str, pdf: Path, ingestion: Ingestion) ->
         try:
             found = api.get(f"/policies/{ingestion.source}")
             if found.status_code == 404:
-                api.post("/policies", json={"source": ingestion.source, "title": "Load benchmark policy",
-                                            "category": "national_policy"}).raise_for_status()  # fmt: skip
+                api.post(
+                    "/policies",
+                    json={"source": ingestion.source, "title": "Load benchmark policy", "category": "national_policy"},
+                ).raise_for_status()
                 earlier: list[dict[str, str]] = []
             else:
                 found.raise_for_status()
@@ -221,8 +223,10 @@ def ingest_in_background(url: str, key: str, pdf: Path, ingestion: Ingestion) ->
 
 
 def run_phase(args: argparse.Namespace, urls: list[str], pool: ProcessPoolExecutor) -> None:
-    print(f"\n== {len(urls)} replica(s): {', '.join(urls)}; {args.clients} clients in {args.processes} processes; "
-          + (f"{args.calls} calls each" if args.calls else f"{args.seconds:.0f} s"))  # fmt: skip
+    print(
+        f"\n== {len(urls)} replica(s): {', '.join(urls)}; {args.clients} clients in {args.processes} processes; "
+        + (f"{args.calls} calls each" if args.calls else f"{args.seconds:.0f} s")
+    )
     sampler = RssSampler(urls)
     sampler.start()
     start_at = time.time() + 5.0  # the client processes start and initialise their sessions before this
@@ -247,18 +251,24 @@ def run_phase(args: argparse.Namespace, urls: list[str], pool: ProcessPoolExecut
     errors = [e for r in results for e in r.errors]
     firsts = np.asarray([r.samples_ms[0] for r in results if r.samples_ms])
     empty = sum(r.empty for r in results)
-    print(f"calls {len(samples) + len(errors)}, errors {len(errors)} (goal 0), {len(samples) / elapsed:.0f} calls/s, "
-          f"{empty} of them answered with no passage (goal 0: every day searched has a revision in force)")  # fmt: skip
+    print(
+        f"calls {len(samples) + len(errors)}, errors {len(errors)} (goal 0), {len(samples) / elapsed:.0f} calls/s, "
+        f"{empty} of them answered with no passage (goal 0: every day searched has a revision in force)"
+    )
     for error in sorted(set(errors))[:5]:
         print(f"  error: {error}")
     if len(samples):
         p50, p95, p99 = percentiles(samples)
         (first_p99,) = percentiles(firsts, (99,))
-        print(f"latency ms: p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f}  max {samples.max():.1f}  "
-              f"(first call of each client: p99 {first_p99:.1f}, max {firsts.max():.1f})")  # fmt: skip
+        print(
+            f"latency ms: p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f}  max {samples.max():.1f}  "
+            f"(first call of each client: p99 {first_p99:.1f}, max {firsts.max():.1f})"
+        )
     if ingester is not None:
-        print(f"background ingestion {ingestion.source}/{ingestion.revision_id}: {ingestion.outcome} "
-              f"in {ingestion.seconds:.1f} s")  # fmt: skip
+        print(
+            f"background ingestion {ingestion.source}/{ingestion.revision_id}: {ingestion.outcome} "
+            f"in {ingestion.seconds:.1f} s"
+        )
     for url, (own, children) in sampler.peak.items():
         process = sampler.processes[url]
         pid = process.pid if process is not None else "?"
@@ -274,8 +284,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=0, help="calls per client instead of a duration")
     parser.add_argument("--pdf", type=Path, default=DEFAULT_PDF, help="the PDF the background ingestion uploads")
     parser.add_argument("--no-ingest", action="store_true", help="searches only")
-    parser.add_argument("--single-too", action=argparse.BooleanOptionalAction, default=True,
-                        help="with several URLs, run again against the first alone")  # fmt: skip
+    parser.add_argument(
+        "--single-too",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with several URLs, run again against the first alone",
+    )
     parser.add_argument("--api-key", default="", help="bearer key of the services (MCP_API_KEY)")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()

@@ -124,11 +124,16 @@ def main() -> None:
             browser.close()
         server.should_exit = True
         thread.join(timeout=15)  # before the embedded Redis stops under it
-        print(f"/ui search in headless Chromium, {len(questions)} NPPF questions x {args.rounds} rounds, "
-              f"as of {' and '.join(DAYS)}; 10 citations each")  # fmt: skip
+        print(
+            f"/ui search in headless Chromium, {len(questions)} NPPF questions x {args.rounds} rounds, "
+            f"as of {' and '.join(DAYS)}; 10 citations each"
+        )
         print(f"  first question after start: {first[0]:.1f} ms to the first citation")
-        for name, samples in (("click -> first citation", shown), ("server answer (resource timing)", answered),
-                              ("page load -> first citation", loads)):  # fmt: skip
+        for name, samples in (
+            ("click -> first citation", shown),
+            ("server answer (resource timing)", answered),
+            ("page load -> first citation", loads),
+        ):
             p50, p95 = percentiles(samples, (50, 95))
             print(f"  {name:<34} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {max(samples):7.1f} ms  (n={len(samples)})")
     finally:

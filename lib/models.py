@@ -5,17 +5,34 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, model_validator
 
 SECTION_KINDS = (
-    "policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary", "modification", "page",
+    "policy",
+    "paragraph",
+    "chapter",
+    "appendix",
+    "table",
+    "figure",
+    "footnote",
+    "glossary",
+    "modification",
+    "page",
     "front-matter",
-)  # fmt: skip
+)
 """What a section is: ``kind`` of ``Section`` and of its chunks."""
 FALLBACK_KINDS = frozenset({"chapter", "appendix", "page", "front-matter"})
 """Kinds that cite text by where it sits (a chapter's or page's text) rather than by a number the plan prints."""
 _KIND_BY_PREFIX = (
-    ("Para ", "paragraph"), ("Policy ", "policy"), ("Chapter ", "chapter"), ("Annex ", "appendix"),
-    ("Appendix ", "appendix"), ("Schedule ", "appendix"), ("Table ", "table"), ("Figure ", "figure"),
-    ("Footnote ", "footnote"), ("Glossary: ", "glossary"), ("Page ", "page"),
-)  # fmt: skip
+    ("Para ", "paragraph"),
+    ("Policy ", "policy"),
+    ("Chapter ", "chapter"),
+    ("Annex ", "appendix"),
+    ("Appendix ", "appendix"),
+    ("Schedule ", "appendix"),
+    ("Table ", "table"),
+    ("Figure ", "figure"),
+    ("Footnote ", "footnote"),
+    ("Glossary: ", "glossary"),
+    ("Page ", "page"),
+)
 
 
 def kind_of_ref(section_ref: str) -> str:

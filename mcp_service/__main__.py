@@ -141,10 +141,16 @@ def serve(
         # Several processes, so request handling (mostly Python, under the GIL) uses every core. Each worker
         # builds its app from the environment; the app keeps no state that workers would need to share.
         share_metrics_between_workers(settings)  # /metrics on any worker sums them all
-        uvicorn.run(f"{SERVERS['policy-kb'].module}:create_worker_app", factory=True,
-                    workers=settings.service.policy_kb_workers, host=settings.service.host,
-                    port=port or settings.service.policy_kb_port, proxy_headers=True, log_level="info",
-                    log_config=UVICORN_LOG_CONFIG)  # fmt: skip
+        uvicorn.run(
+            f"{SERVERS['policy-kb'].module}:create_worker_app",
+            factory=True,
+            workers=settings.service.policy_kb_workers,
+            host=settings.service.host,
+            port=port or settings.service.policy_kb_port,
+            proxy_headers=True,
+            log_level="info",
+            log_config=UVICORN_LOG_CONFIG,
+        )
         return
     stores = open_stores(settings)
     group: list[uvicorn.Server] = []

@@ -70,14 +70,24 @@ def new_mcp_server(name: str, instructions: str, extensions: Sequence[Extension]
     # Stateless Streamable HTTP ends a "session" per request, and the SDK logs each at INFO.
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     # No change notifications are ever sent (the tools are fixed): subscriptions=False, so no listChanged is claimed.
-    server = MCPServer(name, instructions=instructions, version=VERSION, subscriptions=False,
-                       extensions=list(extensions), middleware=[bounded_rpc_errors, envelope_sdk_errors])  # fmt: skip
+    server = MCPServer(
+        name,
+        instructions=instructions,
+        version=VERSION,
+        subscriptions=False,
+        extensions=list(extensions),
+        middleware=[bounded_rpc_errors, envelope_sdk_errors],
+    )
     # Outside the envelope, so an outcome is the error_type the client reads; then what the server advertises
     # (``tools.capabilities``), what a read-only caller may see and call (``tools.access``) and the tool
     # schemas as published (``tools.schemas``).
     at = server.middleware.index(envelope_sdk_errors)
-    server.middleware[at:at] = [OperationMetrics(name, server.list_tools), HonestCapabilities(server),
-                                ReadOnlyAccess(server), CompactToolList()]  # fmt: skip
+    server.middleware[at:at] = [
+        OperationMetrics(name, server.list_tools),
+        HonestCapabilities(server),
+        ReadOnlyAccess(server),
+        CompactToolList(),
+    ]
     return server
 
 
@@ -118,12 +128,22 @@ class Access:
     def require_credentials(self, settings: Settings) -> None:
         """Start-up refuses an open server unless ``ALLOW_UNAUTHENTICATED``, and then on loopback only
         (``auth.require_credentials``)."""
-        require_credentials(self.server, secured=self.secured, key_names=self.key_names,
-                            allow_open=settings.service.allow_unauthenticated, host=settings.service.host)  # fmt: skip
+        require_credentials(
+            self.server,
+            secured=self.secured,
+            key_names=self.key_names,
+            allow_open=settings.service.allow_unauthenticated,
+            host=settings.service.host,
+        )
 
     def middleware_options(self) -> dict[str, Any]:
-        return {"api_key": self.api_key, "read_api_key": self.read_api_key, "oauth": self.oauth,
-                "rate_limiter": self.rate_limiter, "server": self.server}  # fmt: skip
+        return {
+            "api_key": self.api_key,
+            "read_api_key": self.read_api_key,
+            "oauth": self.oauth,
+            "rate_limiter": self.rate_limiter,
+            "server": self.server,
+        }
 
     def metadata_routes(self, resource_name: str) -> list[BaseRoute]:
         """RFC 9728 metadata, for the server (``/.well-known/oauth-protected-resource``) and for its ``/mcp``
@@ -223,8 +243,9 @@ def create_mcp_app(
                 heap.trim()  # the warm-up's peak (slices read from Chroma) leaves RSS before the first request
                 forever += [heap.thaw_loop, heap.trim_loop]
             auth = "+".join(name for name, on in (("keys", access.api_key), ("oauth", access.oauth)) if on) or "off"
-            logger.info("service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port,
-                        auth)  # fmt: skip
+            logger.info(
+                "service.started server=%s host=%s port=%d auth=%s", server.name, settings.service.host, port, auth
+            )
             try:
                 async with anyio.create_task_group() as loops:
                     for loop in forever:

@@ -125,17 +125,29 @@ def consistency_check(stores: PolicyStores, budget_s: float = CONSISTENCY_BUDGET
             checked += 1
             expected = 0 if rev.status == RevisionStatus.FAILED else rev.chunk_count
             if rev.status != RevisionStatus.PROCESSING and stored != expected:
-                mismatches.append(CountMismatch(source=rev.source, revision_id=rev.revision_id,
-                                                status=rev.status.value, registry_chunk_count=expected,
-                                                stored_chunks=stored))  # fmt: skip
+                mismatches.append(
+                    CountMismatch(
+                        source=rev.source,
+                        revision_id=rev.revision_id,
+                        status=rev.status.value,
+                        registry_chunk_count=expected,
+                        stored_chunks=stored,
+                    )
+                )
         complete = checked == len(revisions)
         orphans = max(0, total - counted) if complete else 0
         registered = {revision_ref(r.source, r.revision_id) for r in revisions}
         named, named_all = _orphan_revisions(stores, registered, deadline) if orphans else ([], True)
     except Exception as exc:
         logger.warning("health.consistency_failed error=%s", type(exc).__name__)
-        return Consistency(ok=False, complete=False, revisions_checked=0, orphan_chunks=0, latency_ms=_ms(started),
-                           error=f"{type(exc).__name__}: {exc}"[:300])  # fmt: skip
+        return Consistency(
+            ok=False,
+            complete=False,
+            revisions_checked=0,
+            orphan_chunks=0,
+            latency_ms=_ms(started),
+            error=f"{type(exc).__name__}: {exc}"[:300],
+        )
     return Consistency(
         ok=not mismatches and not orphans,
         complete=complete and (named_all or not orphans),

@@ -98,8 +98,12 @@ def thaw() -> int:
     finally:
         _state["thawing"] = 0
     _state["refrozen"], _state["thawed_at"] = 0, time.monotonic()
-    logger.info("service.heap_thawed unreachable=%d frozen=%d ms=%.1f", found, gc.get_freeze_count(),
-                (time.perf_counter() - started) * 1000)  # fmt: skip
+    logger.info(
+        "service.heap_thawed unreachable=%d frozen=%d ms=%.1f",
+        found,
+        gc.get_freeze_count(),
+        (time.perf_counter() - started) * 1000,
+    )
     return found
 
 

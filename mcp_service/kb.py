@@ -97,9 +97,13 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     )
     engine_app: ASGIApp | None = None
     if self_engine:
-        require_credentials("kb-engine", secured=configured_key(settings.auth.api_key) is not None,
-                            key_names="MCP_API_KEY", allow_open=settings.service.allow_unauthenticated,
-                            host=settings.service.host)  # fmt: skip
+        require_credentials(
+            "kb-engine",
+            secured=configured_key(settings.auth.api_key) is not None,
+            key_names="MCP_API_KEY",
+            allow_open=settings.service.allow_unauthenticated,
+            host=settings.service.host,
+        )
         engine_app = BearerAuthMiddleware(
             create_rest_app(stores),
             api_key=settings.auth.api_key,

@@ -59,8 +59,14 @@ def create_worker_app() -> ASGIApp:
 
 def policy_access(settings: Settings) -> Access:
     """Who may call the policy-kb server: ``MCP_API_KEY``, ``MCP_READ_API_KEY``, OAuth scope ``policy``."""
-    return server_access(settings, server="policy-kb", scope="policy", port=settings.service.policy_kb_port,
-                         api_key=settings.auth.api_key, read_api_key=settings.auth.read_api_key)  # fmt: skip
+    return server_access(
+        settings,
+        server="policy-kb",
+        scope="policy",
+        port=settings.service.policy_kb_port,
+        api_key=settings.auth.api_key,
+        read_api_key=settings.auth.read_api_key,
+    )
 
 
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:

@@ -26,6 +26,7 @@ async def sweep_uploads(staging: UploadStaging, every_seconds: int) -> None:
             logger.warning("kb_upload.sweep_failed error_type=%s", exc.error_type)
         else:
             if cleaned is not None:
-                logger.info("kb_upload.swept expired=%d orphan_objects=%d", cleaned.expired_uploads,
-                            cleaned.orphan_objects)  # fmt: skip
+                logger.info(
+                    "kb_upload.swept expired=%d orphan_objects=%d", cleaned.expired_uploads, cleaned.orphan_objects
+                )
         await anyio.sleep(every_seconds)

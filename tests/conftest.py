@@ -95,11 +95,24 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
         pytest.fail("redis-server is not installed: run `make test`, which installs it", pytrace=False)
     port = free_port()
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory), "--save", "",
-         "--appendonly", "yes", "--protected-mode", "yes"],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(directory),
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--protected-mode",
+            "yes",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    )
     url = f"redis://127.0.0.1:{port}/0"
 
     def answers() -> bool:

@@ -39,7 +39,9 @@ def replica_of(policies: PolicyStores, snapshot_dir: Path | None = None) -> Poli
     index snapshots in ``snapshot_dir`` if given."""
     registry = PolicyRegistry(redis_client(policies.settings))
     vectors = PolicyVectorStore(
-        open_chroma(policies.settings.chroma), policies.vectors.collection.name, changed=registry.chunks_changed,
+        open_chroma(policies.settings.chroma),
+        policies.vectors.collection.name,
+        changed=registry.chunks_changed,
         snapshot_dir=snapshot_dir,
-    )  # fmt: skip
+    )
     return dataclasses.replace(policies, registry=registry, resolver=EffectiveDateResolver(registry), vectors=vectors)

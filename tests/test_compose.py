@@ -185,8 +185,18 @@ def test_the_local_stack_sets_the_same_settings_names_as_compose(
     stack = StackLayout.with_free_ports(tmp_path).settings_env()
     ours = environment(compose["services"]["mcp"])
     assert set(stack) <= settings_aliases() | set(THIRD_PARTY_FOR_OUR_IMAGE)
-    shared = {"REDIS_URL", "CHROMA_HOST", "CHROMA_PORT", "OBJECT_STORE_URL", "S3_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
-              "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "PREFECT_API_URL", "POLICY_KB_DATA_DIR"}  # fmt: skip
+    shared = {
+        "REDIS_URL",
+        "CHROMA_HOST",
+        "CHROMA_PORT",
+        "OBJECT_STORE_URL",
+        "S3_ENDPOINT_URL",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_DEFAULT_REGION",
+        "PREFECT_API_URL",
+        "POLICY_KB_DATA_DIR",
+    }
     assert shared <= set(stack) & set(ours)
     assert stack["OBJECT_STORE_URL"] == ours["OBJECT_STORE_URL"]
     assert stack["AWS_ACCESS_KEY_ID"] == ours["AWS_ACCESS_KEY_ID"]
@@ -200,8 +210,12 @@ def test_the_local_stack_sets_the_same_settings_names_as_compose(
 
 SERVERS = {"mcp": {"policy-kb": 3003, "document-store": 3002}, "kb": {"kb": 3004}, "governance": {"governance": 3005}}
 """The container of each MCP server and its port (``mcp_service.__main__.SERVERS``)."""
-PORT_VARIABLES = {"policy-kb": "POLICY_KB_PORT", "document-store": "DOCUMENT_STORE_PORT", "kb": "KB_MCP_PORT",
-                  "governance": "GOVERNANCE_PORT"}  # fmt: skip
+PORT_VARIABLES = {
+    "policy-kb": "POLICY_KB_PORT",
+    "document-store": "DOCUMENT_STORE_PORT",
+    "kb": "KB_MCP_PORT",
+    "governance": "GOVERNANCE_PORT",
+}
 
 
 def test_all_four_servers_run_in_containers_on_every_interface_with_their_ports_published_and_checked(
@@ -211,8 +225,12 @@ def test_all_four_servers_run_in_containers_on_every_interface_with_their_ports_
 
     services = compose["services"]
     assert {server for servers in SERVERS.values() for server in servers} == set(SERVED)
-    exposed = {int(p) for line in (ROOT / "deployments/Dockerfile").read_text().splitlines()
-               if line.startswith("EXPOSE") for p in line.split()[1:]}  # fmt: skip
+    exposed = {
+        int(p)
+        for line in (ROOT / "deployments/Dockerfile").read_text().splitlines()
+        if line.startswith("EXPOSE")
+        for p in line.split()[1:]
+    }
     for name, ports in SERVERS.items():
         service = services[name]
         env = environment(service)

@@ -16,9 +16,10 @@ def test_this_session_draws_its_ports_from_its_workers_range_below_the_ephemeral
     bounds = port_range()
     assert bounds is not None, f"tests/conftest.py sets {PORT_RANGE_ENV}"
     assert bounds == worker_port_range(
-        os.environ.get("PYTEST_XDIST_WORKER"), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")),
+        os.environ.get("PYTEST_XDIST_WORKER"),
+        int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")),
         ephemeral_port_low(),
-    )  # fmt: skip
+    )
     ports = [free_port() for _ in range(200)]
     assert len(set(ports)) == len(ports), "no port is handed out twice"
     assert all(bounds[0] <= port <= bounds[1] < ephemeral_port_low() for port in ports)

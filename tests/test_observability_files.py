@@ -59,8 +59,11 @@ def test_every_metric_the_rules_and_the_dashboard_name_is_exposed(
 
 
 def test_the_alert_rules_cover_error_rate_p99_audit_findings_and_stuck_revisions() -> None:
-    rules = {rule["alert"]: rule for g in yaml.safe_load((OBSERVABILITY / "alerts.yml").read_text())["groups"]
-             for rule in g["rules"]}  # fmt: skip
+    rules = {
+        rule["alert"]: rule
+        for g in yaml.safe_load((OBSERVABILITY / "alerts.yml").read_text())["groups"]
+        for rule in g["rules"]
+    }
     assert {"ToolErrorRateHigh", "ToolLatencyP99High", "AuditFindings", "StuckRevisions"} <= set(rules)
     assert "histogram_quantile(0.99" in rules["ToolLatencyP99High"]["expr"]
     assert all(rule["annotations"]["summary"] and rule["labels"]["severity"] for rule in rules.values())

@@ -123,8 +123,9 @@ def reindex(source: str, revision_id: str) -> None:
 
     stores = open_stores_from_env()
     try:
-        result = run_with_progress(stores, [(source, revision_id)], reindex_policy_revision, source=source,
-                                    revision_id=revision_id)  # fmt: skip
+        result = run_with_progress(
+            stores, [(source, revision_id)], reindex_policy_revision, source=source, revision_id=revision_id
+        )
     except KBError as exc:
         fail(exc)
     typer.echo(

@@ -30,8 +30,9 @@ DECISION_QUESTION = "Why is there a search lane?"
 def demo() -> None:
     """Seed the bundled NPPF revisions through the seed flow and answer one question as of two dates; then
     ingest the project's decision records as a governance corpus and ask them why there is a search lane."""
-    typer.secho("Seeding the bundled policies (first run: a minute or two; Prefect's local API starts first)…",
-                bold=True)  # fmt: skip
+    typer.secho(
+        "Seeding the bundled policies (first run: a minute or two; Prefect's local API starts first)…", bold=True
+    )
     try:
         stores = open_stores_from_env()
         run_seed(stores, SEED_FILE)

@@ -26,8 +26,17 @@ BUCKET = "policy-kb"
 S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "policykb", "AWS_SECRET_ACCESS_KEY": "policykb-dev-secret"}
 """moto accepts any credentials; these are docker-compose's MinIO defaults, so the two stacks read alike."""
 
-DEFAULT_PORTS = {"redis": 6390, "chroma": 8000, "s3": 9000, "prefect": 4200, "replica-a": 3003, "replica-b": 3013,
-                 "document-store": 3002, "kb": 3004, "governance": 3005}  # fmt: skip
+DEFAULT_PORTS = {
+    "redis": 6390,
+    "chroma": 8000,
+    "s3": 9000,
+    "prefect": 4200,
+    "replica-a": 3003,
+    "replica-b": 3013,
+    "document-store": 3002,
+    "kb": 3004,
+    "governance": 3005,
+}
 """The ports of ``policy-kb stack up``; ``--free-ports`` (and the tests) pick free ones instead. The ``servers``
 process serves the other three MCP servers (document-store, kb in front of replica-a's engine, governance) as
 docker-compose's ``mcp``, ``kb`` and ``governance`` containers do, over the same stores, with one model loaded."""

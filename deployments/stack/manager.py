@@ -89,9 +89,13 @@ def up(layout: StackLayout, timeout: float = UP_TIMEOUT_S) -> subprocess.Popen[b
     with open(layout.logs / "supervisord.out", "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "supervisor.supervisord", "-n", "-c", str(conf)],
-            cwd=PROJECT_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
 
     def alive() -> bool:
         if proc.poll() is not None:
@@ -167,13 +171,17 @@ def status(directory: Path) -> list[ProcessStatus]:
         last = past.last_exit if past else None
         rows.append(
             ProcessStatus(
-                name, pid, layout.ports.get(name), check(name, layout), rss,
+                name,
+                pid,
+                layout.ports.get(name),
+                check(name, layout),
+                rss,
                 state=str(info.get("statename", "-")),
                 restarts=past.restarts if past else 0,
                 last_exit=last.describe() if last else None,
                 spawn_error=str(info.get("spawnerr") or "") or None,
             )
-        )  # fmt: skip
+        )
     return rows
 
 

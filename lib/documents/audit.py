@@ -153,8 +153,11 @@ def audit_documents(stores: DocumentStores, *, now: datetime | None = None) -> D
     )
     logger.info(
         "documents.audit_done documents=%d chunks=%d files=%d findings=%d",
-        report.documents, report.chunks, report.files, len(findings),
-    )  # fmt: skip
+        report.documents,
+        report.chunks,
+        report.files,
+        len(findings),
+    )
     record_audit("documents", report.counts())
     return report
 
@@ -175,9 +178,13 @@ def repair_document_findings(stores: DocumentStores, findings: Iterable[Document
         )
         (logger.info if ok else logger.warning)(
             "documents.audit_repair kind=%s application_ref=%s document_id=%s key=%s ok=%s outcome=%s",
-            finding.kind.value, finding.application_ref or "-", finding.document_id or "-", finding.key or "-", ok,
+            finding.kind.value,
+            finding.application_ref or "-",
+            finding.document_id or "-",
+            finding.key or "-",
+            ok,
             outcome,
-        )  # fmt: skip
+        )
     return actions
 
 
@@ -211,9 +218,13 @@ def _rebuild(stores: DocumentStores, record: DocumentRecord) -> str:
     stores.registry.remove(record)
     stores.chunks.delete_document(record.document_id)
     result = ingest_document_bytes(
-        stores, data, file_name=record.source_file, application_ref=record.application_ref,
-        document_type=record.document_type, file_path=record.file_path,
-    )  # fmt: skip
+        stores,
+        data,
+        file_name=record.source_file,
+        application_ref=record.application_ref,
+        document_type=record.document_type,
+        file_path=record.file_path,
+    )
     if isinstance(result, IngestSuccess):
         return f"re-ingested: {result.chunks_created} chunks"
     return f"re-ingested: {result.status}"

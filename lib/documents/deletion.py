@@ -24,8 +24,11 @@ def delete_document(stores: DocumentStores, document_id: str) -> DeletedDocument
     file_removed = stores.objects.delete(record.object_key)
     logger.info(
         "documents.deleted application_ref=%s document_id=%s chunks=%d file_removed=%s",
-        record.application_ref, record.document_id, chunks_removed, file_removed,
-    )  # fmt: skip
+        record.application_ref,
+        record.document_id,
+        chunks_removed,
+        file_removed,
+    )
     return DeletedDocument(
         document_id=record.document_id,
         application_ref=record.application_ref,

@@ -84,13 +84,18 @@ class ApplicationIndexes:
             )
             if (meta or {}).get("document_id") in registered
         )
-        logger.info("documents.index_loaded application_ref=%s generation=%s chunks=%d", application_ref, stamp,
-                    len(rows))  # fmt: skip
+        logger.info(
+            "documents.index_loaded application_ref=%s generation=%s chunks=%d", application_ref, stamp, len(rows)
+        )
         return CorpusIndex.from_embeddings(
-            application_ref, stamp, [r[0] for r in rows],
+            application_ref,
+            stamp,
+            [r[0] for r in rows],
             np.asarray([r[3] for r in rows], dtype=np.float32) if rows else np.zeros((0, 0), np.float32),
-            [r[1] for r in rows], [r[2] for r in rows], document_lexical_text,
-        )  # fmt: skip
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            document_lexical_text,
+        )
 
     def _unchanged(self, index: CorpusIndex) -> bool:
         """Whether Chroma and the registry still give exactly ``index``'s rows (no vectors read)."""

@@ -94,9 +94,13 @@ def ingest_document(
     resolve_allowed(file_path, stores.settings.files.allowed_roots)  # the path rule first, before anything else is said
     data = read_allowed_file(stores.settings, file_path)
     return ingest_document_bytes(
-        stores, data, file_name=PurePath(str(file_path)).name, application_ref=ref, document_type=document_type,
+        stores,
+        data,
+        file_name=PurePath(str(file_path)).name,
+        application_ref=ref,
+        document_type=document_type,
         file_path=str(file_path),
-    )  # fmt: skip
+    )
 
 
 def ingest_document_bytes(
@@ -135,12 +139,24 @@ def ingest_document_bytes(
         if document is None:
             logger.info(
                 "documents.skipped application_ref=%s document_id=%s reason=image_based image_ratio=%.3f pages=%d",
-                ref, document_id, image_ratio, len(ratios),
-            )  # fmt: skip
+                ref,
+                document_id,
+                image_ratio,
+                len(ratios),
+            )
             return SkippedDocument(image_ratio=round(image_ratio, 3), total_pages=len(ratios))
-        return _store(stores, data, document, file_name=file_name, file_path=file_path or file_name,
-                      file_type=file_type, ref=ref, sha=sha, document_id=document_id,
-                      document_type=document_type)  # fmt: skip
+        return _store(
+            stores,
+            data,
+            document,
+            file_name=file_name,
+            file_path=file_path or file_name,
+            file_type=file_type,
+            ref=ref,
+            sha=sha,
+            document_id=document_id,
+            document_type=document_type,
+        )
 
 
 def _already_ingested(record: DocumentRecord, application_ref: str, sha: str) -> AlreadyIngested:
@@ -157,9 +173,12 @@ def _extract(settings: Settings, data: bytes, file_name: str, *, image_heavy: bo
     """The document's pages, or None when it is image-based with nothing readable without OCR."""
     if not image_heavy:
         return extract_document(
-            data, file_name=file_name, enable_ocr=settings.extraction.enable_ocr,
-            ocr_workers=settings.extraction.ocr_workers, dpi=settings.extraction.ocr_dpi,
-        )  # fmt: skip
+            data,
+            file_name=file_name,
+            enable_ocr=settings.extraction.enable_ocr,
+            ocr_workers=settings.extraction.ocr_workers,
+            dpi=settings.extraction.ocr_dpi,
+        )
     try:
         document = extract_document(data, file_name=file_name, enable_ocr=False)
     except NoContentError:
@@ -195,11 +214,16 @@ def _store(
     ids = [document_chunk_id(document_id, chunk.page_numbers[0], chunk.chunk_index) for chunk in chunks]
     metadatas = [
         document_chunk_metadata(
-            chunk, application_ref=ref, document_id=document_id, source_file=file_name, document_type=doc_type,
-            total_chunks=len(chunks), extraction_method=document.method,
+            chunk,
+            application_ref=ref,
+            document_id=document_id,
+            source_file=file_name,
+            document_type=doc_type,
+            total_chunks=len(chunks),
+            extraction_method=document.method,
         )
         for chunk in chunks
-    ]  # fmt: skip
+    ]
     key = document_file_key(sanitize_ref(ref), sha, file_type.extension)
     record = DocumentRecord(
         document_id=document_id,
@@ -229,10 +253,17 @@ def _store(
     logger.info(
         "documents.ingested application_ref=%s document_id=%s document_type=%s classified_by=%s chunks=%d pages=%d "
         "ocr_pages=%d method=%s contains_drawings=%s store_seconds=%.2f",
-        ref, document_id, doc_type, "argument" if document_type else classification.method, len(chunks),
-        document.page_count, sum(page.method == "ocr" for page in document.pages), document.method,
-        contains_drawings, time.perf_counter() - started,
-    )  # fmt: skip
+        ref,
+        document_id,
+        doc_type,
+        "argument" if document_type else classification.method,
+        len(chunks),
+        document.page_count,
+        sum(page.method == "ocr" for page in document.pages),
+        document.method,
+        contains_drawings,
+        time.perf_counter() - started,
+    )
     record_ingestion("documents", len(chunks), {"store": time.perf_counter() - started})
     return IngestSuccess(
         document_id=document_id,

@@ -157,8 +157,12 @@ def _repair(stores: GovernanceStores, finding: GovernanceFinding) -> GovernanceR
         outcome = "content hash forgotten: the next corpus ingestion re-chunks the file" if ok else "unregistered"
     logger.info(
         "governance.audit_repair kind=%s doc_id=%s generation=%d ok=%s outcome=%r",
-        finding.kind.value, finding.doc_id, finding.generation, ok, outcome,
-    )  # fmt: skip
+        finding.kind.value,
+        finding.doc_id,
+        finding.generation,
+        ok,
+        outcome,
+    )
     return GovernanceRepairAction(
         kind=finding.kind, doc_id=finding.doc_id, generation=finding.generation, ok=ok, outcome=outcome
     )

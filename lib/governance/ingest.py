@@ -118,9 +118,15 @@ def _ingest_under_lock(stores: GovernanceStores, root: Path) -> CorpusIngestRepo
     report.seconds = round(time.perf_counter() - started, 3)
     logger.info(
         "governance.ingested root=%s added=%d changed=%d unchanged=%d removed=%d failed=%d chunks=%d seconds=%.1f",
-        root, len(report.added), len(report.changed), len(report.unchanged), len(report.removed),
-        len(report.failed), report.chunks_written, report.seconds,
-    )  # fmt: skip
+        root,
+        len(report.added),
+        len(report.changed),
+        len(report.unchanged),
+        len(report.removed),
+        len(report.failed),
+        report.chunks_written,
+        report.seconds,
+    )
     record_ingestion("governance", report.chunks_written, {"total": report.seconds})
     return report
 
@@ -162,10 +168,15 @@ def _write(stores: GovernanceStores, batch: list[_Pending], report: CorpusIngest
         doc = pending.document
         generation = stores.registry.allocate_generation()
         metadatas = [
-            {**meta, "doc_gen": f"{doc.id}@{generation}", "generation": generation, "chunk_index": index,
-             "type_key": normalise_type(doc.type)}
+            {
+                **meta,
+                "doc_gen": f"{doc.id}@{generation}",
+                "generation": generation,
+                "chunk_index": index,
+                "type_key": normalise_type(doc.type),
+            }
             for index, meta in enumerate(pending.metadatas)
-        ]  # fmt: skip
+        ]
         ids = [governance_chunk_id(doc.id, generation, index) for index in range(count)]
         stores.chunks.upsert(ids, pending.texts, vectors[offset : offset + count], metadatas)
         offset += count

@@ -84,17 +84,29 @@ class GovernanceRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         answer = logged_query(
-            self.stores, query, interface=INTERFACE, top_k=self.top_k, doc_types=self.doc_types, as_of=self.as_of,
-            include_inactive=self.include_inactive, mode=self.mode,
-        )  # fmt: skip
+            self.stores,
+            query,
+            interface=INTERFACE,
+            top_k=self.top_k,
+            doc_types=self.doc_types,
+            as_of=self.as_of,
+            include_inactive=self.include_inactive,
+            mode=self.mode,
+        )
         return [hit_document(hit) for hit in answer.results]
 
     def query(self, question: str, top_k: int | None = None) -> list[Passage]:
         """PRD-0010's ``retriever.query(question, top_k=5)``: the same search as ``invoke``, as passages."""
         answer = logged_query(
-            self.stores, question, interface=INTERFACE, top_k=top_k or self.top_k, doc_types=self.doc_types,
-            as_of=self.as_of, include_inactive=self.include_inactive, mode=self.mode,
-        )  # fmt: skip
+            self.stores,
+            question,
+            interface=INTERFACE,
+            top_k=top_k or self.top_k,
+            doc_types=self.doc_types,
+            as_of=self.as_of,
+            include_inactive=self.include_inactive,
+            mode=self.mode,
+        )
         return [Passage(text=hit.text, score=hit.score, metadata=hit_metadata(hit)) for hit in answer.results]
 
 
@@ -116,9 +128,15 @@ def governance_tool(stores: GovernanceStores, *, mode: Mode = "hybrid") -> Struc
     ) -> tuple[str, dict[str, Any]]:
         try:
             answer = logged_query(
-                stores, question, interface=INTERFACE, top_k=top_k, doc_types=doc_types, as_of=as_of,
-                include_inactive=include_inactive, mode=mode,
-            )  # fmt: skip
+                stores,
+                question,
+                interface=INTERFACE,
+                top_k=top_k,
+                doc_types=doc_types,
+                as_of=as_of,
+                include_inactive=include_inactive,
+                mode=mode,
+            )
         except KBError as exc:
             raise ToolException(f"{exc.error_type}: {exc.message}") from exc
         payload = answer.model_dump(mode="json")

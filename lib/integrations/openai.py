@@ -21,11 +21,28 @@ from mcp_types import Tool
 
 SUPPORTED_KEYWORDS = frozenset(
     {
-        "type", "description", "properties", "required", "additionalProperties", "items", "enum", "const",
-        "anyOf", "$ref", "$defs", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-        "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
+        "type",
+        "description",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$ref",
+        "$defs",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
     }
-)  # fmt: skip
+)
 """Keywords OpenAI's Structured Outputs document for strict schemas."""
 
 Api = Literal["chat", "responses"]

@@ -96,8 +96,9 @@ def _load(chunks: NoteChunkStore, wanted: dict[int, tuple[int, int]]) -> dict[in
     ids = [chunk_id(i, generation, n) for i, (generation, count) in sorted(wanted.items()) for n in range(count)]
     found: dict[str, tuple[StoredChunk, np.ndarray]] = {}
     for start in range(0, len(ids), _READ_BATCH):
-        page = chunks.collection.get(ids=ids[start : start + _READ_BATCH], include=["documents", "metadatas",
-                                                                                  "embeddings"])  # fmt: skip
+        page = chunks.collection.get(
+            ids=ids[start : start + _READ_BATCH], include=["documents", "metadatas", "embeddings"]
+        )
         vectors = page["embeddings"] if page["embeddings"] is not None else []
         for cid, text, meta, vector in zip(
             page["ids"], page["documents"] or [], page["metadatas"] or [], vectors, strict=True

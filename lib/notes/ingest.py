@@ -80,9 +80,12 @@ def file_pieces(stores: NoteStores, data: bytes, filename: str) -> tuple[FileTyp
         return detected, text_pieces(data.decode("utf-8"))
     settings = stores.settings
     extracted = extract_document(
-        data, file_name=filename, enable_ocr=settings.extraction.enable_ocr,
-        ocr_workers=settings.extraction.ocr_workers, dpi=settings.extraction.ocr_dpi,
-    )  # fmt: skip
+        data,
+        file_name=filename,
+        enable_ocr=settings.extraction.enable_ocr,
+        ocr_workers=settings.extraction.ocr_workers,
+        dpi=settings.extraction.ocr_dpi,
+    )
     return detected, [(chunk.text, chunk.page_number) for chunk in chunk_pages(extracted.pages)]
 
 
@@ -97,9 +100,12 @@ def ingest_note(
     """Register a note; the document as registered."""
     pieces = text_pieces(check_note_text(text))
     document = NoteDocument(
-        document_id=0, kind="note", title=check_title(title), source_path=check_source_path(source_path),
+        document_id=0,
+        kind="note",
+        title=check_title(title),
+        source_path=check_source_path(source_path),
         tags=check_tags(tags),
-    )  # fmt: skip
+    )
     return _register(stores, document, pieces)
 
 
@@ -116,9 +122,15 @@ def ingest_file(
     data = stores.objects.get_bytes(object_key)
     detected, pieces = file_pieces(stores, data, filename)
     document = NoteDocument(
-        document_id=0, kind="file", title=check_title(title) or filename, source_path=check_source_path(source_path),
-        filename=filename, content_type=detected.content_type, object_key=object_key, tags=check_tags(tags),
-    )  # fmt: skip
+        document_id=0,
+        kind="file",
+        title=check_title(title) or filename,
+        source_path=check_source_path(source_path),
+        filename=filename,
+        content_type=detected.content_type,
+        object_key=object_key,
+        tags=check_tags(tags),
+    )
     return _register(stores, document, pieces)
 
 
@@ -163,8 +175,11 @@ def update_note(
         lock.release()
     logger.info(
         "notes.updated document_id=%d generation=%d chunks=%d old_chunks_removed=%d",
-        document_id, generation, len(pieces), removed,
-    )  # fmt: skip
+        document_id,
+        generation,
+        len(pieces),
+        removed,
+    )
     return stores.registry.require(document_id)
 
 

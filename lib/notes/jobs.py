@@ -65,8 +65,14 @@ def new_note_job(
     jobs: JobStore, text: str, tags: list[str], *, title: str | None = None, source_path: str | None = None
 ) -> JobRecord:
     """Queue a note (checked now, so bad input is refused rather than failing later)."""
-    job = JobRecord(job_id=uuid.uuid4().hex, kind="note", text=check_note_text(text), tags=check_tags(tags),
-                    title=check_title(title), source_path=check_source_path(source_path))  # fmt: skip
+    job = JobRecord(
+        job_id=uuid.uuid4().hex,
+        kind="note",
+        text=check_note_text(text),
+        tags=check_tags(tags),
+        title=check_title(title),
+        source_path=check_source_path(source_path),
+    )
     return jobs.create(job)
 
 
@@ -81,8 +87,15 @@ def new_file_job(
     checked_tags, checked_path = check_tags(tags), check_source_path(source_path)
     key = file_object_key(data, detected, name)
     stores.objects.put_bytes(key, data, detected.content_type)
-    job = JobRecord(job_id=uuid.uuid4().hex, kind="file", filename=name, content_type=detected.content_type,
-                    object_key=key, tags=checked_tags, source_path=checked_path)  # fmt: skip
+    job = JobRecord(
+        job_id=uuid.uuid4().hex,
+        kind="file",
+        filename=name,
+        content_type=detected.content_type,
+        object_key=key,
+        tags=checked_tags,
+        source_path=checked_path,
+    )
     return jobs.create(job)
 
 
@@ -105,8 +118,9 @@ def claim_job(jobs: JobStore, job_id: str, runner: str, lease_s: float = JOB_LEA
     if outcome == "missing":
         raise InvalidArgumentError(f"No such job: {job_id}")
     if outcome != "claimed":
-        logger.info("notes.job_not_claimed job_id=%s runner=%s outcome=%s holder=%s", job_id, runner, outcome,
-                    previous or "-")  # fmt: skip
+        logger.info(
+            "notes.job_not_claimed job_id=%s runner=%s outcome=%s holder=%s", job_id, runner, outcome, previous or "-"
+        )
         return None
     if previous and previous != runner:
         logger.warning("notes.job_taken_over job_id=%s runner=%s from=%s", job_id, runner, previous)

@@ -176,8 +176,12 @@ class NoteRegistry:
         pipe.get(count_key("note"))
         pipe.get(count_key("file"))
         documents, chunks, notes, files = _call(pipe.execute)
-        return {"documents": int(documents), "chunks": int(chunks or 0), "notes": int(notes or 0),
-                "files": int(files or 0)}  # fmt: skip
+        return {
+            "documents": int(documents),
+            "chunks": int(chunks or 0),
+            "notes": int(notes or 0),
+            "files": int(files or 0),
+        }
 
     # -- writes -----------------------------------------------------------------------------------
 

@@ -218,9 +218,14 @@ class UploadStaging:
         now = int(time.time())
         expires_at = now + self.ttl_seconds
         meta: dict[FieldT, EncodableT] = {
-            "filename": name, "source_path": path or name, "total_size": total_size, "tags": json.dumps(tags),
-            "created_at": now, "expires_at": expires_at, "received": 0,
-        }  # fmt: skip
+            "filename": name,
+            "source_path": path or name,
+            "total_size": total_size,
+            "tags": json.dumps(tags),
+            "created_at": now,
+            "expires_at": expires_at,
+            "received": 0,
+        }
         with self._store_errors():
             pipe = self._r.pipeline(transaction=True)
             pipe.hset(_meta_key(upload_id), mapping=meta)
@@ -228,8 +233,13 @@ class UploadStaging:
             pipe.zadd(INDEX, {upload_id: expires_at})
             pipe.execute()
         logger.info("kb_upload.started upload_id=%s size=%d", upload_id, total_size)
-        return UploadStarted(upload_id=upload_id, filename=name, total_size=total_size, expires_at=expires_at,
-                             max_chunk_bytes=MAX_CHUNK_BYTES)  # fmt: skip
+        return UploadStarted(
+            upload_id=upload_id,
+            filename=name,
+            total_size=total_size,
+            expires_at=expires_at,
+            max_chunk_bytes=MAX_CHUNK_BYTES,
+        )
 
     def put_chunk(self, upload_id: str, chunk_index: int, data: str) -> ChunkStored:
         upload_id = _checked_id(upload_id)
@@ -248,8 +258,14 @@ class UploadStaging:
         if outcome == "stored":
             upload_bytes.labels("kb_chunk").inc(len(raw))
         if outcome == "duplicate":
-            return ChunkStored(upload_id=upload_id, chunk_index=chunk_index, size=len(raw), received_bytes=int(value),
-                               total_size=total, duplicate=True)  # fmt: skip
+            return ChunkStored(
+                upload_id=upload_id,
+                chunk_index=chunk_index,
+                size=len(raw),
+                received_bytes=int(value),
+                total_size=total,
+                duplicate=True,
+            )
         if outcome != "stored":
             self._objects.delete(key)
         if outcome == "missing":
@@ -259,15 +275,22 @@ class UploadStaging:
             raise InvalidArgumentError(f"chunk_index {chunk_index} was already received with other bytes")
         if outcome == "too_large":
             raise InvalidArgumentError(f"This chunk would bring the upload past its total_size of {total} bytes")
-        return ChunkStored(upload_id=upload_id, chunk_index=chunk_index, size=len(raw), received_bytes=int(value),
-                           total_size=total, duplicate=False)  # fmt: skip
+        return ChunkStored(
+            upload_id=upload_id,
+            chunk_index=chunk_index,
+            size=len(raw),
+            received_bytes=int(value),
+            total_size=total,
+            duplicate=False,
+        )
 
     def assemble(self, upload_id: str, directory: Path | None = None) -> AssembledUpload:
         """Claim a complete upload and write it, in order, to a new file. On any refusal the claim is released."""
         upload_id = _checked_id(upload_id)
         with self._store_errors():
-            claimed = self._claim(keys=[_meta_key(upload_id), _chunks_key(upload_id)],
-                                  args=[int(time.time()), FINISH_LEASE_S])  # fmt: skip
+            claimed = self._claim(
+                keys=[_meta_key(upload_id), _chunks_key(upload_id)], args=[int(time.time()), FINISH_LEASE_S]
+            )
         if claimed == "missing":
             self._forget(upload_id)
             raise UploadNotFoundError(f"No upload '{upload_id}': it finished or expired; start again")
@@ -368,9 +391,15 @@ class UploadStaging:
         except BaseException:
             path.unlink(missing_ok=True)
             raise
-        return AssembledUpload(upload_id=upload_id, filename=filename, content_type=content_type,
-                               tags=list(json.loads(meta["tags"])), size=total, path=path,
-                               source_path=meta.get("source_path") or filename)  # fmt: skip
+        return AssembledUpload(
+            upload_id=upload_id,
+            filename=filename,
+            content_type=content_type,
+            tags=list(json.loads(meta["tags"])),
+            size=total,
+            path=path,
+            source_path=meta.get("source_path") or filename,
+        )
 
     def _forget(self, upload_id: str) -> None:
         with self._store_errors():

@@ -61,9 +61,11 @@ index_loads = Counter(
     "policy_kb_index_loads", "Corpus index slices loaded (load: a search waited; refresh: ahead of expiry)", ["kind"]
 )
 index_load_duration = Histogram(
-    "policy_kb_index_load_duration_seconds", "Time to load or refresh one corpus index slice", ["kind"],
+    "policy_kb_index_load_duration_seconds",
+    "Time to load or refresh one corpus index slice",
+    ["kind"],
     buckets=LEG_BUCKETS,
-)  # fmt: skip
+)
 cache_lookups = Counter("policy_kb_cache_lookups", "Lookups in a process cache", ["cache"])
 cache_misses = Counter(
     "policy_kb_cache_misses", "Lookups a process cache could not answer (hit ratio: 1 - misses / lookups)", ["cache"]
@@ -85,9 +87,10 @@ rate_limited = Counter(
     ["server"],
 )
 audit_findings = Counter(
-    "policy_kb_audit_findings", "Findings of consistency audits run in this process, by store and kind",
+    "policy_kb_audit_findings",
+    "Findings of consistency audits run in this process, by store and kind",
     ["store", "kind"],
-)  # fmt: skip
+)
 
 
 _LOOKUP_COUNTERS: dict[str, tuple[Any, Any]] = {}

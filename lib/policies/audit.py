@@ -195,8 +195,11 @@ def audit_store(stores: PolicyStores, *, now: datetime | None = None) -> AuditRe
     )
     logger.info(
         "audit.done revisions=%d chunks=%d files=%d findings=%d",
-        report.revisions, report.chunks, report.files, len(findings),
-    )  # fmt: skip
+        report.revisions,
+        report.chunks,
+        report.files,
+        len(findings),
+    )
     record_audit("policies", report.counts())
     save_last_audit(stores.registry, report)
     return report

@@ -51,9 +51,15 @@ def record_of(report: AuditReport) -> AuditRecord:
     kept = [
         {**f.model_dump(mode="json"), "detail": f.detail[:MAX_DETAIL_CHARS]} for f in report.findings[:MAX_FINDINGS]
     ]
-    return AuditRecord(checked_at=report.checked_at, revisions=report.revisions, chunks=report.chunks,
-                       files=report.files, counts=report.counts(), total=len(report.findings),
-                       findings=kept)  # fmt: skip
+    return AuditRecord(
+        checked_at=report.checked_at,
+        revisions=report.revisions,
+        chunks=report.chunks,
+        files=report.files,
+        counts=report.counts(),
+        total=len(report.findings),
+        findings=kept,
+    )
 
 
 def save_last_audit(registry: PolicyRegistry, report: AuditReport) -> AuditRecord | None:
@@ -65,8 +71,12 @@ def save_last_audit(registry: PolicyRegistry, report: AuditReport) -> AuditRecor
     except RegistryUnavailableError as exc:
         logger.warning("audit.record_failed reason=%r", str(exc)[:200])
         return None
-    logger.info("audit.recorded checked_at=%s findings=%d kept=%d", record.checked_at.isoformat(), record.total,
-                len(record.findings))  # fmt: skip
+    logger.info(
+        "audit.recorded checked_at=%s findings=%d kept=%d",
+        record.checked_at.isoformat(),
+        record.total,
+        len(record.findings),
+    )
     return record
 
 

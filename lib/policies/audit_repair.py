@@ -68,8 +68,13 @@ def repair_findings(stores: PolicyStores, findings: Iterable[Finding]) -> list[R
         log = logger.info if ok else logger.warning
         log(
             "audit.repair kind=%s source=%s revision_id=%s key=%s ok=%s outcome=%s",
-            finding.kind.value, finding.source or "-", finding.revision_id or "-", finding.key or "-", ok, outcome,
-        )  # fmt: skip
+            finding.kind.value,
+            finding.source or "-",
+            finding.revision_id or "-",
+            finding.key or "-",
+            ok,
+            outcome,
+        )
     return actions
 
 

@@ -150,10 +150,13 @@ class PolicyVectorStore(ChunkCollection):
         super().__init__(client, collection_name)
         self._changed = changed
         self.indexes = CorpusIndexes(
-            self._load_block, verify=self._block_unchanged, cache_bytes=cache_bytes, max_age_s=cache_max_age_s,
+            self._load_block,
+            verify=self._block_unchanged,
+            cache_bytes=cache_bytes,
+            max_age_s=cache_max_age_s,
             clock=clock,
             snapshots=None if snapshot_dir is None else IndexSnapshots(snapshot_dir, policy_lexical_text),
-        )  # fmt: skip
+        )
         """One slice per revision (``lib.retrieval.corpus``); ``cache``, ``loader`` and ``answers`` are its parts."""
         self.cache = self.indexes.cache
         self.loader = self.indexes.loader
@@ -234,9 +237,12 @@ class PolicyVectorStore(ChunkCollection):
     # -- search -----------------------------------------------------------------------------------
 
     def search(
-        self, embedding: Sequence[float] | np.ndarray, n_results: int, revisions: Mapping[str, Revision],
+        self,
+        embedding: Sequence[float] | np.ndarray,
+        n_results: int,
+        revisions: Mapping[str, Revision],
         held: Sequence[CorpusIndex] | None = None,
-    ) -> list[StoredChunk]:  # fmt: skip
+    ) -> list[StoredChunk]:
         """The ``n_results`` chunks nearest to ``embedding`` among the chunks of ``revisions``
         (``{revision_ref: Revision}``): what ``query(..., revision_filter(revisions))`` returns, faster. ``held``:
         what ``held_blocks(revisions)`` returned for this search, so every leg of one search reads the same
@@ -252,9 +258,12 @@ class PolicyVectorStore(ChunkCollection):
         return self.query(query, n_results, revision_filter(sorted(revisions)))
 
     def dense_relevances(
-        self, embedding: Sequence[float] | np.ndarray, ids: Collection[str], revisions: Mapping[str, Revision],
+        self,
+        embedding: Sequence[float] | np.ndarray,
+        ids: Collection[str],
+        revisions: Mapping[str, Revision],
         held: Sequence[CorpusIndex] | None = None,
-    ) -> dict[str, float]:  # fmt: skip
+    ) -> dict[str, float]:
         """``max(0, 1 - L2 distance / 2)`` of each chunk of ``ids`` (chunks of ``revisions``) to ``embedding``:
         from the held slices (``held``: as ``search``), else from the vectors Chroma stores for just those ids."""
         if not ids:
@@ -332,7 +341,11 @@ class PolicyVectorStore(ChunkCollection):
             logger.info("vectorstore.block_not_cached revision_ref=%s stored=%d registry=%d", key, len(ids), count)
             return None
         return CorpusIndex.from_embeddings(
-            key, stamp, ids, np.asarray(result["embeddings"] if ids else np.zeros((0, 0)), dtype=np.float32),
+            key,
+            stamp,
+            ids,
+            np.asarray(result["embeddings"] if ids else np.zeros((0, 0)), dtype=np.float32),
             texts=[t or "" for t in result["documents"] or []],
-            metadatas=[dict(m or {}) for m in result["metadatas"] or []], lexical_text=policy_lexical_text,
-        )  # fmt: skip
+            metadatas=[dict(m or {}) for m in result["metadatas"] or []],
+            lexical_text=policy_lexical_text,
+        )

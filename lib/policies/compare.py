@@ -190,8 +190,9 @@ def best_matches(
     if not revision.resolvable:
         return []
     query = _query(text)
-    result = search_policy(stores, query, sources=[source], effective_date=revision.effective_from,
-                           n_results=CANDIDATE_CHUNKS)  # fmt: skip
+    result = search_policy(
+        stores, query, sources=[source], effective_date=revision.effective_from, n_results=CANDIDATE_CHUNKS
+    )
     definitions = section.section_ref.startswith(_DEFINITIONS)
     candidates: dict[str, float] = {}
     for hit in result.results:

@@ -239,8 +239,11 @@ def _ingest(
             )
             logger.warning(
                 "ingest.failed source=%s revision_id=%s error_type=%s chunks_removed=%d",
-                source, revision_id, exc.error_type, removed,
-            )  # fmt: skip
+                source,
+                revision_id,
+                exc.error_type,
+                removed,
+            )
         raise
 
     embeddings = _embed_with_progress(stores.embedder, [c.text for c in chunks], report)
@@ -248,10 +251,18 @@ def _ingest(
 
     report("store", 85.0)
     stored = store_chunks(
-        stores.registry, stores.vectors, source, revision_id, chunks, embeddings,
-        page_count=document.page_count, file_size_bytes=len(data), extraction_method=document.method,
-        original=original, reading=section_report.summary(),
-    )  # fmt: skip
+        stores.registry,
+        stores.vectors,
+        source,
+        revision_id,
+        chunks,
+        embeddings,
+        page_count=document.page_count,
+        file_size_bytes=len(data),
+        extraction_method=document.method,
+        original=original,
+        reading=section_report.summary(),
+    )
     removed = stored.chunks_removed
     ids = stored.ids
     lap("store")
@@ -265,12 +276,21 @@ def _ingest(
     if section_report.missing_policies:
         logger.warning(
             "ingest.policies_not_found source=%s revision_id=%s listed=%d missing=%s",
-            source, revision_id, section_report.listed_policies, ",".join(section_report.missing_policies),
-        )  # fmt: skip
+            source,
+            revision_id,
+            section_report.listed_policies,
+            ",".join(section_report.missing_policies),
+        )
     logger.info(
         "ingest.done source=%s revision_id=%s pages=%d chunks=%d removed=%d method=%s seconds=%.2f",
-        source, revision_id, document.page_count, len(ids), removed, document.method, seconds["total"],
-    )  # fmt: skip
+        source,
+        revision_id,
+        document.page_count,
+        len(ids),
+        removed,
+        document.method,
+        seconds["total"],
+    )
     return IngestOutcome(
         source=source,
         revision_id=revision_id,

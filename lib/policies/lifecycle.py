@@ -170,8 +170,12 @@ def _drop_failed(stores: PolicyStores, source: str, revision_id: str) -> None:
         remove_revision(stores, source, revision_id)
     except RevisionNotFoundError:  # a concurrent retry removed it first: the same end state
         return
-    logger.info("lifecycle.failed_revision_replaced source=%s revision_id=%s error=%s",
-                source, revision_id, existing.error[:200])  # fmt: skip
+    logger.info(
+        "lifecycle.failed_revision_replaced source=%s revision_id=%s error=%s",
+        source,
+        revision_id,
+        existing.error[:200],
+    )
 
 
 def create_revision(
@@ -190,8 +194,12 @@ def create_revision(
             for closed in created.superseded:
                 vectors.sync_revision_metadata(policy, closed)
         except StoreUnavailableError as exc:
-            logger.warning("lifecycle.sync_deferred source=%s revision_id=%s error=%s",
-                           source, created.revision.revision_id, exc.message)  # fmt: skip
+            logger.warning(
+                "lifecycle.sync_deferred source=%s revision_id=%s error=%s",
+                source,
+                created.revision.revision_id,
+                exc.message,
+            )
     return created
 
 
@@ -265,6 +273,9 @@ def remove_revision(stores: PolicyStores, source: str, revision_id: str) -> Remo
     sync_policy_chunks(stores.registry, stores.vectors, source)
     logger.info(
         "lifecycle.revision_removed source=%s revision_id=%s chunks=%d file_removed=%s",
-        source, revision_id, chunks, file_removed,
-    )  # fmt: skip
+        source,
+        revision_id,
+        chunks,
+        file_removed,
+    )
     return RemovedRevision(source=source, revision_id=revision_id, chunks_removed=chunks, file_removed=file_removed)

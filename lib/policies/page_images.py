@@ -167,8 +167,9 @@ def page_image(
         raise InvalidArgumentError("give highlight or chunk_id, not both")
     revision = chosen_revision(stores, source, revision_id, effective_date)
     if not revision.file_path or not revision.file_sha256:
-        raise RevisionNotFoundError(f"Revision '{revision.revision_id}' of '{source}' has no stored original",
-                                    source=source)  # fmt: skip
+        raise RevisionNotFoundError(
+            f"Revision '{revision.revision_id}' of '{source}' has no stored original", source=source
+        )
     text = highlight or ""
     if chunk_id is not None:
         found = stores.vectors.collection.get(ids=[chunk_id], include=["documents", "metadatas"])
@@ -185,8 +186,15 @@ def page_image(
         pdf = stores.objects.get_bytes(revision.file_path)
         render = render_page(pdf, page_number, highlight=text, dpi=dpi, printed_page=printed)
         stores.objects.put_bytes(key, render.png, "image/png")
-        logger.info("page_image.rendered source=%s revision_id=%s page=%d dpi=%d boxes=%d bytes=%d",
-                    source, revision.revision_id, page_number, dpi, render.highlighted, len(render.png))  # fmt: skip
+        logger.info(
+            "page_image.rendered source=%s revision_id=%s page=%d dpi=%d boxes=%d bytes=%d",
+            source,
+            revision.revision_id,
+            page_number,
+            dpi,
+            render.highlighted,
+            len(render.png),
+        )
     return PageImage(source, revision.revision_id, revision.version_label, page_number, render, printed)
 
 

@@ -30,8 +30,19 @@ from lib.stores.chroma import StoredChunk, where_all
 from lib.text.chunking import merge_chunk_texts
 from lib.text.printed_pages import from_stored
 
-SectionKind = Literal["policy", "paragraph", "chapter", "appendix", "table", "figure", "footnote", "glossary",
-                      "modification", "page", "front-matter"]  # fmt: skip
+SectionKind = Literal[
+    "policy",
+    "paragraph",
+    "chapter",
+    "appendix",
+    "table",
+    "figure",
+    "footnote",
+    "glossary",
+    "modification",
+    "page",
+    "front-matter",
+]
 """``lib.models.SECTION_KINDS`` as a type, for the tools' and routes' input schemas (a test keeps them equal)."""
 
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
@@ -170,8 +181,13 @@ def list_policy_sections(
         raise InvalidArgumentError(f"kind must be one of {', '.join(SECTION_KINDS)}, got {kind!r}", kind=kind)
     revision = chosen_revision(stores, source, revision_id, effective_date)
     entries = [e for e in _entries(stores, source, revision.revision_id) if kind in (None, e.kind)]
-    return SectionList(source=source, revision_id=revision.revision_id, version_label=revision.version_label,
-                       section_count=len(entries), sections=entries)  # fmt: skip
+    return SectionList(
+        source=source,
+        revision_id=revision.revision_id,
+        version_label=revision.version_label,
+        section_count=len(entries),
+        sections=entries,
+    )
 
 
 def _resolve_ref(stores: PolicyStores, source: str, revision: Revision, typed: str) -> list[StoredChunk]:
@@ -280,10 +296,17 @@ def find_citing_sections(
         metas = list(group)
         revision = in_force[key]
         found.append(
-            CitingSection(source=revision.source, revision_id=revision.revision_id,
-                          version_label=revision.version_label, section_ref=str(cited_in), kind=_kind(metas[0]),
-                          title=str(metas[0].get("section_title", "")), page_numbers=_pages(metas),
-                          printed_page=_printed(metas[0]))
-        )  # fmt: skip
-    return CitingSections(source=source, section_ref=ref, effective_date=iso(day) or "", section_count=len(found),
-                          sections=found)  # fmt: skip
+            CitingSection(
+                source=revision.source,
+                revision_id=revision.revision_id,
+                version_label=revision.version_label,
+                section_ref=str(cited_in),
+                kind=_kind(metas[0]),
+                title=str(metas[0].get("section_title", "")),
+                page_numbers=_pages(metas),
+                printed_page=_printed(metas[0]),
+            )
+        )
+    return CitingSections(
+        source=source, section_ref=ref, effective_date=iso(day) or "", section_count=len(found), sections=found
+    )

@@ -90,8 +90,12 @@ def seed_revision(stores: PolicyStores, source: str, revision: SeedRevision, bas
     base = base_dir.resolve()
     file_path = (base / revision.file).resolve()
     if not file_path.is_relative_to(base):
-        return SeedStep(source=source, revision_id=revision_id, action=SeedAction.FAILED,
-                        detail=f"path_not_allowed: {revision.file} is outside the seed folder")  # fmt: skip
+        return SeedStep(
+            source=source,
+            revision_id=revision_id,
+            action=SeedAction.FAILED,
+            detail=f"path_not_allowed: {revision.file} is outside the seed folder",
+        )
     if current is None and not file_path.is_file():
         logger.warning("seed.missing_file source=%s revision_id=%s file=%s", source, revision_id, revision.file)
         return SeedStep(source=source, revision_id=revision_id, action=SeedAction.MISSING_FILE, detail=revision.file)
@@ -99,20 +103,27 @@ def seed_revision(stores: PolicyStores, source: str, revision: SeedRevision, bas
     try:
         if current is None:
             register_revision(
-                stores, source,
+                stores,
+                source,
                 RevisionCreate(**revision.model_dump(exclude={"file", "revision_id"}), revision_id=revision_id),
                 file_path.read_bytes(),
-            )  # fmt: skip
+            )
         registered = round(time.perf_counter() - started, 3)
         outcome = ingest_revision(stores, source, revision_id)
     except (RegistryUnavailableError, ObjectStoreError):
         raise
     except KBError as exc:
         logger.warning("seed.failed source=%s revision_id=%s error_type=%s", source, revision_id, exc.error_type)
-        return SeedStep(source=source, revision_id=revision_id, action=SeedAction.FAILED,
-                        detail=f"{exc.error_type}: {exc.message}")  # fmt: skip
-    return SeedStep(source=source, revision_id=revision_id, action=SeedAction.INGESTED,
-                    chunks=outcome.chunks_created, seconds={"register": registered, **outcome.seconds})  # fmt: skip
+        return SeedStep(
+            source=source, revision_id=revision_id, action=SeedAction.FAILED, detail=f"{exc.error_type}: {exc.message}"
+        )
+    return SeedStep(
+        source=source,
+        revision_id=revision_id,
+        action=SeedAction.INGESTED,
+        chunks=outcome.chunks_created,
+        seconds={"register": registered, **outcome.seconds},
+    )
 
 
 def seed_policies(

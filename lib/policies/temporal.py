@@ -232,8 +232,9 @@ def _settle(
     superseded = tuple(r for r in others if old_end.get(r.revision_id) is None and r.effective_to is not None)
     released = tuple(r for r in others if _later(r.effective_to, old_end.get(r.revision_id)))
     revision = after.records[subject.revision.revision_id].revision if subject else before.require(remove)
-    return Plan(revision=revision, store=changed, remove=(remove,) if remove else (), superseded=superseded,
-                released=released)  # fmt: skip
+    return Plan(
+        revision=revision, store=changed, remove=(remove,) if remove else (), superseded=superseded, released=released
+    )
 
 
 def _recomputed(timeline: Timeline) -> Timeline:

@@ -49,8 +49,13 @@ class Page:
 
     @classmethod
     def empty(cls, dims: int, width: int) -> Page:
-        return cls(np.zeros((dims, width), np.int8), np.zeros(width, np.int32), np.zeros(width, np.float32),
-                   np.zeros(width, np.float32), [(0, width)])  # fmt: skip
+        return cls(
+            np.zeros((dims, width), np.int8),
+            np.zeros(width, np.int32),
+            np.zeros(width, np.float32),
+            np.zeros(width, np.float32),
+            [(0, width)],
+        )
 
     @property
     def width(self) -> int:
@@ -129,12 +134,16 @@ class CodePages:
         for members in on_page.values():
             page = placements[members[0]].page
             products = int8_scores(query.codes, page.codes, page.offsets, out=products_of[: page.width])
-            distances = coded_distances(products, page.scales, page.norms, query, distances_of[: page.width],
-                                        norms_of[: page.width])  # fmt: skip
+            distances = coded_distances(
+                products, page.scales, page.norms, query, distances_of[: page.width], norms_of[: page.width]
+            )
             for at in members:
                 where, begin = placements[at], starts[at]
-                np.add(distances[where.start : where.start + where.rows], slices[at].margin_term(query),
-                       out=bounds[begin : begin + where.rows])  # fmt: skip
+                np.add(
+                    distances[where.start : where.start + where.rows],
+                    slices[at].margin_term(query),
+                    out=bounds[begin : begin + where.rows],
+                )
         return bounds
 
     def place(self, slices: Sequence[QuantizedVectors]) -> list[Placement]:
@@ -175,8 +184,9 @@ class CodePages:
         page.offsets[start:end] = vectors.offsets
         page.scales[start:end] = vectors.scales
         page.norms[start:end] = vectors.norms
-        vectors.moved_to(page.codes[:, start:end], page.offsets[start:end], page.scales[start:end],
-                         page.norms[start:end])  # fmt: skip
+        vectors.moved_to(
+            page.codes[:, start:end], page.offsets[start:end], page.scales[start:end], page.norms[start:end]
+        )
         return Placement(page, start, rows)
 
     def _free(self, token: int) -> Page | None:

@@ -82,9 +82,13 @@ class CorpusIndexes:
         self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical)))
 
     def dense(
-        self, query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None,
+        self,
+        query: np.ndarray,
+        n_results: int,
+        indexes: Sequence[CorpusIndex],
+        rows: Rows = None,
         scope: Hashable = (),
-    ) -> list[StoredChunk]:  # fmt: skip
+    ) -> list[StoredChunk]:
         """``exact_search``, remembered."""
         return chunks_of(self._dense(query, n_results, indexes, rows, scope), indexes)
 

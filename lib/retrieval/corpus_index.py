@@ -87,17 +87,28 @@ class CorpusIndex:
 
     @classmethod
     def from_embeddings(
-        cls, key: str, stamp: Stamp, ids: list[str], embeddings: np.ndarray, texts: list[str],
-        metadatas: Sequence[Mapping[str, Any]], lexical_text: LexicalText = plain_text,
-    ) -> CorpusIndex:  # fmt: skip
+        cls,
+        key: str,
+        stamp: Stamp,
+        ids: list[str],
+        embeddings: np.ndarray,
+        texts: list[str],
+        metadatas: Sequence[Mapping[str, Any]],
+        lexical_text: LexicalText = plain_text,
+    ) -> CorpusIndex:
         matrix = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1) if ids else np.zeros((0, 0), np.float32)
         return cls(key, stamp, ids, QuantizedVectors.of(matrix), texts, _table(metadatas), lexical_text)
 
     @classmethod
     def from_texts(
-        cls, key: str, stamp: Stamp, ids: list[str], texts: list[str], metadatas: Sequence[Mapping[str, Any]],
+        cls,
+        key: str,
+        stamp: Stamp,
+        ids: list[str],
+        texts: list[str],
+        metadatas: Sequence[Mapping[str, Any]],
         lexical_text: LexicalText = plain_text,
-    ) -> CorpusIndex:  # fmt: skip
+    ) -> CorpusIndex:
         """A slice for the lexical leg only (no vectors): ``vectors`` is empty and never searched."""
         return cls(key, stamp, ids, QuantizedVectors.empty(len(ids)), texts, _table(metadatas), lexical_text)
 
@@ -199,8 +210,11 @@ class HeldChunk(StoredChunk):
         if not isinstance(other, StoredChunk):
             return NotImplemented
         return (self.id, self.text, self.metadata, self.distance) == (
-            other.id, other.text, other.metadata, other.distance
-        )  # fmt: skip
+            other.id,
+            other.text,
+            other.metadata,
+            other.distance,
+        )
 
     __hash__ = StoredChunk.__hash__
 
@@ -241,9 +255,15 @@ metadata dict each, ``MetadataTable``) cost kilobytes: the answers memo keeps th
 
 @search_leg("dense")
 def exact_hits(
-    query: np.ndarray, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
-    *, pages: CodePages | None = None, scratch: Scratch | None = None,
-) -> np.ndarray:  # fmt: skip
+    query: np.ndarray,
+    n_results: int,
+    indexes: Sequence[CorpusIndex],
+    rows: Rows = None,
+    scope: Hashable = (),
+    *,
+    pages: CodePages | None = None,
+    scratch: Scratch | None = None,
+) -> np.ndarray:
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
     ``HITS``, nearest first, ties by id: exact, though the rows are searched by their int8 codes. Each row's
     coded distance less its margin is a lower bound of its exact distance (``QuantizedVectors.lower_bounds``);
@@ -283,9 +303,11 @@ def exact_hits(
 
 
 def _exact(
-    positions: np.ndarray, starts: np.ndarray, kept: Sequence[tuple[int, CorpusIndex, np.ndarray | None]],
+    positions: np.ndarray,
+    starts: np.ndarray,
+    kept: Sequence[tuple[int, CorpusIndex, np.ndarray | None]],
     query: np.ndarray,
-) -> list[tuple[float, str, int, int]]:  # fmt: skip
+) -> list[tuple[float, str, int, int]]:
     """``(exact distance, id, slice, row)`` of the rows at ``positions`` of the slices ``kept`` laid end to end
     (``starts``: where each begins), reading each slice's exact rows once."""
     owners = np.searchsorted(starts, positions, side="right") - 1
@@ -357,9 +379,15 @@ class LexicalHits:
 
 
 def lexical_hits(
-    query: str, n_results: int, indexes: Sequence[CorpusIndex], rows: Rows = None, scope: Hashable = (),
-    *, postings: PostingsMemo | None = None, scratch: Scratch | None = None,
-) -> LexicalHits:  # fmt: skip
+    query: str,
+    n_results: int,
+    indexes: Sequence[CorpusIndex],
+    rows: Rows = None,
+    scope: Hashable = (),
+    *,
+    postings: PostingsMemo | None = None,
+    scratch: Scratch | None = None,
+) -> LexicalHits:
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over
     exactly those rows; best first, ties in slice then row order; rows holding no query term never come. With
     ``postings``, each term's postings over these very slices (their serials) are merged once and kept; with

@@ -203,9 +203,14 @@ def _offsets(handle: BinaryIO) -> dict[str, tuple[int, np.dtype[Any], tuple[int,
 
 
 def _index(
-    key: str, stamp: Stamp, header: dict[str, Any], stored: Any,
-    offsets: dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]], file: OpenFile, lexical_text: LexicalText,
-) -> CorpusIndex:  # fmt: skip
+    key: str,
+    stamp: Stamp,
+    header: dict[str, Any],
+    stored: Any,
+    offsets: dict[str, tuple[int, np.dtype[Any], tuple[int, ...]]],
+    file: OpenFile,
+    lexical_text: LexicalText,
+) -> CorpusIndex:
     """The index a snapshot holds, checked to agree with itself (every part has the slice's row count), its exact
     vectors and texts left in ``file``."""
     ids = _unstrings(stored["ids"], stored["id_ends"])

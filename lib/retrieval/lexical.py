@@ -263,9 +263,17 @@ def bm25_search(
 
 @search_leg("lexical")
 def bm25_rank(
-    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None,
-    memo: PostingsMemo | None = None, key: Hashable = None, scratch: Scratch | None = None,
-) -> LexicalRanking:  # fmt: skip
+    query: str,
+    blocks: Sequence[LexicalBlock],
+    k: int,
+    *,
+    k1: float = K1,
+    b: float = B,
+    masks: Masks = None,
+    memo: PostingsMemo | None = None,
+    key: Hashable = None,
+    scratch: Scratch | None = None,
+) -> LexicalRanking:
     """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once. With
     ``memo``, each term's postings over these blocks (named by ``key``: it must change whenever the blocks do)
     are merged once and kept (``lib.retrieval.term_postings``); with ``scratch``, the arrays the scoring works in

@@ -110,8 +110,9 @@ class QuantizedVectors:
         codes, scales, errors = _quantize(vectors)
         norms = np.einsum("ij,ij->i", vectors, vectors).astype(np.float32)
         length = float(np.sqrt(norms.max(initial=0.0, where=np.isfinite(norms))))
-        return cls(np.ascontiguousarray(codes.T), scales, norms, float(errors.max(initial=0.0)), length,
-                   HeldRows(vectors))  # fmt: skip
+        return cls(
+            np.ascontiguousarray(codes.T), scales, norms, float(errors.max(initial=0.0)), length, HeldRows(vectors)
+        )
 
     @classmethod
     def empty(cls, rows: int) -> QuantizedVectors:

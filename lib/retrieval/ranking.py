@@ -52,8 +52,9 @@ def rank_by_mode(
     keep = min(everything, COLLAPSE_HEADROOM * n)
     kept = collapse(_ranked_keys(mode, dense, lexical, n, keep, lexical_ceiling, params), document, per_document, n)
     if len(kept) < n and keep < everything:  # more duplicates than the headroom: rank them all
-        kept = collapse(_ranked_keys(mode, dense, lexical, n, everything, lexical_ceiling, params),
-                        document, per_document, n)  # fmt: skip
+        kept = collapse(
+            _ranked_keys(mode, dense, lexical, n, everything, lexical_ceiling, params), document, per_document, n
+        )
     return kept
 
 

@@ -79,8 +79,13 @@ class Acknowledgement:
                 UnacknowledgedWriteError(f"Redis did not confirm that a replica holds the write ({exc})")
             ) from exc
         if acknowledged < self.replicas:
-            logger.warning("redis.write_unacknowledged command=%s replicas=%d wanted=%d timeout_ms=%d",
-                           what, acknowledged, self.replicas, self.timeout_ms)  # fmt: skip
+            logger.warning(
+                "redis.write_unacknowledged command=%s replicas=%d wanted=%d timeout_ms=%d",
+                what,
+                acknowledged,
+                self.replicas,
+                self.timeout_ms,
+            )
             raise _Unacknowledged(
                 UnacknowledgedWriteError(
                     f"{acknowledged} of {self.replicas} Redis replicas acknowledged the write within "
@@ -119,12 +124,14 @@ class AcknowledgedPipeline(_Acknowledging, Pipeline):
             raise unacknowledged.error from unacknowledged.__cause__
 
     def _execute_transaction(self, connection: Any, commands: Any, raise_on_error: bool) -> list[Any]:
-        return self._acknowledged(super()._execute_transaction(connection, commands, raise_on_error), connection,
-                                  commands, "EXEC")  # fmt: skip
+        return self._acknowledged(
+            super()._execute_transaction(connection, commands, raise_on_error), connection, commands, "EXEC"
+        )
 
     def _execute_pipeline(self, connection: Any, commands: Any, raise_on_error: bool) -> list[Any]:
-        return self._acknowledged(super()._execute_pipeline(connection, commands, raise_on_error), connection,
-                                  commands, "PIPELINE")  # fmt: skip
+        return self._acknowledged(
+            super()._execute_pipeline(connection, commands, raise_on_error), connection, commands, "PIPELINE"
+        )
 
     def _acknowledged(self, replies: list[Any], connection: Any, commands: Any, what: str) -> list[Any]:
         if self.acknowledgement is not None and any(is_write(args[0]) for args, _ in commands):

@@ -178,8 +178,9 @@ def export_onnx(target: Path) -> float:
             out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
             return out.last_hidden_state
 
-    sample = model.tokenizer(["a padded sample", "a longer sample sentence for tracing"], padding=True,
-                             return_tensors="pt")  # fmt: skip
+    sample = model.tokenizer(
+        ["a padded sample", "a longer sample sentence for tracing"], padding=True, return_tensors="pt"
+    )
     axes = {0: "batch", 1: "tokens"}
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".onnx-export-") as scratch:
@@ -193,11 +194,15 @@ def export_onnx(target: Path) -> float:
                 str(tmp),
                 input_names=["input_ids", "attention_mask", "token_type_ids"],
                 output_names=["last_hidden_state"],
-                dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
-                              "last_hidden_state": axes},
+                dynamic_axes={
+                    "input_ids": axes,
+                    "attention_mask": axes,
+                    "token_type_ids": axes,
+                    "last_hidden_state": axes,
+                },
                 opset_version=ONNX_OPSET,
                 dynamo=False,
-            )  # fmt: skip
+            )
         encoder = OnnxQueryEncoder(tmp, model_dir())
         reference = model.encode(list(_PROBES), normalize_embeddings=True, convert_to_numpy=True)
         batch = encoder.encode(_PROBES, warn_truncation=False)
@@ -214,8 +219,11 @@ def export_in_subprocess(target: Path) -> None:
     its warning filters, its memory), and a crash there costs only the fast path."""
     done = subprocess.run(
         [sys.executable, "-m", "lib.stores.onnx_encoder", "export-onnx", str(target)],
-        capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=EXPORT_TIMEOUT_S,
+        check=False,
+    )
     if done.returncode != 0 or not target.exists():
         raise RuntimeError(f"ONNX export exited with {done.returncode}: {done.stderr.strip()[-800:]}")
 

@@ -84,20 +84,31 @@ def ensure_embedded_redis(redis_dir: Path, binary: str = "redis-server") -> str:
         socket_path.unlink(missing_ok=True)
         args = [
             executable,
-            "--port", "0",
-            "--unixsocket", str(socket_path),
-            "--unixsocketperm", "700",
-            "--dir", str(redis_dir),
-            "--appendonly", "yes",
-            "--appendfsync", "always",
-            "--daemonize", "yes",
-            "--pidfile", str(redis_dir / "redis.pid"),
-            "--logfile", str(redis_dir / "redis.log"),
-            "--save", "",
-        ]  # fmt: skip
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(redis_dir),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--daemonize",
+            "yes",
+            "--pidfile",
+            str(redis_dir / "redis.pid"),
+            "--logfile",
+            str(redis_dir / "redis.log"),
+            "--save",
+            "",
+        ]
         quiet = subprocess.DEVNULL
-        server = _DetachedServer(args, str(socket_path), timeout=_START_TIMEOUT_S, sleep=0.05, stdin=quiet,
-                                 stdout=quiet, stderr=quiet)  # fmt: skip
+        server = _DetachedServer(
+            args, str(socket_path), timeout=_START_TIMEOUT_S, sleep=0.05, stdin=quiet, stdout=quiet, stderr=quiet
+        )
         try:
             server.start()
         except ExecutorError as exc:

@@ -81,8 +81,10 @@ def split_parts(rows: list[Row], body_size: float | None) -> list[Part]:
     headings = _heading_starts(rows, body_size)
     starts = {0, *(start for start in headings if not any(first < start <= last for first, last in chains))}
     for first, _ in chains:
-        if not any(start <= first and _page_gap(rows, start, first) <= 1 and not _numbered(rows[start:first])
-                   for start in starts):  # fmt: skip
+        if not any(
+            start <= first and _page_gap(rows, start, first) <= 1 and not _numbered(rows[start:first])
+            for start in starts
+        ):
             starts.add(_schedule_start(rows, first, body_size))
     bounds = sorted(starts)
     parts = [

@@ -66,8 +66,12 @@ def extract_document(
     document = ExtractedDocument(pages=pages, method=_document_method(pages, enable_ocr))
     logger.info(
         "extract.done kind=%s pages=%d method=%s ocr_pages=%d seconds=%.2f",
-        kind, len(pages), document.method, sum(p.method == "ocr" for p in pages), time.perf_counter() - started,
-    )  # fmt: skip
+        kind,
+        len(pages),
+        document.method,
+        sum(p.method == "ocr" for p in pages),
+        time.perf_counter() - started,
+    )
     return document
 
 
@@ -165,9 +169,14 @@ def _read_page(page: pymupdf.Page, number: int) -> PageText:
             text = _tidy(text.replace(line.text.strip(), "", 1))
     method = "text_layer" if text else "none"
     return PageText(
-        page_number=number, text=text, method=method, image_ratio=ratio, lines=lines,
-        boxes=_text_boxes(page) if lines else [], label=_label(page),
-    )  # fmt: skip
+        page_number=number,
+        text=text,
+        method=method,
+        image_ratio=ratio,
+        lines=lines,
+        boxes=_text_boxes(page) if lines else [],
+        label=_label(page),
+    )
 
 
 MARGIN_SHARE = 0.12

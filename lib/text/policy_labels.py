@@ -88,8 +88,10 @@ def split_listed_headings(rows: list[Row], listed: list[ListedPolicy]) -> list[R
             split.append(row)
             continue
         before = row.text[: -len(heading)].rstrip()
-        split += [replace(row, text=before, bold_lead=before), replace(row, text=heading, bold_lead=heading,
-                                                                        gap_before=True, page_start=False)]  # fmt: skip
+        split += [
+            replace(row, text=before, bold_lead=before),
+            replace(row, text=heading, bold_lead=heading, gap_before=True, page_start=False),
+        ]
     return split
 
 

@@ -135,10 +135,19 @@ def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
         return bare
     key = _slot_key(text)
     tokens = [
-        PageToken(str(int(m[1])), "", int(m[1]), int(m[1]), bare=False, worded=True, centre=centre,
-                  slot=_slot(key, text, m.start(1)), edge=_at_edge(text, m.start(), m.end()))
+        PageToken(
+            str(int(m[1])),
+            "",
+            int(m[1]),
+            int(m[1]),
+            bare=False,
+            worded=True,
+            centre=centre,
+            slot=_slot(key, text, m.start(1)),
+            edge=_at_edge(text, m.start(), m.end()),
+        )
         for m in _WORDED_RE.finditer(text)
-    ]  # fmt: skip
+    ]
     worded = {t.first for t in tokens}
     tokens += [
         PageToken(
@@ -155,10 +164,18 @@ def row_tokens(text: str, centre: float | None = None) -> list[PageToken]:
         if int(m[0]) not in worded
     ]
     tokens += [
-        PageToken(f"{m[1]}-{int(m[2])}", f"{m[1]}-", int(m[2]), int(m[2]), bare=False, centre=centre,
-                  slot=_slot(key, text, m.start(2)), edge=_at_edge(text, m.start(), m.end()))
+        PageToken(
+            f"{m[1]}-{int(m[2])}",
+            f"{m[1]}-",
+            int(m[2]),
+            int(m[2]),
+            bare=False,
+            centre=centre,
+            slot=_slot(key, text, m.start(2)),
+            edge=_at_edge(text, m.start(), m.end()),
+        )
         for m in _IN_ROW_PREFIXED_RE.finditer(text)
-    ]  # fmt: skip
+    ]
     return tokens
 
 
@@ -190,11 +207,10 @@ def loose_tokens(text: str, centre: float | None = None, *, head: bool = False) 
     if head or _SET_APART_RE.match(line):
         ends["start"] = words[0].strip("|\u00b7\u2022")
     return [
-        PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True,
-                  slot=f"{key}@{end}")
+        PageToken(str(int(word)), "", int(word), int(word), bare=False, centre=centre, loose=True, slot=f"{key}@{end}")
         for end, word in ends.items()
         if word.isdigit() and len(word) <= 5 and int(word) > 0
-    ]  # fmt: skip
+    ]
 
 
 def without_number(text: str, token: PageToken) -> str:
@@ -242,9 +258,10 @@ def read_printed_pages(
     read: set[tuple[int, PageToken]] = set()
     for page, page_options in options.items():
         accepted = [
-            o for o in page_options
+            o
+            for o in page_options
             if chains[o] >= (LOOSE_RUN if o.loose else 2) or o.worded or same_label(labels.get(page, ""), o.text)
-        ]  # fmt: skip
+        ]
         if not accepted:
             continue
         best = max(accepted, key=lambda o: (chains[o], o.bare, o.worded, same_label(labels.get(page, ""), o.text)))
@@ -292,8 +309,16 @@ def _options(
                     and left.series == right.series
                     and right.first == left.last + 1
                 ):
-                    pair = _Option(page, left.series, left.first, right.last, (left.text, right.text),
-                                   left.bare and right.bare, left.worded and right.worded, paired=True)  # fmt: skip
+                    pair = _Option(
+                        page,
+                        left.series,
+                        left.first,
+                        right.last,
+                        (left.text, right.text),
+                        left.bare and right.bare,
+                        left.worded and right.worded,
+                        paired=True,
+                    )
                     made.setdefault(pair, set()).update((left, right))
         options[page] = sorted(made, key=lambda o: (o.series, o.first, o.last, o.halves))
         sources.update(made)
@@ -313,11 +338,12 @@ def _without_constants(options: dict[int, list[_Option]]) -> dict[int, list[_Opt
     inline = {page: {(o.slot, o.first) for o in found if o.slot} for page, found in options.items()}
     return {
         page: [
-            o for o in found
+            o
+            for o in found
             if not o.slot or not any((o.slot, o.first) in inline.get(near, ()) for near in (page - 1, page + 1))
         ]
         for page, found in options.items()
-    }  # fmt: skip
+    }
 
 
 def _side(centre: float | None) -> int | None:

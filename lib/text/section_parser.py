@@ -391,9 +391,14 @@ class SectionParser:
         self.pending = []
         self.detached = False
         self.current = Unit(
-            ref=ref, chapter=self.chapter.heading, title=title, page=row.page, order=len(self.units), kind=kind,
+            ref=ref,
+            chapter=self.chapter.heading,
+            title=title,
+            page=row.page,
+            order=len(self.units),
+            kind=kind,
             printed_page=row.printed_page,
-        )  # fmt: skip
+        )
         self.units.append(self.current)
         self.current.add(row)
 

@@ -112,8 +112,11 @@ class BearerAuthMiddleware:
             # token on /mcp keeps the 403 with its scope challenge: the MCP authorization spec's step-up.
             scope = read_only(scope, write_needs(caller, self.oauth))
             if writes and not (caller.token and path == "/mcp"):
-                logger.warning(event_line("auth.write_refused", server=self.server, caller=caller.name,
-                                          path=path, tool=tool or "-"))  # fmt: skip
+                logger.warning(
+                    event_line(
+                        "auth.write_refused", server=self.server, caller=caller.name, path=path, tool=tool or "-"
+                    )
+                )
                 writes = False
         if not caller.may(writes):
             await self._forbid(scope, receive, send, caller, writes, tool)
@@ -171,8 +174,16 @@ class BearerAuthMiddleware:
         self, scope: Scope, receive: Receive, send: Send, caller: Caller, reason: str, *, json_rpc: bool
     ) -> None:
         """400 for a body that is not JSON or nests too deep, in the envelope of the path (``bodies``)."""
-        logger.warning(event_line("request.malformed", server=self.server, caller=caller.name,
-                                  method=scope["method"], path=scope["path"], reason=reason))  # fmt: skip
+        logger.warning(
+            event_line(
+                "request.malformed",
+                server=self.server,
+                caller=caller.name,
+                method=scope["method"],
+                path=scope["path"],
+                reason=reason,
+            )
+        )
         await malformed_response(scope["path"], reason, json_rpc=json_rpc)(scope, receive, send)
 
     async def _audited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, tool: str | None) -> None:
@@ -188,10 +199,17 @@ class BearerAuthMiddleware:
         try:
             await self.app(scope, receive, sending)
         finally:
-            audit_logger.info(event_line(
-                "audit.write", server=self.server, caller=caller.name, method=scope["method"], path=scope["path"],
-                tool=tool or "-", status=status,
-            ))  # fmt: skip
+            audit_logger.info(
+                event_line(
+                    "audit.write",
+                    server=self.server,
+                    caller=caller.name,
+                    method=scope["method"],
+                    path=scope["path"],
+                    tool=tool or "-",
+                    status=status,
+                )
+            )
 
     async def _forbid(
         self, scope: Scope, receive: Receive, send: Send, caller: Caller, writes: bool, tool: str | None
@@ -203,19 +221,37 @@ class BearerAuthMiddleware:
         assert self.oauth is not None
         needed = self.oauth.needed(writes)
         what = f"'{tool}'" if tool else "this request"
-        await self._refuse(scope, receive, send, 403, "insufficient_scope", f"{what} needs the scope {needed}",
-                           scope_needed=needed, caller=caller.name)  # fmt: skip
+        await self._refuse(
+            scope,
+            receive,
+            send,
+            403,
+            "insufficient_scope",
+            f"{what} needs the scope {needed}",
+            scope_needed=needed,
+            caller=caller.name,
+        )
 
     async def _rate_limited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, wait: int) -> None:
         self._refusals.inc()  # policy_kb_rate_limited_total{server}
-        logger.warning(event_line("rate_limit.refused", server=self.server, caller=caller.name,
-                                  method=scope["method"], path=scope["path"], retry_after=wait))  # fmt: skip
+        logger.warning(
+            event_line(
+                "rate_limit.refused",
+                server=self.server,
+                caller=caller.name,
+                method=scope["method"],
+                path=scope["path"],
+                retry_after=wait,
+            )
+        )
         message = f"Rate limit exceeded; retry after {wait} s"
         headers = {"Retry-After": str(wait)}
         if scope["path"] in self.mcp_post_paths:
-            body: dict[str, Any] = {"jsonrpc": "2.0", "id": None,
-                                    "error": {"code": RATE_LIMITED_RPC_CODE, "message": message,
-                                              "data": {"retry_after": wait}}}  # fmt: skip
+            body: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": RATE_LIMITED_RPC_CODE, "message": message, "data": {"retry_after": wait}},
+            }
         else:
             body = {"error": {"code": "rate_limited", "message": message}}
         await JSONResponse(body, 429, headers=headers)(scope, receive, send)
@@ -236,8 +272,13 @@ class BearerAuthMiddleware:
         client = scope.get("client")
         logger.warning(
             "auth.refused status=%d reason=%r client_ip=%s caller=%s method=%s path=%s",
-            status, message, client[0] if client else "-", caller, scope["method"], scope["path"],
-        )  # fmt: skip
+            status,
+            message,
+            client[0] if client else "-",
+            caller,
+            scope["method"],
+            scope["path"],
+        )
         await JSONResponse(
             {"error": {"code": code, "message": message}},
             status,

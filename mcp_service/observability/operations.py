@@ -16,12 +16,27 @@ from mcp_types import Tool
 
 from lib.observability.metrics import operation_duration, tool_calls
 
-KNOWN_METHODS = frozenset({
-    "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
-    "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
-    "logging/setLevel", "notifications/initialized", "notifications/cancelled", "notifications/progress",
-    "notifications/roots/list_changed",
-})  # fmt: skip
+KNOWN_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "logging/setLevel",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+    }
+)
 
 
 def outcome(result: HandlerResult) -> str:

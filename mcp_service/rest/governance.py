@@ -81,12 +81,22 @@ def create_governance_rest_app(stores: GovernanceStores) -> FastAPI:
         mode: Annotated[Literal["hybrid", "dense", "lexical"], Query(description="Ranking")] = "hybrid",
     ) -> QueryResponse:
         started = time.perf_counter()
-        work = partial(logged_query, stores, q, interface="rest", top_k=top_k, doc_types=type, as_of=as_of,
-                       include_inactive=include_inactive, mode=mode)  # fmt: skip
+        work = partial(
+            logged_query,
+            stores,
+            q,
+            interface="rest",
+            top_k=top_k,
+            doc_types=type,
+            as_of=as_of,
+            include_inactive=include_inactive,
+            mode=mode,
+        )
         answer = await run_search(work, stores.settings.search)
         took_ms = round((time.perf_counter() - started) * 1000, 2)
-        return QueryResponse(query=q, top_k=top_k, as_of=answer.as_of, mode=answer.mode, results=answer.results,
-                             took_ms=took_ms)  # fmt: skip
+        return QueryResponse(
+            query=q, top_k=top_k, as_of=answer.as_of, mode=answer.mode, results=answer.results, took_ms=took_ms
+        )
 
     return app
 

@@ -38,8 +38,14 @@ def document_security(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, openapi_version=app.openapi_version,
-                                 description=app.description, routes=app.routes, servers=app.servers)  # fmt: skip
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                openapi_version=app.openapi_version,
+                description=app.description,
+                routes=app.routes,
+                servers=app.servers,
+            )
             app.openapi_schema = secured(schema)
         return app.openapi_schema
 

@@ -32,8 +32,9 @@ def get_page(
 ) -> Response:
     """One page of the revision's original as PNG, the text or chunk asked for highlighted in yellow; the page
     as the document prints it in ``X-Printed-Page`` (left out where the page prints no number)."""
-    image = page_image(stores, source, page_number, revision_id=revision_id, highlight=highlight,
-                       chunk_id=chunk_id, dpi=dpi)  # fmt: skip
+    image = page_image(
+        stores, source, page_number, revision_id=revision_id, highlight=highlight, chunk_id=chunk_id, dpi=dpi
+    )
     headers = {"Cache-Control": "private, max-age=3600", "X-Highlighted": str(image.render.highlighted)}
     if image.printed_page:  # the page as printed ("57", "iv", "A-3", "62-63"); absent where none is printed
         headers["X-Printed-Page"] = image.printed_page

@@ -213,8 +213,9 @@ def patch_revision(source: str, revision_id: str, body: RevisionUpdate, stores: 
 def delete_revision(source: str, revision_id: str, stores: Policies) -> RevisionDeleted:
     """Remove a revision, its chunks and its file; the sole active revision is refused (TS-13, TS-14)."""
     removed = remove_revision(stores, check_source(source), check_revision_id(revision_id))
-    return RevisionDeleted(source=source, revision_id=revision_id, chunks_removed=removed.chunks_removed,
-                           file_removed=removed.file_removed)  # fmt: skip
+    return RevisionDeleted(
+        source=source, revision_id=revision_id, chunks_removed=removed.chunks_removed, file_removed=removed.file_removed
+    )
 
 
 @router.post(
@@ -227,8 +228,9 @@ def delete_revision(source: str, revision_id: str, stores: Policies) -> Revision
 def reindex(source: str, revision_id: str, stores: Policies) -> ReindexAccepted:
     """Re-run ingestion from the stored file; 409 while the revision is processing (TS-15)."""
     job_id = start_ingestion(stores.settings, check_source(source), check_revision_id(revision_id), reindex=True)
-    return ReindexAccepted(source=source, revision_id=revision_id, ingestion_job_id=job_id,
-                           links=_links(source, revision_id))  # fmt: skip
+    return ReindexAccepted(
+        source=source, revision_id=revision_id, ingestion_job_id=job_id, links=_links(source, revision_id)
+    )
 
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -257,5 +259,12 @@ def compare(
         return {"revision_id": None if is_day else value, "date": value if is_day else None}
 
     old, new = side(from_), side(to)
-    return compare_section(stores, check_source(source), section_ref, from_revision_id=old["revision_id"],
-                           from_date=old["date"], to_revision_id=new["revision_id"], to_date=new["date"])  # fmt: skip
+    return compare_section(
+        stores,
+        check_source(source),
+        section_ref,
+        from_revision_id=old["revision_id"],
+        from_date=old["date"],
+        to_revision_id=new["revision_id"],
+        to_date=new["date"],
+    )

@@ -27,10 +27,26 @@ LIST_ENTRIES = 25
 TEXT_FIELDS = ("text", "passage", "context", "sentence", "snippet")
 """Fields that hold document text, quoted wherever they appear."""
 CITATION_FIELDS = frozenset(
-    {"source", "version_label", "revision_id", "section_ref", "page_number", "page_numbers", "printed_page",
-     "document_id", "filename", "file_path", "score", "relevance_score", "dense_score", "lexical_score",
-     "effective_from", "effective_to", "chunk_id"}
-)  # fmt: skip
+    {
+        "source",
+        "version_label",
+        "revision_id",
+        "section_ref",
+        "page_number",
+        "page_numbers",
+        "printed_page",
+        "document_id",
+        "filename",
+        "file_path",
+        "score",
+        "relevance_score",
+        "dense_score",
+        "lexical_score",
+        "effective_from",
+        "effective_to",
+        "chunk_id",
+    }
+)
 """What a citation line already says, or what only a program needs beside it: left out of the entry's fields."""
 SCALARS = (str, int, float, bool)
 

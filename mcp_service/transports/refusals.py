@@ -37,8 +37,9 @@ class JsonRpcRefusals:
             if message.get("more_body", False):
                 return
             reason = bounded(text.decode("utf-8", "replace").strip() or "The request was refused")
-            body = json.dumps({"jsonrpc": "2.0", "id": None,
-                               "error": {"code": INVALID_REQUEST, "message": reason}}).encode()  # fmt: skip
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": reason}}
+            ).encode()
             headers = MutableHeaders(raw=list(held.get("headers", [])))
             headers["content-type"] = "application/json"
             headers["content-length"] = str(len(body))

@@ -111,8 +111,14 @@ async def supervised(name: str, replica: str, loop: Callable[[Callable[[], None]
         failures += 1
         delay = BACKOFF.compute(failures)
         log = logger.exception if crashed else logger.warning
-        log("sse_relay.retrying task=%s replica=%s failures=%d retry_in_s=%.2f error=%s",
-            name, replica, failures, delay, error)  # fmt: skip
+        log(
+            "sse_relay.retrying task=%s replica=%s failures=%d retry_in_s=%.2f error=%s",
+            name,
+            replica,
+            failures,
+            delay,
+            error,
+        )
         await anyio.sleep(delay)
 
 
@@ -142,9 +148,10 @@ class SseRelay:
             yield
             return
         client = self.connect(
-            socket_connect_timeout=2, socket_timeout=REPLY_TIMEOUT_S + 5,
+            socket_connect_timeout=2,
+            socket_timeout=REPLY_TIMEOUT_S + 5,
             retry=Retry(EqualJitterBackoff(cap=0.2, base=0.02), 1),
-        )  # fmt: skip
+        )
         short_id = self.replica_id[:8]
         try:
             async with anyio.create_task_group() as tasks:
@@ -165,8 +172,11 @@ class SseRelay:
         try:
             await self._redis.set(session_key(session_id), self.replica_id, ex=SESSION_TTL_S)
         except REDIS_ERRORS as exc:
-            logger.warning("sse_relay.register_failed session_id=%s error=%s: registered when Redis is back",
-                           session_id[:8], type(exc).__name__)  # fmt: skip
+            logger.warning(
+                "sse_relay.register_failed session_id=%s error=%s: registered when Redis is back",
+                session_id[:8],
+                type(exc).__name__,
+            )
 
     async def unregister(self, session_id: str) -> None:
         self.local.discard(session_id)
@@ -176,8 +186,12 @@ class SseRelay:
             try:
                 await self._redis.delete(session_key(session_id))
             except REDIS_ERRORS as exc:
-                logger.warning("sse_relay.unregister_failed session_id=%s error=%s: it expires in %d s",
-                               session_id[:8], type(exc).__name__, SESSION_TTL_S)  # fmt: skip
+                logger.warning(
+                    "sse_relay.unregister_failed session_id=%s error=%s: it expires in %d s",
+                    session_id[:8],
+                    type(exc).__name__,
+                    SESSION_TTL_S,
+                )
 
     async def owner(self, session_id: str) -> str | None:
         """The replica holding ``session_id``, ``None`` if none does; raises when Redis cannot be reached."""
@@ -191,8 +205,9 @@ class SseRelay:
         did not answer in time. Raises when Redis cannot be reached."""
         assert self._redis is not None
         reply_to = f"policy_kb:sse_reply:{uuid.uuid4().hex}"
-        relayed = Relayed(session_id=session_id, body=body.decode("utf-8", "replace"), headers=headers,
-                          reply_to=reply_to)  # fmt: skip
+        relayed = Relayed(
+            session_id=session_id, body=body.decode("utf-8", "replace"), headers=headers, reply_to=reply_to
+        )
         if await self._redis.publish(replica_channel(owner), relayed.model_dump_json()) == 0:
             return None
         popped = await self._redis.blpop([reply_to], timeout=REPLY_TIMEOUT_S)

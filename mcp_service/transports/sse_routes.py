@@ -87,8 +87,11 @@ class SseMessages:
             owner = await self.relay.owner(session_id)
         except REDIS_ERRORS as exc:
             owner, failure = None, unreachable_reason(exc)
-            logger.warning("sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
-                           session_id[:8], type(exc).__name__)  # fmt: skip
+            logger.warning(
+                "sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
+                session_id[:8],
+                type(exc).__name__,
+            )
         else:
             if owner is None or owner == self.relay.replica_id:
                 await self.relay.sse_app(scope, receive, send)  # nobody holds it: the SDK's 404
@@ -108,13 +111,17 @@ class SseMessages:
         try:
             reply = await self.relay.forward(owner, session_id, body, kept)
         except REDIS_ERRORS as exc:
-            logger.warning("sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
-                           session_id[:8], type(exc).__name__)  # fmt: skip
+            logger.warning(
+                "sse_relay.undeliverable session_id=%s reason=redis_unreachable error=%s",
+                session_id[:8],
+                type(exc).__name__,
+            )
             await undeliverable(body, unreachable_reason(exc))(scope, receive, send)
             return
         if reply is None:
-            logger.warning("sse_relay.undeliverable session_id=%s reason=holder_silent owner=%s",
-                           session_id[:8], owner[:8])  # fmt: skip
+            logger.warning(
+                "sse_relay.undeliverable session_id=%s reason=holder_silent owner=%s", session_id[:8], owner[:8]
+            )
             await undeliverable(body, "the replica holding the session did not answer")(scope, receive, send)
             return
         await Response(reply.body, status_code=reply.status, media_type=reply.content_type)(scope, receive, send)

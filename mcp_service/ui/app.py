@@ -58,8 +58,16 @@ class SecurityHeaders:
 def _form(request: Request, status_code: int = 200, *, next: str = "", error: str = "") -> Response:
     keys: Keys = request.app.state.keys
     issuer: IssuerSignIn | None = request.app.state.issuer
-    return render(request, "signin.html", status_code=status_code, next=next, error=error, open=keys.open,
-                  keyed=keys.keyed, issuer=issuer.label if issuer else "")  # fmt: skip
+    return render(
+        request,
+        "signin.html",
+        status_code=status_code,
+        next=next,
+        error=error,
+        open=keys.open,
+        keyed=keys.keyed,
+        issuer=issuer.label if issuer else "",
+    )
 
 
 async def signin_form(request: Request) -> Response:

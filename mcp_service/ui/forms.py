@@ -42,13 +42,22 @@ def read_day(value: str | None, name: str, label: str, problems: Problems, *, de
     try:
         return parse_date(text, field=name)
     except InvalidDateError:
-        problems.add(name, f"{label}: “{text}” is not a date on the calendar. Give the day as YYYY-MM-DD, for "
-                           f"example {date.today().isoformat()}.")  # fmt: skip
+        problems.add(
+            name,
+            f"{label}: “{text}” is not a date on the calendar. Give the day as YYYY-MM-DD, for "
+            f"example {date.today().isoformat()}.",
+        )
         return None
 
 
-LABELS = {"version_label": "Version label", "effective_from": "In force from", "effective_to": "In force until",
-          "source": "Short name", "title": "Title", "category": "Kind of plan"}  # fmt: skip
+LABELS = {
+    "version_label": "Version label",
+    "effective_from": "In force from",
+    "effective_to": "In force until",
+    "source": "Short name",
+    "title": "Title",
+    "category": "Kind of plan",
+}
 
 
 def read_model_errors(exc: ValidationError, problems: Problems, names: Iterable[str] = ()) -> None:

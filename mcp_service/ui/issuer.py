@@ -102,17 +102,31 @@ class IssuerSignIn:
         try:
             authorize, _ = await self.endpoints()
         except (httpx.HTTPError, ValueError) as exc:
-            raise SignInRefused("issuer_unreachable", f"The issuer could not be reached ({type(exc).__name__}).",
-                                502) from exc  # fmt: skip
-        query = urlencode({
-            "response_type": "code", "client_id": self.client_id, "redirect_uri": self.redirect_uri,
-            "scope": " ".join(self.resource.scopes), "state": state, "code_challenge": challenge_of(verifier),
-            "code_challenge_method": "S256", "resource": self.resource.resource_url,
-        })  # fmt: skip
+            raise SignInRefused(
+                "issuer_unreachable", f"The issuer could not be reached ({type(exc).__name__}).", 502
+            ) from exc
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": self.client_id,
+                "redirect_uri": self.redirect_uri,
+                "scope": " ".join(self.resource.scopes),
+                "state": state,
+                "code_challenge": challenge_of(verifier),
+                "code_challenge_method": "S256",
+                "resource": self.resource.resource_url,
+            }
+        )
         response = RedirectResponse(f"{authorize}?{query}", status_code=303)
-        response.set_cookie(FLOW_COOKIE, self._flows.dumps({"state": state, "verifier": verifier, "next": wanted}),
-                            max_age=FLOW_MAX_AGE_S, path=f"{root}/auth", httponly=True, samesite="lax",
-                            secure=request.url.scheme == "https")  # fmt: skip
+        response.set_cookie(
+            FLOW_COOKIE,
+            self._flows.dumps({"state": state, "verifier": verifier, "next": wanted}),
+            max_age=FLOW_MAX_AGE_S,
+            path=f"{root}/auth",
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+        )
         return response
 
     async def finish(self, request: Request) -> str:
@@ -126,8 +140,9 @@ class IssuerSignIn:
         try:
             token = await self._exchange(request.query_params.get("code") or "", str(flow["verifier"]))
         except (httpx.HTTPError, ValueError) as exc:
-            raise SignInRefused("issuer_unreachable", f"The issuer could not be reached ({type(exc).__name__}).",
-                                502) from exc  # fmt: skip
+            raise SignInRefused(
+                "issuer_unreachable", f"The issuer could not be reached ({type(exc).__name__}).", 502
+            ) from exc
         verifier = self.resource.verifier
         access = await verifier.verify_token(token)
         if access is None or access.resource is None:
@@ -154,13 +169,21 @@ class IssuerSignIn:
 
     async def _exchange(self, code: str, verifier: str) -> str:
         _, token_endpoint = await self.endpoints()
-        data = {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
-                "code_verifier": verifier, "resource": self.resource.resource_url}  # fmt: skip
+        data = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": verifier,
+            "resource": self.resource.resource_url,
+        }
         async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_S) as client:
             response = await client.post(token_endpoint, data=data, auth=(self.client_id, self.client_secret))
         if response.status_code != 200:
-            error = response.json().get("error", "?") if response.headers.get("content-type", "").startswith(
-                "application/json") else response.status_code  # fmt: skip
+            error = (
+                response.json().get("error", "?")
+                if response.headers.get("content-type", "").startswith("application/json")
+                else response.status_code
+            )
             raise SignInRefused("exchange_failed", f"The issuer did not give a token ({error}).")
         token = response.json().get("access_token")
         if not isinstance(token, str) or not token:

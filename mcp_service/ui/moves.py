@@ -60,15 +60,24 @@ def where_it_went(c: Comparison) -> Movement:
     together = [m for m in found if best.score - m.score <= SPLIT_MARGIN]
     several = c.from_section is not None and len(passages(c.from_section.text)) > 1
     if len(together) > 1 and several:
-        return Movement("split", f"{ref} of the {old} was split: its parts are now {_refs(together)} of the "
-                                 f"{new}.{reused}", together)  # fmt: skip
+        return Movement(
+            "split",
+            f"{ref} of the {old} was split: its parts are now {_refs(together)} of the {new}.{reused}",
+            together,
+        )
     chapter_from = c.from_section.chapter if c.from_section else ""
     if chapter_from and best.chapter and _chapter(best.chapter) != _chapter(chapter_from):
-        return Movement("moved", f"{ref} of the {old} moved to {best.chapter}: it is now {best.section_ref} "
-                                 f"of the {new}.{reused}", [best])  # fmt: skip
+        return Movement(
+            "moved",
+            f"{ref} of the {old} moved to {best.chapter}: it is now {best.section_ref} of the {new}.{reused}",
+            [best],
+        )
     within = f", in {best.chapter}" if best.chapter else ""
-    return Movement("renumbered", f"{ref} of the {old} was renumbered: it is now {best.section_ref} of the "
-                                  f"{new}{within}.{reused}", [best])  # fmt: skip
+    return Movement(
+        "renumbered",
+        f"{ref} of the {old} was renumbered: it is now {best.section_ref} of the {new}{within}.{reused}",
+        [best],
+    )
 
 
 def _closest(text: str, target: str) -> str:

@@ -36,18 +36,30 @@ logger = logging.getLogger(__name__)
 FORM_OVERHEAD = 64 * 1024
 """Bytes of multipart framing and text fields allowed on top of the upload limit."""
 FIELDS = ("source", "title", "category", "version_label", "effective_from", "effective_to")
-PHASES = {"": "waiting to start", "fetch": "fetching the file", "extract": "reading the pages",
-          "chunk": "finding its sections", "embed": "indexing what each passage says",
-          "store": "storing", "done": "done"}  # fmt: skip
+PHASES = {
+    "": "waiting to start",
+    "fetch": "fetching the file",
+    "extract": "reading the pages",
+    "chunk": "finding its sections",
+    "embed": "indexing what each passage says",
+    "store": "storing",
+    "done": "done",
+}
 """Each ingestion phase (``views.ProgressInfo.phase``) as the progress line says it."""
 
 
 def _form(request: Request, status_code: int = 200, **context: Any) -> Response:
     values = {name: "" for name in FIELDS} | {"category": PolicyCategory.LOCAL_PLAN.value}
     values |= context.pop("values", {})
-    return render(request, "plan_new.html", status_code=status_code, values=values,
-                  categories=[c.value for c in PolicyCategory], problems=context.pop("problems", Problems()),
-                  **context)  # fmt: skip
+    return render(
+        request,
+        "plan_new.html",
+        status_code=status_code,
+        values=values,
+        categories=[c.value for c in PolicyCategory],
+        problems=context.pop("problems", Problems()),
+        **context,
+    )
 
 
 async def plan_form(request: Request) -> Response:
@@ -56,8 +68,12 @@ async def plan_form(request: Request) -> Response:
 
 def _refused(request: Request) -> Response:
     logger.warning("ui.plan_refused reason=read_only who=%s", request.session.get("sub") or "key")
-    problems = Problems({"form": "Adding a plan changes the store: sign in with the full key (or an account "
-                                 "that may write). The read-only key can search and check quotes only."})  # fmt: skip
+    problems = Problems(
+        {
+            "form": "Adding a plan changes the store: sign in with the full key (or an account "
+            "that may write). The read-only key can search and check quotes only."
+        }
+    )
     return _form(request, 403, problems=problems)
 
 
@@ -97,8 +113,9 @@ def _register(stores: PolicyStores, values: dict[str, str], data: RevisionCreate
         raise FileTooLargeError(f"The PDF is larger than the {limit} byte limit")
     source = values["source"]
     if not stores.registry.policy_exists(source):
-        stores.registry.create_policy(PolicyCreate(source=source, title=values["title"],
-                                                   category=PolicyCategory(values["category"])))  # fmt: skip
+        stores.registry.create_policy(
+            PolicyCreate(source=source, title=values["title"], category=PolicyCategory(values["category"]))
+        )
     return register_revision(stores, source, data, pdf).revision.revision_id
 
 

@@ -50,10 +50,23 @@ async def verify(request: Request) -> Response:
             problems.add("quote", refused.message)
         by_source = await threaded(stores.registry.revisions_by_source, chosen or list(titles))
         empty = nothing_in_force([r for revs in by_source.values() for r in revs], day)
-    return render(request, "verify.html", status_code=400 if problems else 200, part="_verify.html", quote=quote,
-                  day=day.isoformat(), day_spoken=spoken(day), typed_day=typed or day.isoformat(), chosen=chosen,
-                  policies=policies, titles=titles, checked=checked, empty=empty, problems=problems,
-                  meanings=MEANINGS)  # fmt: skip
+    return render(
+        request,
+        "verify.html",
+        status_code=400 if problems else 200,
+        part="_verify.html",
+        quote=quote,
+        day=day.isoformat(),
+        day_spoken=spoken(day),
+        typed_day=typed or day.isoformat(),
+        chosen=chosen,
+        policies=policies,
+        titles=titles,
+        checked=checked,
+        empty=empty,
+        problems=problems,
+        meanings=MEANINGS,
+    )
 
 
 QUOTE_ROUTES = [Route("/verify", verify)]

@@ -47,6 +47,11 @@ def render(request: Request, name: str, status_code: int = 200, **context: Any) 
     chosen = part if part is not None and swapped else name
     root = request.scope.get("root_path", "")
     session = request.session if "session" in request.scope else {}
-    context = {"root": root, "signed_in": request.app.state.keys.open is False, "who": session.get("sub"),
-               "writer": may_write(request) if "session" in request.scope else False, **context}  # fmt: skip
+    context = {
+        "root": root,
+        "signed_in": request.app.state.keys.open is False,
+        "who": session.get("sub"),
+        "writer": may_write(request) if "session" in request.scope else False,
+        **context,
+    }
     return TEMPLATES.TemplateResponse(request, chosen, context, status_code=status_code)

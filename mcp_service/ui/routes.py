@@ -79,8 +79,9 @@ async def search(request: Request) -> Response:
     titles = {p.source: p.title for p in policies}
     result, standings, empty = None, {}, None
     if question and not problems:
-        work = partial(search_policy, stores, question, sources=chosen or None, effective_date=day,
-                       n_results=N_RESULTS, mode=mode)  # fmt: skip
+        work = partial(
+            search_policy, stores, question, sources=chosen or None, effective_date=day, n_results=N_RESULTS, mode=mode
+        )
         try:
             result = await run_search(work, stores.settings.search)
         except KBError as refused:
@@ -89,11 +90,25 @@ async def search(request: Request) -> Response:
         revisions = [r for revs in by_source.values() for r in revs]
         standings = _standings(revisions, day)
         empty = nothing_in_force(revisions, day)
-    return render(request, "search.html", status_code=400 if problems else 200, part="_results.html",
-                  question=question, day=day.isoformat(), day_spoken=spoken(day),
-                  typed_day=params.get("date") or day.isoformat(),
-                  chosen=chosen, mode=mode, modes=MODES, policies=policies, result=result, titles=titles,
-                  standings=standings, empty=empty, problems=problems)  # fmt: skip
+    return render(
+        request,
+        "search.html",
+        status_code=400 if problems else 200,
+        part="_results.html",
+        question=question,
+        day=day.isoformat(),
+        day_spoken=spoken(day),
+        typed_day=params.get("date") or day.isoformat(),
+        chosen=chosen,
+        mode=mode,
+        modes=MODES,
+        policies=policies,
+        result=result,
+        titles=titles,
+        standings=standings,
+        empty=empty,
+        problems=problems,
+    )
 
 
 async def cited_page(request: Request) -> Response:
@@ -109,9 +124,19 @@ async def cited_page(request: Request) -> Response:
         section = await threaded(get_policy_section, stores, source, ref, revision_id=revision_id)
     today = date.today()
     day = read_day(request.query_params.get("date"), "date", "As of", Problems(), default=today) or today
-    return render(request, "page.html", revision=revision, source=source, number=number, chunk=chunk, ref=ref,
-                  section=section, page_count=revision.page_count, title=policy.title,
-                  standing=standing(revision, day, peers, today))  # fmt: skip
+    return render(
+        request,
+        "page.html",
+        revision=revision,
+        source=source,
+        number=number,
+        chunk=chunk,
+        ref=ref,
+        section=section,
+        page_count=revision.page_count,
+        title=policy.title,
+        standing=standing(revision, day, peers, today),
+    )
 
 
 async def page_png(request: Request) -> Response:
@@ -123,8 +148,9 @@ async def page_png(request: Request) -> Response:
     if chunk is None and ref is not None:
         section = await threaded(get_policy_section, stores, source, ref, revision_id=revision_id)
         highlight = section.text if len(section.text.split()) <= MAX_MARKED_WORDS else None
-    image = await threaded(page_image, stores, source, number, revision_id=revision_id, chunk_id=chunk,
-                           highlight=highlight)  # fmt: skip
+    image = await threaded(
+        page_image, stores, source, number, revision_id=revision_id, chunk_id=chunk, highlight=highlight
+    )
     headers = {"Cache-Control": "private, max-age=3600", "X-Highlighted": str(image.render.highlighted)}
     return Response(image.render.png, media_type="image/png", headers=headers)
 
@@ -154,9 +180,18 @@ async def policy_timeline(request: Request) -> Response:
     day = read_day(typed, "date", "As of", problems, default=today) or today
     policy = await threaded(stores.registry.get_policy, source)
     revisions = await threaded(stores.registry.list_revisions, source)
-    return render(request, "timeline.html", status_code=400 if problems else 200, policy=policy,
-                  revisions=revisions, figure=timeline(revisions, today, day), day=day, typed_day=typed or
-                  day.isoformat(), problems=problems, empty=nothing_in_force(revisions, day))  # fmt: skip
+    return render(
+        request,
+        "timeline.html",
+        status_code=400 if problems else 200,
+        policy=policy,
+        revisions=revisions,
+        figure=timeline(revisions, today, day),
+        day=day,
+        typed_day=typed or day.isoformat(),
+        problems=problems,
+        empty=nothing_in_force(revisions, day),
+    )
 
 
 async def policy_compare(request: Request) -> Response:
@@ -167,15 +202,32 @@ async def policy_compare(request: Request) -> Response:
     old, new = params.get("from") or None, params.get("to") or None
     if not ref:
         problems = Problems({"section_ref": "Section: give the reference to compare, for example Para 11."})
-        return render(request, "compare.html", status_code=400, part="_compare.html", source=source,
-                      comparison=None, problems=problems)  # fmt: skip
+        return render(
+            request,
+            "compare.html",
+            status_code=400,
+            part="_compare.html",
+            source=source,
+            comparison=None,
+            problems=problems,
+        )
     comparison = await threaded(compare_section, stores, source, ref, from_revision_id=old, to_revision_id=new)
     movement = where_it_went(comparison)
     within = changes_within(comparison, movement)
     runs = diff_runs(within.rendered) if within is not None else []
     policy = await threaded(stores.registry.get_policy, source)
-    return render(request, "compare.html", part="_compare.html", source=source, comparison=comparison, runs=runs,
-                  movement=movement, within=within, title=policy.title, problems=Problems())  # fmt: skip
+    return render(
+        request,
+        "compare.html",
+        part="_compare.html",
+        source=source,
+        comparison=comparison,
+        runs=runs,
+        movement=movement,
+        within=within,
+        title=policy.title,
+        problems=Problems(),
+    )
 
 
 async def policy_contents(request: Request) -> Response:
@@ -204,9 +256,17 @@ async def governance(request: Request) -> Response:
     policies = policy_stores(request)
     titles = {p.source: p.title for p in await threaded(policies.registry.list_policies)}
     in_force = snapshot(day, await threaded(policies.resolver.resolve_snapshot, day), titles)
-    return render(request, "governance.html", status_code=400 if problems else 200, day=day.isoformat(),
-                  typed_day=typed or day.isoformat(), documents=documents, indexed=len(records), in_force=in_force,
-                  problems=problems)  # fmt: skip
+    return render(
+        request,
+        "governance.html",
+        status_code=400 if problems else 200,
+        day=day.isoformat(),
+        typed_day=typed or day.isoformat(),
+        documents=documents,
+        indexed=len(records),
+        in_force=in_force,
+        problems=problems,
+    )
 
 
 async def ingestion(request: Request) -> Response:
@@ -218,8 +278,9 @@ async def ingestion(request: Request) -> Response:
     failed = [r for r in revisions if r.status == RevisionStatus.FAILED]
     counts = {status.value: sum(r.status == status for r in revisions) for status in RevisionStatus}
     audit = await threaded(last_audit, stores.registry)
-    return render(request, "ingestion.html", part="_progress.html", running=running, failed=failed, counts=counts,
-                  audit=audit)  # fmt: skip
+    return render(
+        request, "ingestion.html", part="_progress.html", running=running, failed=failed, counts=counts, audit=audit
+    )
 
 
 def _ids(request: Request) -> tuple[str, str]:

@@ -73,8 +73,18 @@ def timeline(revisions: Sequence[Revision], today: date, day: date | None = None
     for rev in ordered:
         stop = rev.effective_to + timedelta(days=1) if rev.effective_to else end
         left = x(rev.effective_from)
-        bars.append(Bar(rev.revision_id, rev.version_label, words.span(rev), words.standing(rev, day, ordered, today),
-                        _state(rev, day), left, max(x(stop) - left, 0.5), rev.effective_to is None))  # fmt: skip
+        bars.append(
+            Bar(
+                rev.revision_id,
+                rev.version_label,
+                words.span(rev),
+                words.standing(rev, day, ordered, today),
+                _state(rev, day),
+                left,
+                max(x(stop) - left, 0.5),
+                rev.effective_to is None,
+            )
+        )
     step = max(1, (end.year - start.year) // 6 + 1)
     ticks = [Tick(x(date(year, 1, 1)), str(year)) for year in range(start.year + 1, end.year + 1, step)]
     return Timeline(bars, [t for t in ticks if 4 <= t.x <= 96], x(today), x(day))
@@ -91,9 +101,12 @@ def citation(item: object, title: str = "") -> str:
     pages = getattr(item, "page_numbers", None) or []
     page = getattr(item, "page_number", None) or (pages[0] if pages else None)
     printed = getattr(item, "printed_page", None)
-    return format_citation(document=f"{name} ({label})" if label else name,
-                           section_ref=f"{ref}, supporting {supports}" if supports else ref,
-                           page_number=page, printed_page=str(printed) if printed is not None else None)  # fmt: skip
+    return format_citation(
+        document=f"{name} ({label})" if label else name,
+        section_ref=f"{ref}, supporting {supports}" if supports else ref,
+        page_number=page,
+        printed_page=str(printed) if printed is not None else None,
+    )
 
 
 _CHANGE = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.DOTALL)

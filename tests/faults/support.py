@@ -25,10 +25,28 @@ from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, running
 from tests.polling import eventually
 
 SOURCE = "FAULT_POLICY"
-_PLACES = ("the market town", "a village", "the river valley", "the urban fringe", "the conservation area",
-           "an employment site", "the countryside")  # fmt: skip
-_CONCERNS = ("local character", "movement", "landscape", "drainage", "heritage", "biodiversity", "noise",
-             "daylight", "parking", "flood risk", "open space")  # fmt: skip
+_PLACES = (
+    "the market town",
+    "a village",
+    "the river valley",
+    "the urban fringe",
+    "the conservation area",
+    "an employment site",
+    "the countryside",
+)
+_CONCERNS = (
+    "local character",
+    "movement",
+    "landscape",
+    "drainage",
+    "heritage",
+    "biodiversity",
+    "noise",
+    "daylight",
+    "parking",
+    "flood risk",
+    "open space",
+)
 BIG_CHAPTERS = tuple(
     (
         f"Chapter on topic {n}",

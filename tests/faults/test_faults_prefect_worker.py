@@ -89,9 +89,11 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
 ) -> None:
     stores, worker = worker_stack
     register_revision(
-        stores, SOURCE, RevisionCreate(revision_id=REVISION, version_label="February 2025",
-                                   effective_from=date(2025, 2, 1)), big_pdf("2025"),
-    )  # fmt: skip
+        stores,
+        SOURCE,
+        RevisionCreate(revision_id=REVISION, version_label="February 2025", effective_from=date(2025, 2, 1)),
+        big_pdf("2025"),
+    )
     first = start_run(REVISION)
     eventually(
         lambda: stores.registry.get_revision(SOURCE, REVISION).progress_phase == "embed",
@@ -105,8 +107,9 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
         process.kill()
     eventually(lambda: state_of(first.id) == StateType.CRASHED, within=60, every=0.2)
     crashed = flow_run(first.id)
-    note("crashed", f"{crashed.state.name if crashed.state else None}: "
-                               f"{crashed.state.message if crashed.state else ''}")  # fmt: skip
+    note(
+        "crashed", f"{crashed.state.name if crashed.state else None}: {crashed.state.message if crashed.state else ''}"
+    )
     assert stores.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.PROCESSING
     assert worker.running(), "the worker outlives the run it started"
     left = AuditOutcome(*audit_and_repair(stores))
@@ -116,8 +119,11 @@ def test_a_run_killed_under_the_worker_is_marked_crashed_and_a_rerun_completes_t
     assert stores.registry.get_revision(SOURCE, REVISION).status == RevisionStatus.FAILED
 
     second = start_run(REVISION)
-    eventually(lambda: state_of(second.id) in (StateType.COMPLETED, StateType.FAILED, StateType.CRASHED),
-               within=RUN_TIMEOUT_S, every=0.5)  # fmt: skip
+    eventually(
+        lambda: state_of(second.id) in (StateType.COMPLETED, StateType.FAILED, StateType.CRASHED),
+        within=RUN_TIMEOUT_S,
+        every=0.5,
+    )
     assert state_of(second.id) == StateType.COMPLETED
     done = stores.registry.get_revision(SOURCE, REVISION)
     assert done.status == RevisionStatus.ACTIVE and done.chunk_count > 100

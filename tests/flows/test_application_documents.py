@@ -76,13 +76,19 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
     result = ingest_application_documents(application_ref=REF, folder_or_paths=str(application_folder))
 
     assert [row.file for row in result.documents] == [
-        "Cover_Letter.docx", "Ecology_Report.pdf", "Elevations.pdf", "Heritage_Statement.pdf",
-        "Planning_Statement.pdf", "Site_Plan.pdf", "Transport_Assessment.pdf",
-    ]  # fmt: skip
+        "Cover_Letter.docx",
+        "Ecology_Report.pdf",
+        "Elevations.pdf",
+        "Heritage_Statement.pdf",
+        "Planning_Statement.pdf",
+        "Site_Plan.pdf",
+        "Transport_Assessment.pdf",
+    ]
     rows = {row.file: row for row in result.documents}
     assert (rows["Cover_Letter.docx"].status, rows["Cover_Letter.docx"].error_type) == (
-        "error", "unsupported_file_type",
-    )  # fmt: skip
+        "error",
+        "unsupported_file_type",
+    )
     assert (rows["Ecology_Report.pdf"].status, rows["Ecology_Report.pdf"].error_type) == ("error", "encrypted")
     assert (rows["Elevations.pdf"].status, rows["Elevations.pdf"].error_type) == ("error", "unsupported_file_type")
     assert (rows["Site_Plan.pdf"].status, rows["Site_Plan.pdf"].error_type) == ("skipped", "image_based")
@@ -92,16 +98,22 @@ def test_a_whole_application_folder_gives_one_outcome_per_file_and_bad_files_do_
         rows["Transport_Assessment.pdf"],
     )
     assert (heritage.status, heritage.document_type, heritage.extraction_method, heritage.contains_drawings) == (
-        "success", "heritage_statement", "text_layer", True,
-    )  # fmt: skip
+        "success",
+        "heritage_statement",
+        "text_layer",
+        True,
+    )
     assert (planning.status, planning.extraction_method) == ("success", "mixed")  # its scanned pages were OCR'd
     assert "Johnston is coming with fifty" in get_document_text(docs_kb.documents, planning.document_id).text
     assert (transport.status, transport.document_type) == ("success", "transport_assessment")
     assert (result.count("success"), result.count("skipped"), result.count("error")) == (3, 1, 3)
 
     listing = list_ingested_documents(docs_kb.documents, REF)
-    assert {d.document_id for d in listing.documents} == {heritage.document_id, planning.document_id,
-                                                          transport.document_id}  # fmt: skip
+    assert {d.document_id for d in listing.documents} == {
+        heritage.document_id,
+        planning.document_id,
+        transport.document_id,
+    }
     by_id = {d.document_id: d.file_path for d in listing.documents}
     assert by_id[transport.document_id] == str(application_folder.resolve() / "Transport_Assessment.pdf")
     assert docs_kb.documents.chunks.count() == heritage.chunks + planning.chunks + transport.chunks
@@ -168,9 +180,10 @@ def test_a_failure_that_is_not_the_files_fault_fails_the_run_after_the_other_fil
     redis_client.set(application_key(REF), "not a set")
 
     state = ingest_application_documents(
-        application_ref=REF, folder_or_paths=[str(inbox / "Transport_Assessment.pdf"), str(inbox / "Locked.pdf")],
+        application_ref=REF,
+        folder_or_paths=[str(inbox / "Transport_Assessment.pdf"), str(inbox / "Locked.pdf")],
         return_state=True,
-    )  # fmt: skip
+    )
 
     assert state.is_failed()
     table = stored_artifact(artifact_key(FLOW, REF))
@@ -190,8 +203,10 @@ def test_remove_flow_deletes_a_document_everywhere(docs_kb: Stores) -> None:
     removed = remove_application_document(document_id=document_id)
 
     assert (removed.document_id, removed.chunks_removed, removed.file_removed) == (
-        document_id, ingested.documents[0].chunks, True,
-    )  # fmt: skip
+        document_id,
+        ingested.documents[0].chunks,
+        True,
+    )
     assert list_ingested_documents(docs_kb.documents, REF).document_count == 0
     assert docs_kb.documents.chunks.count() == 0
     assert list(docs_kb.objects.list("applications/")) == []

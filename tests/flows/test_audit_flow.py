@@ -209,9 +209,17 @@ def test_the_last_audit_is_stored_with_its_time_counts_and_findings_whoever_ran_
     assert stored is not None and stored.checked_at == result.before.checked_at
     assert (stored.revisions, stored.chunks, stored.files, stored.total) == (2, 12, 3, 1)
     assert stored.counts == result.before.counts() and stored.counts["unreferenced_file"] == 1
-    assert stored.findings == [{"kind": "unreferenced_file", "source": "", "revision_id": "", "key": stray_key,
-                                "count": 0, "detail": "no revision refers to this file",
-                                "repair": "delete the file"}]  # fmt: skip
+    assert stored.findings == [
+        {
+            "kind": "unreferenced_file",
+            "source": "",
+            "revision_id": "",
+            "key": stray_key,
+            "count": 0,
+            "detail": "no revision refers to this file",
+            "repair": "delete the file",
+        }
+    ]
     assert redis_client.type(LAST_AUDIT_KEY) == "string", "one key, written whole by one SET"
 
     repaired = consistency_audit(repair=True)

@@ -44,8 +44,19 @@ def test_ingest_search_reindex_audit_and_delete_from_the_command_line(cli_env: S
     first = write_policy_pdf(tmp_path / "ltn-2020.pdf", edition="July 2020")
     second = write_policy_pdf(tmp_path / "ltn-2026.pdf", edition="2026 update")
 
-    out = run("ingest", "LTN_1_20", str(first), "--label", "July 2020", "--from", "2020-07-27",
-              "--title", "Cycle Infrastructure Design", "--category", "national_guidance")  # fmt: skip
+    out = run(
+        "ingest",
+        "LTN_1_20",
+        str(first),
+        "--label",
+        "July 2020",
+        "--from",
+        "2020-07-27",
+        "--title",
+        "Cycle Infrastructure Design",
+        "--category",
+        "national_guidance",
+    )
     assert "rev_LTN_1_20_2020_07: registered, active, 6 chunks" in out
     assert "read: 0 policies, 4 paragraphs, 9% of text by chapter/page" in out
     out = run("ingest", "LTN_1_20", str(second), "--label", "2026 update", "--from", "2026-01-01")
@@ -79,8 +90,9 @@ def test_seed_prints_each_step_and_says_when_there_was_nothing_to_do(cli_env: St
     folder = flow_settings.files.allowed_roots[0] / "seed"
     write_policy_pdf(folder / "lp.pdf", edition="2015")
     revision = {"version_label": "2015", "effective_from": "2015-07-20", "file": "lp.pdf"}
-    config = {"policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan",
-                            "revisions": [revision]}]}  # fmt: skip
+    config = {
+        "policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan", "revisions": [revision]}]
+    }
     (folder / "seed.yaml").write_text(yaml.safe_dump(config))
 
     out = run("seed", "--config", str(folder / "seed.yaml"))
@@ -96,8 +108,9 @@ def test_seed_runs_without_prefect_when_its_local_api_will_not_start(
     folder = flow_settings.files.allowed_roots[0] / "seed"
     write_policy_pdf(folder / "lp.pdf", edition="2015")
     revision = {"version_label": "2015", "effective_from": "2015-07-20", "file": "lp.pdf"}
-    config = {"policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan",
-                            "revisions": [revision]}]}  # fmt: skip
+    config = {
+        "policies": [{"source": "LOCAL_PLAN", "title": "Local Plan", "category": "local_plan", "revisions": [revision]}]
+    }
     (folder / "seed.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.setenv("LOCAL_API_START_TIMEOUT_SECONDS", "0.001")  # no server can start in that time
     running = SubprocessASGIServer._instances.pop(None, None)
@@ -122,8 +135,18 @@ def test_a_command_whose_local_api_will_not_start_stops_before_changing_anything
     running = SubprocessASGIServer._instances.pop(None, None)
     try:
         with temporary_settings(restore_defaults={PREFECT_API_URL}):
-            out = run("ingest", "LTN_1_20", str(pdf), "--label", "July 2020", "--from", "2020-07-27",
-                      "--title", "Cycle Infrastructure Design", code=2)  # fmt: skip
+            out = run(
+                "ingest",
+                "LTN_1_20",
+                str(pdf),
+                "--label",
+                "July 2020",
+                "--from",
+                "2020-07-27",
+                "--title",
+                "Cycle Infrastructure Design",
+                code=2,
+            )
     finally:
         if running is not None:
             SubprocessASGIServer._instances[None] = running

@@ -39,8 +39,10 @@ def test_its01_a_revision_ingested_through_the_flow_is_active_searchable_and_cit
     )
 
     assert (result.revision_id, result.action, result.status) == (
-        "rev_NPPF_2024_12", RegistrationAction.REGISTERED, RevisionStatus.ACTIVE,
-    )  # fmt: skip
+        "rev_NPPF_2024_12",
+        RegistrationAction.REGISTERED,
+        RevisionStatus.ACTIVE,
+    )
     revision = flow_stores.policies.registry.get_revision("NPPF", "rev_NPPF_2024_12")
     assert revision.status == RevisionStatus.ACTIVE and revision.ingested_at is not None
     assert revision.page_count == 2 and revision.file_size_bytes == pdf.stat().st_size
@@ -49,8 +51,12 @@ def test_its01_a_revision_ingested_through_the_flow_is_active_searchable_and_cit
     assert revision.file_path == f"policies/NPPF/rev_NPPF_2024_12/{revision.file_sha256}.pdf"
     hit = search_policy(flow_stores.policies, QUESTION, effective_date="2025-06-01", n_results=1).results[0]
     assert (hit.source, hit.revision_id, hit.version_label, hit.section_ref, hit.page_number) == (
-        "NPPF", "rev_NPPF_2024_12", "December 2024", "Para 1", 1,
-    )  # fmt: skip
+        "NPPF",
+        "rev_NPPF_2024_12",
+        "December 2024",
+        "Para 1",
+        1,
+    )
 
 
 def test_the_flow_publishes_a_summary_a_section_table_and_finished_progress(

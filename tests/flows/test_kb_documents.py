@@ -81,9 +81,10 @@ def test_a_run_drains_the_backlog_each_job_ending_on_its_own_and_later_runs_stop
     assert document is not None
     records = {job.job_id: jobs.get(job.job_id) for job in (first, bad, *later)}
     assert {job_id: r.status if r else None for job_id, r in records.items()} == {
-        first.job_id: JobStatus.COMPLETED, bad.job_id: JobStatus.FAILED,
+        first.job_id: JobStatus.COMPLETED,
+        bad.job_id: JobStatus.FAILED,
         **{job.job_id: JobStatus.COMPLETED for job in later},
-    }  # fmt: skip
+    }
     assert notes_kb.notes.registry.counts()["documents"] == 4
     assert ingest_kb_document(job_id=later[0].job_id) is None
     assert notes_kb.notes.registry.counts()["documents"] == 4
@@ -143,8 +144,9 @@ def test_a_burst_asks_for_one_run_and_a_run_that_starts_lets_the_next_job_ask_ag
 def test_the_cleanup_flow_takes_a_job_left_queued_with_no_run_coming(notes_kb: Stores) -> None:
     jobs = notes_kb.notes.jobs
     created = datetime.now(UTC) - timedelta(seconds=QUEUE_WAIT_S + 60)
-    stranded = jobs.create(JobRecord(job_id=uuid.uuid4().hex, kind="note", text="Bus passes renew yearly.",
-                                     created_at=created))  # fmt: skip
+    stranded = jobs.create(
+        JobRecord(job_id=uuid.uuid4().hex, kind="note", text="Bus passes renew yearly.", created_at=created)
+    )
     fresh = new_note_job(jobs, "Library hours change in summer.", [])
     cleanup_kb_uploads()
     ended, waiting = jobs.get(stranded.job_id), jobs.get(fresh.job_id)

@@ -24,8 +24,12 @@ CYCLING = "Cycle parking should be secure, covered and conveniently located clos
 
 def store(stores: Stores, rid: str, frm: str, to: str | None, text: str) -> None:
     policies = stores.policies
-    create_revision(policies.registry, policies.vectors, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
-                                                                    effective_from=frm, effective_to=to))  # fmt: skip
+    create_revision(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        RevisionCreate(revision_id=rid, version_label=rid, effective_from=frm, effective_to=to),
+    )
     chunks = chunk_sections([Section(section_ref="Para 116", text=text, page_number=3, page_spans=[(0, 3)])])
     store_chunks(
         policies.registry,

@@ -63,8 +63,11 @@ def test_its07_seeding_ingests_both_nppf_revisions_and_a_second_run_changes_noth
         flow_stores.policies.registry.get_revision("NPPF", r) for r in ("rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT")
     )
     assert (str(current.effective_from), str(current.effective_to), current.status, current.page_count) == (
-        "2024-12-12", "2098-12-31", RevisionStatus.SUPERSEDED, 82,
-    )  # fmt: skip
+        "2024-12-12",
+        "2098-12-31",
+        RevisionStatus.SUPERSEDED,
+        82,
+    )
     assert (str(draft.effective_from), draft.effective_to, draft.status) == ("2099-01-01", None, RevisionStatus.ACTIVE)
     chunks = flow_stores.policies.vectors.count()
     assert chunks == current.chunk_count + draft.chunk_count > 500
@@ -89,8 +92,16 @@ def test_its07_seeding_ingests_both_nppf_revisions_and_a_second_run_changes_noth
 
 
 def _seed_file(folder: Path, revisions: list[dict[str, object]]) -> Path:
-    config = {"policies": [{"source": "LTN_1_20", "title": "Cycle Infrastructure Design", "category":
-                            "national_guidance", "revisions": revisions}]}  # fmt: skip
+    config = {
+        "policies": [
+            {
+                "source": "LTN_1_20",
+                "title": "Cycle Infrastructure Design",
+                "category": "national_guidance",
+                "revisions": revisions,
+            }
+        ]
+    }
     path = folder / "seed.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -104,11 +115,15 @@ def test_a_missing_file_is_a_warning_and_the_other_revisions_are_seeded(
     config = _seed_file(
         folder,
         [
-            {"version_label": "July 2008", "effective_from": "2008-10-01", "effective_to": "2020-07-26",
-             "file": "ltn-2008.pdf"},
+            {
+                "version_label": "July 2008",
+                "effective_from": "2008-10-01",
+                "effective_to": "2020-07-26",
+                "file": "ltn-2008.pdf",
+            },
             {"version_label": "July 2020", "effective_from": "2020-07-27", "file": "ltn-2020.pdf"},
         ],
-    )  # fmt: skip
+    )
 
     with caplog.at_level(logging.WARNING):
         result = seed_policies(config=str(config))

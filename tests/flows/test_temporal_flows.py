@@ -39,8 +39,10 @@ def test_its02_a_search_as_of_march_2024_returns_only_the_2023_revision(
     assert all("September 2023" in hit.text for hit in result.results if hit.section_ref.startswith("Para"))
     everything = search_policy(flow_stores.policies, QUESTION, n_results=10)
     assert {hit.revision_id for hit in everything.results} == {
-        "rev_NPPF_2021_07", "rev_NPPF_2023_09", "rev_NPPF_2024_12",
-    }  # fmt: skip
+        "rev_NPPF_2021_07",
+        "rev_NPPF_2023_09",
+        "rev_NPPF_2024_12",
+    }
 
 
 SNAPSHOT_POLICIES = {
@@ -61,8 +63,9 @@ def test_its06_the_snapshot_for_a_date_agrees_with_what_a_search_for_that_date_r
         for start, end in revisions:
             file = f"{source}-{start}.pdf"
             write_policy_pdf(inbox / "seed" / file, edition=f"{source} {start}")
-            entries.append({"version_label": f"{source} {start}", "effective_from": start, "effective_to": end,
-                            "file": file})  # fmt: skip
+            entries.append(
+                {"version_label": f"{source} {start}", "effective_from": start, "effective_to": end, "file": file}
+            )
         config["policies"].append(
             {"source": source, "title": source.title(), "category": "local_plan", "revisions": entries}
         )

@@ -85,8 +85,12 @@ def test_every_environment_name_lands_in_its_field(monkeypatch: pytest.MonkeyPat
 
 def test_every_environment_name_is_documented_for_operators() -> None:
     section = OPERATIONS.read_text().split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
-    documented = {name for row in section.splitlines() if row.startswith("| `")
-                  for name in re.findall(r"`([A-Z0-9_]+)`", row.split(" | ")[0])}  # fmt: skip
+    documented = {
+        name
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([A-Z0-9_]+)`", row.split(" | ")[0])
+    }
     names = {env_name for _, _, env_name in FIELDS}
     assert documented <= names
     assert all(f"`{name}`" in section for name in names)

@@ -44,8 +44,15 @@ print(malloc_figures()["malloc_mapped"] - before >= 2**20)
 
 
 def allocated_on_its_own_mapping(env: dict[str, str]) -> bool:
-    done = subprocess.run([sys.executable, "-c", ALLOCATE_AFTER_A_LARGE_FREE], env=env, cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", ALLOCATE_AFTER_A_LARGE_FREE],
+        env=env,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return done.stdout.strip() == "True"
 
 

@@ -51,8 +51,15 @@ class KbProcess:
 
 
 def kb_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
-    env = service_env(settings, free_port(), KB_MCP_PORT=str(port), CHROMA_KB_COLLECTION=settings.chroma.kb_collection,
-                      ENABLE_OCR="false", KB_MAX_UPLOAD_BYTES=str(settings.kb.max_upload_bytes), **extra)  # fmt: skip
+    env = service_env(
+        settings,
+        free_port(),
+        KB_MCP_PORT=str(port),
+        CHROMA_KB_COLLECTION=settings.chroma.kb_collection,
+        ENABLE_OCR="false",
+        KB_MAX_UPLOAD_BYTES=str(settings.kb.max_upload_bytes),
+        **extra,
+    )
     env.pop("KB_MCP_API_KEY", None)
     env.pop("KB_ENGINE_URL", None)
     env.pop("KB_API_KEY", None)
@@ -60,8 +67,13 @@ def kb_env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
 
 
 def start_kb(env: dict[str, str], url: str, key: str | None) -> KbProcess:
-    proc = subprocess.Popen([sys.executable, "-m", "deployments.cli", "serve", "--servers", "kb"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deployments.cli", "serve", "--servers", "kb"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_healthy(url, proc)
     return KbProcess(url, env, proc, key)
 
@@ -75,8 +87,14 @@ class KbStack:
 
 @contextmanager
 def kb_stack(base: Path, redis_url: str, chroma_dir: Path, db: int) -> Iterator[KbStack]:
-    settings = service_settings(base, redis_url, chroma_dir, db, kb_collection=f"kb_{uuid.uuid4().hex[:16]}",
-                                kb_max_upload_bytes=8 * 1024 * 1024)  # fmt: skip
+    settings = service_settings(
+        base,
+        redis_url,
+        chroma_dir,
+        db,
+        kb_collection=f"kb_{uuid.uuid4().hex[:16]}",
+        kb_max_upload_bytes=8 * 1024 * 1024,
+    )
     port_a, port_b = free_port(), free_port()
     url_a, url_b = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
     a = start_kb(kb_env(settings, port_a, KB_MCP_API_KEY=KB_KEY), url_a, KB_KEY)

@@ -37,8 +37,7 @@ from joserfc.jwk import KeySet, RSAKey
 from werkzeug.serving import make_server
 
 SECRET = "s3cret-" + "c" * 24
-SCOPES = ["policy:read", "policy:write", "documents:read", "documents:write", "kb:read", "kb:write",
-          "governance:read"]  # fmt: skip
+SCOPES = ["policy:read", "policy:write", "documents:read", "documents:write", "kb:read", "kb:write", "governance:read"]
 
 
 USER = "planner-7"
@@ -173,9 +172,16 @@ def create_issuer_app(issuer: Issuer) -> Flask:
         def save_authorization_code(self, code: str, request: Any) -> None:
             data = request.payload.data
             challenge, method = data.get("code_challenge", ""), data.get("code_challenge_method", "")
-            issuer.codes[code] = Code(code, request.client.client_id, request.payload.redirect_uri,
-                                      request.payload.scope or "", challenge, method, request.user,
-                                      time.time() + 60)  # fmt: skip
+            issuer.codes[code] = Code(
+                code,
+                request.client.client_id,
+                request.payload.redirect_uri,
+                request.payload.scope or "",
+                challenge,
+                method,
+                request.user,
+                time.time() + 60,
+            )
 
         def query_authorization_code(self, code: str, client: Client) -> Code | None:
             found = issuer.codes.get(code)
@@ -221,14 +227,19 @@ def create_issuer_app(issuer: Issuer) -> Flask:
 
     @app.get("/.well-known/oauth-authorization-server")
     def metadata() -> Any:
-        return jsonify({
-            "issuer": issuer.url, "token_endpoint": f"{issuer.url}/token",
-            "authorization_endpoint": f"{issuer.url}/authorize", "jwks_uri": f"{issuer.url}/jwks",
-            "grant_types_supported": ["client_credentials", "authorization_code"], "scopes_supported": SCOPES,
-            "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-            "response_types_supported": ["code"],
-        })  # fmt: skip
+        return jsonify(
+            {
+                "issuer": issuer.url,
+                "token_endpoint": f"{issuer.url}/token",
+                "authorization_endpoint": f"{issuer.url}/authorize",
+                "jwks_uri": f"{issuer.url}/jwks",
+                "grant_types_supported": ["client_credentials", "authorization_code"],
+                "scopes_supported": SCOPES,
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+                "response_types_supported": ["code"],
+            }
+        )
 
     @app.get("/jwks")
     def jwks() -> Any:
@@ -259,7 +270,10 @@ def running_issuer(host: str = "127.0.0.1") -> Iterator[Issuer]:
 
 def token(issuer: Issuer, client: str, scope: str, resource: str) -> str:
     """An access token from the running issuer by the client-credentials grant, for ``resource`` (its ``aud``)."""
-    response = httpx.post(f"{issuer.url}/token", auth=(client, SECRET),
-                          data={"grant_type": "client_credentials", "scope": scope, "resource": resource})  # fmt: skip
+    response = httpx.post(
+        f"{issuer.url}/token",
+        auth=(client, SECRET),
+        data={"grant_type": "client_credentials", "scope": scope, "resource": resource},
+    )
     response.raise_for_status()
     return str(response.json()["access_token"])

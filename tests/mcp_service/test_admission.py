@@ -72,8 +72,14 @@ async def tiny_lane_service(nppf: Service) -> AsyncIterator[tuple[str, Stores]]:
     settings = nppf.settings.model_copy(update={"search": search})
     shared = nppf.stores
     policies = dataclasses.replace(shared.policies, settings=settings)
-    stores = Stores(settings, redis=shared.redis, chroma=shared.chroma, objects=shared.objects,
-                    embedder=shared.embedder, policies=policies)  # fmt: skip
+    stores = Stores(
+        settings,
+        redis=shared.redis,
+        chroma=shared.chroma,
+        objects=shared.objects,
+        embedder=shared.embedder,
+        policies=policies,
+    )
     async with serving(create_app(settings, stores=stores, warm=False), free_port()) as url:
         yield url, stores
 
@@ -113,11 +119,17 @@ async def test_a_flood_beyond_the_lane_s_line_is_refused_at_once_and_the_admitte
                 for _ in range(FLOOD_REST):
                     group.start_soon(rest)
                 flood = FLOOD_MCP + FLOOD_REST
-                await eventually_async(lambda: lane.waiting == QUEUE and lane.refused == flood - QUEUE,
-                                       within=60, what="the line full and the rest refused")  # fmt: skip
+                await eventually_async(
+                    lambda: lane.waiting == QUEUE and lane.refused == flood - QUEUE,
+                    within=60,
+                    what="the line full and the rest refused",
+                )
                 # the refusals come back while the place is still held: they never wait for the lane
-                await eventually_async(lambda: len(mcp_answers) + len(rest_answers) == flood - QUEUE,
-                                       within=60, what="every refusal answered")  # fmt: skip
+                await eventually_async(
+                    lambda: len(mcp_answers) + len(rest_answers) == flood - QUEUE,
+                    within=60,
+                    what="every refusal answered",
+                )
                 assert lane.waiting == QUEUE
             finally:
                 release.set()
@@ -154,9 +166,18 @@ async def tiny_kb_service(base: Path, redis_url: str, chroma_dir: Path) -> Async
     """A whole ``kb`` deployment (its engine mounted at ``/api/v1``, called over HTTP) with one note, whose lanes
     have 1 place and a line of ``QUEUE``, on this loop."""
     port = free_port()
-    settings = service_settings(base, redis_url, chroma_dir, KB_DB, kb_collection=f"kb_{uuid.uuid4().hex[:16]}",
-                                kb_mcp_port=port, kb_mcp_api_key=SecretStr(KB_KEY), search_threads=1,
-                                search_queue_max=QUEUE, search_queue_wait_ms=600_000)  # fmt: skip
+    settings = service_settings(
+        base,
+        redis_url,
+        chroma_dir,
+        KB_DB,
+        kb_collection=f"kb_{uuid.uuid4().hex[:16]}",
+        kb_mcp_port=port,
+        kb_mcp_api_key=SecretStr(KB_KEY),
+        search_threads=1,
+        search_queue_max=QUEUE,
+        search_queue_wait_ms=600_000,
+    )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     stores = open_stores(settings)
     await anyio.to_thread.run_sync(lambda: ingest_note(stores.notes, NOTE, ["collection:documents"]))
@@ -165,8 +186,12 @@ async def tiny_kb_service(base: Path, redis_url: str, chroma_dir: Path) -> Async
 
 
 def kb_search(i: int) -> dict[str, object]:
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-            "params": {"name": "kb_search", "arguments": {"query": "bin store", "top": 3}}}  # fmt: skip
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "tools/call",
+        "params": {"name": "kb_search", "arguments": {"query": "bin store", "top": 3}},
+    }
 
 
 async def test_a_kb_search_flood_beyond_the_engine_lane_s_line_is_refused_at_once_and_the_admitted_ones_answer(
@@ -192,8 +217,11 @@ async def test_a_kb_search_flood_beyond_the_engine_lane_s_line_is_refused_at_onc
 
                 for i in range(FLOOD_KB):
                     group.start_soon(mcp, i)
-                await eventually_async(lambda: lane.waiting == QUEUE and lane.refused == FLOOD_KB - QUEUE,
-                                       within=60, what="the line full and the rest refused")  # fmt: skip
+                await eventually_async(
+                    lambda: lane.waiting == QUEUE and lane.refused == FLOOD_KB - QUEUE,
+                    within=60,
+                    what="the line full and the rest refused",
+                )
                 # the refusals come back while the place is still held: they never wait for the engine
                 await eventually_async(lambda: len(answers) == FLOOD_KB - QUEUE, within=60, what="every refusal")
                 assert lane.waiting == QUEUE

@@ -97,8 +97,13 @@ def send(service: Service, route: Route, credential: dict[str, str]) -> httpx.Re
                     response.read()  # an event stream that opened is left unread: it never ends
                 return response
         if route.files is not None:
-            return client.request(route.method, route.path, headers=headers, files=route.files,
-                                  data={"version_label": "v", "effective_from": "2020-01-01"})  # fmt: skip
+            return client.request(
+                route.method,
+                route.path,
+                headers=headers,
+                files=route.files,
+                data={"version_label": "v", "effective_from": "2020-01-01"},
+            )
         return client.request(route.method, route.path, headers=headers, json=route.json)
 
 

@@ -27,8 +27,12 @@ LEGACY, MODERN = "legacy", "auto"
 """The SDK client's modes: the ``initialize`` handshake, and ``server/discover`` (2026-07-28) first."""
 TOOLS_LIST_BUDGET = 16_000
 """Characters of ``tools/list`` (its JSON, output schemas included) a server may cost a session."""
-PROMPTS = {"policy-kb": "check_policy_basis", "document-store": "review_application_documents",
-           "kb": "answer_from_notes", "governance": "answer_from_governance"}  # fmt: skip
+PROMPTS = {
+    "policy-kb": "check_policy_basis",
+    "document-store": "review_application_documents",
+    "kb": "answer_from_notes",
+    "governance": "answer_from_governance",
+}
 """Each server's one prompt."""
 SERVERS_WITH_RESOURCES = {"policy-kb"}
 

@@ -24,17 +24,26 @@ async def from_the_server(url: str) -> tuple[dict[str, Any], dict[str, Any], str
         capabilities = session.server_capabilities
         tools = {tool.name: tool.meta or {} for tool in (await session.list_tools()).tools}
         viewer = await session.read_resource(VIEWER_URI)
-        found = await session.call_tool("search_policy", {"query": PASSAGE, "n_results": 1,
-                                                          "effective_date": "2025-06-01"})  # fmt: skip
+        found = await session.call_tool(
+            "search_policy", {"query": PASSAGE, "n_results": 1, "effective_date": "2025-06-01"}
+        )
         hit = found.structured_content["results"][0]
-        arguments = {"source": "NPPF", "page_number": hit["page_number"], "revision_id": hit["revision_id"],
-                     "highlight": PASSAGE}  # fmt: skip
+        arguments = {
+            "source": "NPPF",
+            "page_number": hit["page_number"],
+            "revision_id": hit["revision_id"],
+            "highlight": PASSAGE,
+        }
         page = await session.call_tool("get_page_image", arguments)
     assert capabilities is not None
     html = viewer.contents[0]
     assert html.mime_type == "text/html;profile=mcp-app"
-    return (capabilities.model_dump(by_alias=True, exclude_none=True), tools, html.text,  # type: ignore[union-attr]
-            page.model_dump(by_alias=True, mode="json", exclude_none=True))  # fmt: skip
+    return (
+        capabilities.model_dump(by_alias=True, exclude_none=True),
+        tools,
+        html.text,  # type: ignore[union-attr]
+        page.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
 
 
 def test_the_viewer_renders_the_cited_page_highlighted_with_its_citation(
@@ -53,8 +62,9 @@ def test_the_viewer_renders_the_cited_page_highlighted_with_its_citation(
         page.evaluate(send, result)
         image = page.locator("#page")
         image.wait_for(state="visible")
-        size = page.evaluate("() => [document.getElementById('page').naturalWidth, "
-                             "document.getElementById('page').naturalHeight]")  # fmt: skip
+        size = page.evaluate(
+            "() => [document.getElementById('page').naturalWidth, document.getElementById('page').naturalHeight]"
+        )
         shown = image.screenshot()
         citation = page.locator("#citation").inner_text()
     finally:

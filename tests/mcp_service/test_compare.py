@@ -33,12 +33,16 @@ async def test_the_highways_paragraph_maps_to_the_drafts_transport_impacts_polic
 async def test_the_drafts_policy_maps_back_to_the_paragraph_and_dates_pick_the_same_revisions(
     nppf_service: Service,
 ) -> None:
-    by_date = await call(nppf_service.url, "compare_policy_section",
-                         {"source": "NPPF", "section_ref": "Policy TR6", "from_date": "2025-06-01",
-                          "to_date": "2099-01-01"})  # fmt: skip
-    by_id = await call(nppf_service.url, "compare_policy_section",
-                       {"source": "NPPF", "section_ref": "Policy TR6", "from_revision_id": DEC_2024,
-                        "to_revision_id": DRAFT})  # fmt: skip
+    by_date = await call(
+        nppf_service.url,
+        "compare_policy_section",
+        {"source": "NPPF", "section_ref": "Policy TR6", "from_date": "2025-06-01", "to_date": "2099-01-01"},
+    )
+    by_id = await call(
+        nppf_service.url,
+        "compare_policy_section",
+        {"source": "NPPF", "section_ref": "Policy TR6", "from_revision_id": DEC_2024, "to_revision_id": DRAFT},
+    )
     assert by_date == by_id
     assert (by_id["reference_status"], by_id["matches_in"]) == ("missing_in_from", DEC_2024)
     assert by_id["matches"][0]["section_ref"] == "Para 116"
@@ -74,8 +78,9 @@ async def test_compare_errors(nppf_service: Service, arguments: dict, error_type
 async def test_rest_compare_takes_revision_ids_or_dates_and_answers_as_the_tool(nppf_service: Service) -> None:
     tool = await call(nppf_service.url, "compare_policy_section", {"source": "NPPF", "section_ref": "Para 116"})
     with nppf_service.rest() as api:
-        response = api.get("/policies/NPPF/compare", params={"section_ref": "Para 116", "from": DEC_2024,
-                                                              "to": "2099-01-01"})  # fmt: skip
+        response = api.get(
+            "/policies/NPPF/compare", params={"section_ref": "Para 116", "from": DEC_2024, "to": "2099-01-01"}
+        )
         missing = api.get("/policies/NPPF/compare", params={"section_ref": "Para 9999"})
         bad_date = api.get("/policies/NPPF/compare", params={"section_ref": "Para 116", "from": "2024-02-30"})
     assert response.status_code == 200, response.text

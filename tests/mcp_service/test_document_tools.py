@@ -44,9 +44,19 @@ DOCS_DB = 10
 REF = "25/01178/REM"
 ROOT = Path(__file__).resolve().parents[2]
 FR_008_CHUNK_FIELDS = {
-    "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
-    "total_chunks", "extraction_method", "char_count", "word_count", "printed_page", "printed_pages",
-}  # fmt: skip
+    "application_ref",
+    "document_id",
+    "source_file",
+    "document_type",
+    "page_numbers",
+    "chunk_index",
+    "total_chunks",
+    "extraction_method",
+    "char_count",
+    "word_count",
+    "printed_page",
+    "printed_pages",
+}
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +90,17 @@ async def test_each_transport_lists_the_five_tools_with_described_arguments(
 ) -> None:
     async with mcp_session(docs_service.url, transport=transport) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(tools) == DOCUMENT_READS | DOCUMENT_WRITES == {
-        "ingest_document", "search_application_docs", "get_document_text", "list_ingested_documents",
-        "verify_document_quote",
-    }  # fmt: skip
+    assert (
+        set(tools)
+        == DOCUMENT_READS | DOCUMENT_WRITES
+        == {
+            "ingest_document",
+            "search_application_docs",
+            "get_document_text",
+            "list_ingested_documents",
+            "verify_document_quote",
+        }
+    )
     ingest = tools["ingest_document"].input_schema
     assert ingest["required"] == ["file_path", "application_ref"]
     assert all(prop.get("description") for prop in ingest["properties"].values())
@@ -98,17 +115,32 @@ async def test_ingest_answers_success_then_already_ingested_and_the_other_tools_
     docs_service: Service,
 ) -> None:
     url = docs_service.url
-    first = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
-                                                "application_ref": REF})  # fmt: skip
+    first = await call(
+        url,
+        "ingest_document",
+        {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"), "application_ref": REF},
+    )
     assert set(first) == {
-        "status", "document_id", "chunks_created", "extraction_method", "contains_drawings", "total_chars",
-        "total_words", "document_type",
-    }  # fmt: skip
+        "status",
+        "document_id",
+        "chunks_created",
+        "extraction_method",
+        "contains_drawings",
+        "total_chars",
+        "total_words",
+        "document_type",
+    }
     assert (first["status"], first["extraction_method"], first["document_type"]) == (
-        "success", "text_layer", "transport_assessment",
-    )  # fmt: skip
-    again = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
-                                                "application_ref": REF}, transport="sse")  # fmt: skip
+        "success",
+        "text_layer",
+        "transport_assessment",
+    )
+    again = await call(
+        url,
+        "ingest_document",
+        {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"), "application_ref": REF},
+        transport="sse",
+    )
     assert again == {
         "status": "already_ingested",
         "document_id": first["document_id"],
@@ -141,8 +173,11 @@ async def test_ingest_answers_success_then_already_ingested_and_the_other_tools_
 
 
 async def test_image_based_pdf_is_skipped_with_the_spec_payload(docs_service: Service) -> None:
-    out = await call(docs_service.url, "ingest_document",
-                     {"file_path": inbox_path(docs_service, "Site_Plan.pdf"), "application_ref": REF})  # fmt: skip
+    out = await call(
+        docs_service.url,
+        "ingest_document",
+        {"file_path": inbox_path(docs_service, "Site_Plan.pdf"), "application_ref": REF},
+    )
     assert out == {"status": "skipped", "reason": "image_based", "image_ratio": 1.0, "total_pages": 6}
 
 
@@ -173,11 +208,16 @@ async def test_ingest_errors_come_in_the_spec_envelope(
 async def test_reads_of_unknown_things_are_empty_or_document_not_found(docs_service: Service) -> None:
     url = docs_service.url
     assert await call(url, "list_ingested_documents", {"application_ref": "99/99999/OUT"}) == {
-        "status": "success", "application_ref": "99/99999/OUT", "document_count": 0, "documents": [],
-    }  # fmt: skip
+        "status": "success",
+        "application_ref": "99/99999/OUT",
+        "document_count": 0,
+        "documents": [],
+    }
     assert await call(url, "get_document_text", {"document_id": "25_01178_REM_000000"}) == {
-        "status": "error", "error_type": "document_not_found", "message": "Document not found: 25_01178_REM_000000",
-    }  # fmt: skip
+        "status": "error",
+        "error_type": "document_not_found",
+        "message": "Document not found: 25_01178_REM_000000",
+    }
     out = await call(url, "search_application_docs", {"query": "parking", "max_results": 500})
     assert (out["status"], out["error_type"]) == ("error", "invalid_argument")
 
@@ -239,8 +279,11 @@ async def test_a_sentence_of_an_ingested_document_is_verified_where_it_is(docs_s
     normalised, with a word changed for another it is altered (wording); with the document, its file and its
     page."""
     url = docs_service.url
-    ingested = await call(url, "ingest_document", {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"),
-                                                   "application_ref": REF})  # fmt: skip
+    ingested = await call(
+        url,
+        "ingest_document",
+        {"file_path": inbox_path(docs_service, "Transport_Assessment.pdf"), "application_ref": REF},
+    )
     document_id = ingested["document_id"]
     text = (await call(url, "get_document_text", {"document_id": document_id}))["text"]
     sentence = next(s for s in re.findall(r"[A-Z][^.\n]{30,200}\.", text))

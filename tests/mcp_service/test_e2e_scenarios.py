@@ -53,8 +53,11 @@ async def test_e2e01_a_policy_registered_and_uploaded_over_rest_is_found_by_the_
 
     found = await call(fresh_service.url, "search_policy", {"query": QUESTION, "sources": ["LTN_1_20"]})
     best = found["results"][0]
-    assert (best["source"], best["revision_id"], best["version_label"]) == ("LTN_1_20", "rev_LTN_1_20_2020_07",
-                                                                           "July 2020")  # fmt: skip
+    assert (best["source"], best["revision_id"], best["version_label"]) == (
+        "LTN_1_20",
+        "rev_LTN_1_20_2020_07",
+        "July 2020",
+    )
     assert "July 2020 text" in best["text"]
 
 
@@ -69,10 +72,14 @@ async def test_e2e03_a_new_edition_supersedes_the_old_and_dated_searches_follow(
 
     revisions = await call(fresh_service.url, "list_policy_revisions", {"source": "LTN_1_20"})
     assert [(r["revision_id"], r["status"]) for r in revisions["revisions"]] == [
-        ("rev_LTN_1_20_2026_01", "active"), ("rev_LTN_1_20_2020_07", "superseded")]  # fmt: skip
-    for day, revision_id, edition in [("2024-03-15", "rev_LTN_1_20_2020_07", "July 2020"),
-                                      ("2025-12-31", "rev_LTN_1_20_2020_07", "July 2020"),
-                                      ("2026-01-01", "rev_LTN_1_20_2026_01", "2026 update")]:  # fmt: skip
+        ("rev_LTN_1_20_2026_01", "active"),
+        ("rev_LTN_1_20_2020_07", "superseded"),
+    ]
+    for day, revision_id, edition in [
+        ("2024-03-15", "rev_LTN_1_20_2020_07", "July 2020"),
+        ("2025-12-31", "rev_LTN_1_20_2020_07", "July 2020"),
+        ("2026-01-01", "rev_LTN_1_20_2026_01", "2026 update"),
+    ]:
         out = await call(fresh_service.url, "search_policy", {"query": QUESTION, "effective_date": day})
         assert {h["revision_id"] for h in out["results"]} == {revision_id}, day
         assert f"{edition} text" in out["results"][0]["text"]
@@ -86,11 +93,26 @@ async def test_e2e04_a_fresh_stack_seeded_by_the_seed_flow_answers_the_agent(fre
     write_policy_pdf(inbox / "ltn.pdf", edition="July 2020")
     write_policy_pdf(inbox / "nppf.pdf", edition="December 2024")
     config = inbox / "seed.yaml"
-    config.write_text(yaml.safe_dump({"policies": [
-        LTN | {"revisions": [{"version_label": "July 2020", "effective_from": "2020-07-27", "file": "ltn.pdf"}]},
-        {"source": "NPPF", "title": "National Planning Policy Framework", "category": "national_policy",
-         "revisions": [{"version_label": "December 2024", "effective_from": "2024-12-12", "file": "nppf.pdf"}]},
-    ]}))  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "policies": [
+                    LTN
+                    | {
+                        "revisions": [{"version_label": "July 2020", "effective_from": "2020-07-27", "file": "ltn.pdf"}]
+                    },
+                    {
+                        "source": "NPPF",
+                        "title": "National Planning Policy Framework",
+                        "category": "national_policy",
+                        "revisions": [
+                            {"version_label": "December 2024", "effective_from": "2024-12-12", "file": "nppf.pdf"}
+                        ],
+                    },
+                ]
+            }
+        )
+    )
     assert (await call(fresh_service.url, "list_policy_documents"))["policy_count"] == 0
 
     with bound_stores(fresh_service.stores):
@@ -99,7 +121,9 @@ async def test_e2e04_a_fresh_stack_seeded_by_the_seed_flow_answers_the_agent(fre
     assert result.counts() == {"created_policy": 2, "ingested": 2}, result.message
     documents = await call(fresh_service.url, "list_policy_documents")
     assert {(p["source"], p["current_revision"]["revision_id"]) for p in documents["policies"]} == {
-        ("LTN_1_20", "rev_LTN_1_20_2020_07"), ("NPPF", "rev_NPPF_2024_12")}  # fmt: skip
+        ("LTN_1_20", "rev_LTN_1_20_2020_07"),
+        ("NPPF", "rev_NPPF_2024_12"),
+    }
     dated = {"query": "refused on highways grounds", "sources": ["NPPF"], "effective_date": "2025-01-01"}
     out = await call(fresh_service.url, "search_policy", dated)
     assert out["results"][0]["revision_id"] == "rev_NPPF_2024_12"

@@ -89,8 +89,10 @@ def test_uploads_back_to_back_all_settle_and_sigterm_leaves_no_process_of_the_se
                 for source in SOURCES
             ]
             assert [response.status_code for response in accepted] == [202] * len(SOURCES), accepted[-1].text
-            statuses = [settled(api, source, response.json()["revision_id"]) for source, response in
-                        zip(SOURCES, accepted, strict=True)]  # fmt: skip
+            statuses = [
+                settled(api, source, response.json()["revision_id"])
+                for source, response in zip(SOURCES, accepted, strict=True)
+            ]
         started = psutil.Process(proc.pid).children(recursive=True)
         local_apis = [child for child in started if LOCAL_API in " ".join(child.cmdline())]
     finally:

@@ -24,8 +24,11 @@ async def test_a_kb_error_keeps_its_type_and_message() -> None:
 
     result = await run_tool("get_policy_section", fail)
     assert result.is_error
-    assert result.structured_content == {"status": "error", "error_type": "section_not_found",
-                                         "message": "Section 'Para 9' not found"}  # fmt: skip
+    assert result.structured_content == {
+        "status": "error",
+        "error_type": "section_not_found",
+        "message": "Section 'Para 9' not found",
+    }
 
 
 async def test_a_crash_is_internal_logged_with_its_traceback_and_never_shown(caplog: pytest.LogCaptureFixture) -> None:

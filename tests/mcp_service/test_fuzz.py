@@ -75,15 +75,23 @@ def fuzzed(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Fuz
     """The four servers over one set of stores of their own, a small policy revision ingested."""
     base = service_base / f"fuzz-{uuid.uuid4().hex[:8]}"
     suffix = uuid.uuid4().hex[:12]
-    config = service_settings(base, redis_url, chroma_dir, FUZZ_DB, kb_mcp_api_key=SecretStr(FULL_KEY),
-                              document_collection=f"fuzz_docs_{suffix}", kb_collection=f"fuzz_kb_{suffix}",
-                              governance_api_key=SecretStr(FULL_KEY))  # fmt: skip
+    config = service_settings(
+        base,
+        redis_url,
+        chroma_dir,
+        FUZZ_DB,
+        kb_mcp_api_key=SecretStr(FULL_KEY),
+        document_collection=f"fuzz_docs_{suffix}",
+        kb_collection=f"fuzz_kb_{suffix}",
+        governance_api_key=SecretStr(FULL_KEY),
+    )
     redis.Redis.from_url(config.redis.url or "").flushdb()
     stores = open_stores(config)
     policies = stores.policies
     policies.registry.create_policy(PolicyCreate(source="FUZZ_PLAN", title="Fuzz plan", category="local_plan"))
-    revision = RevisionCreate(revision_id="rev_FUZZ_PLAN_2025_01", version_label="January 2025",
-                              effective_from="2025-01-01")  # fmt: skip
+    revision = RevisionCreate(
+        revision_id="rev_FUZZ_PLAN_2025_01", version_label="January 2025", effective_from="2025-01-01"
+    )
     register_revision(policies, "FUZZ_PLAN", revision, policy_pdf_bytes(edition="January 2025"))
     ingest_revision(policies, "FUZZ_PLAN", "rev_FUZZ_PLAN_2025_01")
     urls: dict[str, str] = {}
@@ -176,12 +184,16 @@ def arguments_of(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     document = {
         "openapi": "3.1.0",
         "info": {"title": "tool arguments", "version": "1"},
-        "paths": {"/call": {"post": {
-            "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
-            "responses": {"200": {"description": "the tool's result"}},
-        }}},
+        "paths": {
+            "/call": {
+                "post": {
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+                    "responses": {"200": {"description": "the tool's result"}},
+                }
+            }
+        },
         "components": {"schemas": components},
-    }  # fmt: skip
+    }
     (operation,) = operations(schemathesis.openapi.from_dict(document))
     return operation.as_strategy().map(lambda case: cast(dict[str, Any], case.body))
 

@@ -74,8 +74,13 @@ def test_the_prds_names_work_over_the_stores_the_environment_names(
 def test_langchain_mcp_adapters_load_the_running_servers_tools_and_query(governance_service: Service) -> None:
     if not CLIENT_PYTHON.exists():
         pytest.fail("langchain-mcp-adapters is not installed: run `make langchain-client`", pytrace=False)
-    done = subprocess.run([str(CLIENT_PYTHON), str(CLIENT), f"{governance_service.url}/mcp", QUESTION],
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(CLIENT_PYTHON), str(CLIENT), f"{governance_service.url}/mcp", QUESTION],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout)
     assert out["tools"] == ["get_governance_document", "list_governance_documents", "query_governance"]

@@ -57,8 +57,12 @@ async def test_mcp_and_rest_queries_each_write_one_json_line_without_the_questio
         assert line["timestamp"].endswith("Z") and line["latency_ms"] > 0 and line["outcome"] == "ok"
     assert (mcp["top_k"], mcp["results"]) == (3, 3)
     assert mcp["filters"] == {"doc_types": None, "as_of": "2017-06-01", "include_inactive": False, "mode": "hybrid"}
-    assert rest["filters"] == {"doc_types": ["informational"], "as_of": None, "include_inactive": True,
-                               "mode": "lexical"}  # fmt: skip
+    assert rest["filters"] == {
+        "doc_types": ["informational"],
+        "as_of": None,
+        "include_inactive": True,
+        "mode": "lexical",
+    }
 
 
 def test_a_failed_query_is_logged_with_its_error_type_and_the_question_only_when_asked_for(

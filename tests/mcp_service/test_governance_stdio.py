@@ -42,9 +42,11 @@ def query_log_lines(stderr: str) -> list[dict[str, Any]]:
 @pytest.mark.anyio
 async def test_python_m_mcp_service_stdio_lists_the_tools_and_answers(governance_service: Service) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_service", "--stdio"], env=stdio_env(governance_service),
+        command=sys.executable,
+        args=["-m", "mcp_service", "--stdio"],
+        env=stdio_env(governance_service),
         cwd=ROOT,
-    )  # fmt: skip
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
@@ -74,8 +76,16 @@ def _reply(proc: subprocess.Popen[str]) -> dict[str, Any]:
 def test_policy_kb_serve_stdio_writes_only_protocol_to_stdout(governance_service: Service) -> None:
     command = [sys.executable, "-m", "deployments.cli", "--verbose", "serve", "--stdio", "--servers", "governance"]
     with tempfile.TemporaryFile("w+") as errlog:
-        proc = subprocess.Popen(command, cwd=ROOT, env=stdio_env(governance_service), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=errlog, text=True, bufsize=1)  # fmt: skip
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=stdio_env(governance_service),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            bufsize=1,
+        )
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps(INITIALIZE) + "\n")

@@ -31,9 +31,15 @@ def test_health_reports_removed_chunks_as_a_count_mismatch_and_foreign_chunks_as
         body = api.get("/health").json()
         assert body["status"] == "ok"
         assert body["consistency"] | {"latency_ms": 0} == {
-            "ok": True, "complete": True, "revisions_checked": 1, "count_mismatches": [], "orphan_chunks": 0,
-            "orphan_revisions": [], "latency_ms": 0, "error": "",
-        }  # fmt: skip
+            "ok": True,
+            "complete": True,
+            "revisions_checked": 1,
+            "count_mismatches": [],
+            "orphan_chunks": 0,
+            "orphan_revisions": [],
+            "latency_ms": 0,
+            "error": "",
+        }
 
         stores.vectors.delete_revision("NPPF", REVISION)
         ids, metas = ["GHOST__rev_x__Para_1__000", "GHOST__rev_x__Para_2__001"], []
@@ -48,9 +54,14 @@ def test_health_reports_removed_chunks_as_a_count_mismatch_and_foreign_chunks_as
     assert (section["ok"], section["complete"], section["orphan_chunks"]) == (False, True, 2)
     assert section["orphan_revisions"] == ["GHOST:rev_x"]
     assert section["count_mismatches"] == [
-        {"source": "NPPF", "revision_id": REVISION, "status": "active", "registry_chunk_count": chunk_count,
-         "stored_chunks": 0}
-    ]  # fmt: skip
+        {
+            "source": "NPPF",
+            "revision_id": REVISION,
+            "status": "active",
+            "registry_chunk_count": chunk_count,
+            "stored_chunks": 0,
+        }
+    ]
 
 
 def test_a_check_out_of_time_says_it_is_incomplete(fresh_service: Service) -> None:

@@ -21,9 +21,11 @@ SESSION = "/messages/?session_id=" + "0" * 32
 HUGE_INTEGER = b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "tools/list"}'
 
 
-@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT, JUST_TOO_DEEP, b"{not json", b"\xff\xfe", HUGE_INTEGER],
-                         ids=["deep_array", "deep_object", "depth_limit_plus_one", "syntax", "not_utf8",
-                              "huge_integer"])  # fmt: skip
+@pytest.mark.parametrize(
+    "body",
+    [DEEP, DEEP_OBJECT, JUST_TOO_DEEP, b"{not json", b"\xff\xfe", HUGE_INTEGER],
+    ids=["deep_array", "deep_object", "depth_limit_plus_one", "syntax", "not_utf8", "huge_integer"],
+)
 @pytest.mark.parametrize("path", ["/mcp", SESSION])
 def test_a_malformed_mcp_body_is_a_json_rpc_parse_error(fresh_service: Service, path: str, body: bytes) -> None:
     response = httpx.post(fresh_service.url + path, content=body, headers=MCP_HEADERS | bearer(), timeout=30)
@@ -114,15 +116,23 @@ MEGABYTE = "x" * 1_000_000
     [
         {"jsonrpc": "2.0", "id": 1, "method": MEGABYTE, "params": {}},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": MEGABYTE, "arguments": {}}},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-         "params": {"name": "search_policy", "arguments": {"query": "q", MEGABYTE: 1}}},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-         "params": {"name": "list_policy_revisions", "arguments": {"source": MEGABYTE}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "search_policy", "arguments": {"query": "q", MEGABYTE: 1}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "list_policy_revisions", "arguments": {"source": MEGABYTE}},
+        },
         {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": MEGABYTE}},
         {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "policy://" + MEGABYTE}},
     ],
     ids=["method", "tool_name", "argument_name", "argument_value", "prompt_name", "resource_uri"],
-)  # fmt: skip
+)
 def test_no_mcp_answer_echoes_a_megabyte(fresh_service: Service, message: dict[str, object]) -> None:
     response = httpx.post(f"{fresh_service.url}/mcp", json=message, headers=MCP_HEADERS | bearer(), timeout=60)
     assert response.status_code < 500, response.text[:300]

@@ -33,8 +33,12 @@ def registered(fresh_service: Service) -> tuple[Service, Path]:
     stores.registry.create_policy(PolicyCreate(source="LTN_1_20", title="LTN 1/20", category="national_guidance"))
     pdf = fresh_service.settings.files.allowed_roots[0] / "ltn-progress.pdf"
     pdf.write_bytes(policy_pdf_bytes(edition="July 2020"))
-    register_revision(stores, "LTN_1_20", RevisionCreate(revision_id=REVISION, version_label="July 2020",
-                                                     effective_from="2020-07-27"), pdf.read_bytes())  # fmt: skip
+    register_revision(
+        stores,
+        "LTN_1_20",
+        RevisionCreate(revision_id=REVISION, version_label="July 2020", effective_from="2020-07-27"),
+        pdf.read_bytes(),
+    )
     return fresh_service, pdf
 
 

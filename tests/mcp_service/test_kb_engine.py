@@ -32,8 +32,14 @@ def engine(
 ) -> Iterator[tuple[TestClient, Stores]]:
     url = f"{redis_url.rsplit('/', 1)[0]}/{ENGINE_DB}"
     redis.Redis.from_url(url).flushdb()
-    stores = isolated_stores(url, tmp_path_factory.mktemp("kb_engine"), chroma_dir, embedder,
-                             kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}", enable_ocr=False)  # fmt: skip
+    stores = isolated_stores(
+        url,
+        tmp_path_factory.mktemp("kb_engine"),
+        chroma_dir,
+        embedder,
+        kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}",
+        enable_ocr=False,
+    )
     with TestClient(create_rest_app(stores), base_url="http://engine") as client:
         yield client, stores
 
@@ -76,8 +82,15 @@ def search(client: TestClient, query: str, tags: list[str], **extra: Any) -> dic
 
 
 def test_a_note_job_completes_and_its_document_has_the_text_tags_and_times(client: TestClient, tag: str) -> None:
-    response = client.post("/jobs", json={"text": "User prefers concise responses.", "tags": [tag, "collection:memory"],
-                                          "title": "Preference", "source_path": f"memory/{tag}.md"})  # fmt: skip
+    response = client.post(
+        "/jobs",
+        json={
+            "text": "User prefers concise responses.",
+            "tags": [tag, "collection:memory"],
+            "title": "Preference",
+            "source_path": f"memory/{tag}.md",
+        },
+    )
     assert response.status_code == 202, response.text
     job_id = response.json()["job_id"]
     job = finished(client, job_id)
@@ -232,9 +245,17 @@ def test_status_reports_version_model_device_counts_and_queue(client: TestClient
 
 def test_every_engine_route_is_in_the_openapi_document(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
-    for path in ("/search", "/jobs", "/jobs/{job_id}", "/documents", "/documents/{document_id}",
-                 "/documents/{document_id}/tags", "/documents/{document_id}/tags/{tag}", "/notes/{document_id}",
-                 "/status"):  # fmt: skip
+    for path in (
+        "/search",
+        "/jobs",
+        "/jobs/{job_id}",
+        "/documents",
+        "/documents/{document_id}",
+        "/documents/{document_id}/tags",
+        "/documents/{document_id}/tags/{tag}",
+        "/notes/{document_id}",
+        "/status",
+    ):
         assert path in paths, path
     assert "multipart/form-data" in paths["/jobs"]["post"]["requestBody"]["content"]
     assert "application/json" in paths["/jobs"]["post"]["requestBody"]["content"]

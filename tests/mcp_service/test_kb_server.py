@@ -52,8 +52,17 @@ async def test_the_kb_server_lists_its_tools_with_read_only_hints_on_the_reads(s
         assert session.server_info is None or session.server_info.name == "kb-mcp"
         tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == KB_READS | KB_WRITES
-    assert {"kb_search", "kb_addnote", "kb_update_note", "kb_get", "kb_status", "kb_jobs", "kb_upload_start",
-            "kb_upload_chunk", "kb_upload_finish"} <= set(tools)  # fmt: skip
+    assert {
+        "kb_search",
+        "kb_addnote",
+        "kb_update_note",
+        "kb_get",
+        "kb_status",
+        "kb_jobs",
+        "kb_upload_start",
+        "kb_upload_chunk",
+        "kb_upload_finish",
+    } <= set(tools)
     for name, tool in tools.items():
         assert tool.annotations is not None and tool.annotations.read_only_hint is (name in KB_READS), name
         assert tool.description and tool.output_schema is not None, name
@@ -125,8 +134,12 @@ async def test_notes_go_into_exactly_one_collection_and_results_show_it_apart_fr
     marker = uuid.uuid4().hex[:8]
     async with both(stack) as (a, b):
         default = await add_note(a, f"User prefers concise responses {marker}")
-        memory = await add_note(b, f"Email preferences: weekly digest only {marker}", collection="memory",
-                                tags=["feedback", "email", "collection:other"])  # fmt: skip
+        memory = await add_note(
+            b,
+            f"Email preferences: weekly digest only {marker}",
+            collection="memory",
+            tags=["feedback", "email", "collection:other"],
+        )
         raw = httpx.get(f"{stack.a.url}/api/v1/documents/{memory}", headers=bearer(FULL_KEY), timeout=10).json()
         assert sorted(raw["tags"]) == ["collection:memory", "email", "feedback"]
         got = await ok(a, "kb_get", document_id=default)  # spec 002: the document details with chunks, itself
@@ -157,8 +170,9 @@ async def test_notes_go_into_exactly_one_collection_and_results_show_it_apart_fr
 async def test_kb_get_by_source_path_returns_every_match(stack: KbStack) -> None:
     path = f"memory/feedback_{uuid.uuid4().hex[:8]}.md"
     async with stack.a.session() as session:
-        document_id = await add_note(session, "Testing feedback: run the integration tests first", source_path=path,
-                                     collection="memory")  # fmt: skip
+        document_id = await add_note(
+            session, "Testing feedback: run the integration tests first", source_path=path, collection="memory"
+        )
         found = await ok(session, "kb_get", source_path=path)  # spec 002: the matching documents
         assert found["count"] == 1 and [d["document_id"] for d in found["documents"]] == [document_id]
         assert found["documents"][0]["collection"] == "memory"
@@ -208,8 +222,9 @@ async def test_a_pdf_uploaded_in_chunks_across_two_replicas_is_ingested_and_cann
     pdf = text_pdf(f"Pension revaluation report {marker}. " * 30, f"Second page on deferred members {marker}.")
     async with both(stack) as (a, b):
         path = f"reports/{marker}/report.pdf"
-        job_id = await upload([a, b, a], "report.pdf", pdf, 2048, tags=["insurance"], collection="reports",
-                              source_path=path)  # fmt: skip
+        job_id = await upload(
+            [a, b, a], "report.pdf", pdf, 2048, tags=["insurance"], collection="reports", source_path=path
+        )
         job = await completed_job(b, job_id)
         assert job["status"] == "completed" and job["kind"] == "file" and job["filename"] == "report.pdf", job
         by_path = await ok(a, "kb_get", source_path=path)

@@ -100,8 +100,12 @@ async def test_an_unknown_tool_name_is_labelled_unknown_not_by_what_the_caller_s
     out = await call(nppf_service.url, name)
     assert out["status"] == "error"
     after = scrape(nppf_service.url)
-    assert moved(before, after, "policy_kb_tool_calls_total", server=SERVER_NAME, tool="unknown",
-                 outcome=out["error_type"]) == 1  # fmt: skip
+    assert (
+        moved(
+            before, after, "policy_kb_tool_calls_total", server=SERVER_NAME, tool="unknown", outcome=out["error_type"]
+        )
+        == 1
+    )
     assert not any(name in dict(labels).values() for _, labels in after)
 
 

@@ -64,8 +64,16 @@ def issuer() -> Iterator[Issuer]:
 def service(issuer: Issuer, service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[Service]:
     """policy-kb over an empty registry, with both static keys and OAuth (JWKS refetched on any unknown kid)."""
     port = free_port()
-    settings = service_settings(service_base, redis_url, chroma_dir, OAUTH_DB, oauth_issuer_url=issuer.url,
-                                policy_kb_port=port, oauth_jwks_min_refresh_seconds=0, host="127.0.0.1")  # fmt: skip
+    settings = service_settings(
+        service_base,
+        redis_url,
+        chroma_dir,
+        OAUTH_DB,
+        oauth_issuer_url=issuer.url,
+        policy_kb_port=port,
+        oauth_jwks_min_refresh_seconds=0,
+        host="127.0.0.1",
+    )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     stores = open_stores(settings)
     with running(create_app(settings, stores=stores, warm=False), port=port) as url:
@@ -79,8 +87,12 @@ def create_policy(service: Service, credential: dict[str, str], source: str) -> 
 
 def remove_over_mcp(service: Service, credential: dict[str, str]) -> httpx.Response:
     arguments = {"source": "NOPE", "revision_id": "r"}
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "remove_policy_revision", "arguments": arguments}}  # fmt: skip
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "remove_policy_revision", "arguments": arguments},
+    }
     return httpx.post(service.mcp, json=call, headers=MCP_HEADERS | credential, timeout=30)
 
 
@@ -103,8 +115,9 @@ def test_protected_resource_metadata_names_the_issuer_and_the_scopes(service: Se
 async def test_the_sdk_client_discovers_gets_a_token_lists_and_calls_tools(
     service: Service, issuer: Issuer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    provider = ClientCredentialsOAuthProvider(service.mcp, MemoryTokens(), "agent-write", SECRET,
-                                              scope="policy:read policy:write", issuer=issuer.url)  # fmt: skip
+    provider = ClientCredentialsOAuthProvider(
+        service.mcp, MemoryTokens(), "agent-write", SECRET, scope="policy:read policy:write", issuer=issuer.url
+    )
     with caplog.at_level(logging.INFO, logger="policy_kb.audit"):
         async with (
             create_mcp_http_client(auth=provider) as http,
@@ -115,8 +128,11 @@ async def test_the_sdk_client_discovers_gets_a_token_lists_and_calls_tools(
             names = {tool.name for tool in (await session.list_tools()).tools}
             assert {"search_policy", "ingest_policy_revision"} <= names
             listed = await session.call_tool("list_policy_documents", {})
-            assert not listed.is_error and listed.structured_content == {"status": "success", "policy_count": 0,
-                                                                         "policies": []}  # fmt: skip
+            assert not listed.is_error and listed.structured_content == {
+                "status": "success",
+                "policy_count": 0,
+                "policies": [],
+            }
             removed = await session.call_tool("remove_policy_revision", {"source": "NOPE", "revision_id": "r"})
             assert removed.structured_content is not None  # the write ran (no scope refusal): nothing to remove
             assert removed.structured_content["error_type"] == "policy_not_found", removed.structured_content

@@ -43,12 +43,15 @@ class Target:
 
 
 TARGETS = {
-    "document-store": Target("documents", "document_store_port",
-                             ("list_ingested_documents", {"application_ref": "A/1"}),
-                             ("ingest_document", {"file_path": "/nope.pdf", "application_ref": "A/1"})),
+    "document-store": Target(
+        "documents",
+        "document_store_port",
+        ("list_ingested_documents", {"application_ref": "A/1"}),
+        ("ingest_document", {"file_path": "/nope.pdf", "application_ref": "A/1"}),
+    ),
     "kb": Target("kb", "kb_mcp_port", ("kb_status", {}), ("kb_update_note", {"document_id": 999999, "text": "x"})),
     "governance": Target("governance", "governance_port", ("list_governance_documents", {}), None),
-}  # fmt: skip
+}
 
 
 class EngineWitness:
@@ -90,16 +93,20 @@ def issuer() -> Iterator[Issuer]:
 def servers(issuer: Issuer, service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[dict[str, Served]]:
     """document-store, kb (its engine mounted, under ``MCP_API_KEY``) and governance over one set of stores, each
     on its own port with OAuth on (static keys stay set: either is accepted)."""
-    settings = service_settings(service_base, redis_url, chroma_dir, OAUTH_DB, oauth_issuer_url=issuer.url,
-                                host="127.0.0.1")  # fmt: skip
+    settings = service_settings(
+        service_base, redis_url, chroma_dir, OAUTH_DB, oauth_issuer_url=issuer.url, host="127.0.0.1"
+    )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     stores = open_stores(settings)
     with ExitStack() as stack:
         served = {}
         for name, target in TARGETS.items():
             port = free_port()
-            app = SERVERS[name].load().create_app(settings.replace(**{target.port_setting: port}), stores=stores,
-                                                  warm=False)  # fmt: skip
+            app = (
+                SERVERS[name]
+                .load()
+                .create_app(settings.replace(**{target.port_setting: port}), stores=stores, warm=False)
+            )
             witness = EngineWitness(app)
             url = stack.enter_context(running(witness, port=port))
             served[name] = Served(name, url, target, witness.seen)
@@ -144,8 +151,12 @@ def test_a_token_minted_for_another_server_gets_401(servers: dict[str, Served], 
             response = httpx.post(served.mcp, json=INITIALIZE, headers=MCP_HEADERS | foreign)
             assert response.status_code == 401, (name, resource)
             assert 'error="invalid_token"' in response.headers["www-authenticate"]
-        assert httpx.post(served.mcp, json=INITIALIZE,
-                          headers=MCP_HEADERS | bearer(served.token(issuer, scope))).status_code == 200  # fmt: skip
+        assert (
+            httpx.post(
+                served.mcp, json=INITIALIZE, headers=MCP_HEADERS | bearer(served.token(issuer, scope))
+            ).status_code
+            == 200
+        )
 
 
 @pytest.mark.parametrize("name", [name for name, target in TARGETS.items() if target.write])
@@ -173,8 +184,12 @@ def test_governance_reads_with_governance_read_and_refuses_another_servers_scope
     servers: dict[str, Served], issuer: Issuer
 ) -> None:
     served = servers["governance"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "list_governance_documents", "arguments": {}}}  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "list_governance_documents", "arguments": {}},
+    }
     ok = httpx.post(served.mcp, json=body, headers=MCP_HEADERS | bearer(served.token(issuer, "governance:read")))
     assert ok.status_code == 200 and ok.json()["result"]["structuredContent"]["status"] == "success"
     other = bearer(served.token(issuer, "policy:read policy:write"))  # this server's audience, policy's scopes
@@ -203,7 +218,8 @@ def test_the_kb_server_will_not_mount_an_open_engine_behind_oauth(
     issuer: Issuer, tmp_path: Path, redis_url: str, chroma_dir: Path
 ) -> None:
     """With OAuth on and no ``MCP_API_KEY`` the mounted engine would take anyone (it takes static keys only)."""
-    settings = service_settings(tmp_path, redis_url, chroma_dir, OAUTH_DB, oauth_issuer_url=issuer.url,
-                                mcp_api_key=None)  # fmt: skip
+    settings = service_settings(
+        tmp_path, redis_url, chroma_dir, OAUTH_DB, oauth_issuer_url=issuer.url, mcp_api_key=None
+    )
     with pytest.raises(ValueError, match="MCP_API_KEY"):
         SERVERS["kb"].load().create_app(settings, warm=False)  # refused before any store is opened

@@ -59,19 +59,30 @@ def test_the_governance_api_declares_its_security_and_refusals(empty_governance_
     [
         ("GET", "/api/v1/policies", {}, None, 401),
         ("GET", "/api/v1/policies", bearer("wrong"), None, 401),
-        ("POST", "/api/v1/policies", bearer(READ_KEY), {"source": "X", "title": "t", "category": "national_policy"},
-         403),
+        (
+            "POST",
+            "/api/v1/policies",
+            bearer(READ_KEY),
+            {"source": "X", "title": "t", "category": "national_policy"},
+            403,
+        ),
         ("POST", "/api/v1/policies", bearer(), {"source": "X"}, 422),
         ("POST", "/api/v1/policies", bearer(), b"[" * 100, 400),
     ],
-)  # fmt: skip
+)
 def test_each_refusal_matches_the_documented_envelope(
     fresh_service: Service, method: str, path: str, headers: dict[str, str], body: Any, status: int
 ) -> None:
     validator = error_validator(document(f"{fresh_service.url}/api/v1/openapi.json"))
     content = body if isinstance(body, bytes) else None
     json_body = None if isinstance(body, bytes) else body
-    response = httpx.request(method, fresh_service.url + path, headers=headers | {"Content-Type": "application/json"},
-                             content=content, json=json_body, timeout=30)  # fmt: skip
+    response = httpx.request(
+        method,
+        fresh_service.url + path,
+        headers=headers | {"Content-Type": "application/json"},
+        content=content,
+        json=json_body,
+        timeout=30,
+    )
     assert response.status_code == status, response.text
     validator.validate(response.json())

@@ -63,8 +63,11 @@ def test_the_cited_sentence_is_highlighted_where_it_is_printed(policies: PolicyS
     marked = page_image(policies, "NPPF", page_number, effective_date=IN_FORCE, highlight=sentence)
     plain = page_image(policies, "NPPF", page_number, effective_date=IN_FORCE)
     assert marked.render.highlighted > 0 and plain.render.highlighted == 0
-    assert (marked.revision_id, marked.page_number, marked.render.page_count) == ("rev_NPPF_2024_12", page_number,
-                                                                                  plain.render.page_count)  # fmt: skip
+    assert (marked.revision_id, marked.page_number, marked.render.page_count) == (
+        "rev_NPPF_2024_12",
+        page_number,
+        plain.render.page_count,
+    )
     lit, unlit = yellow(marked.render.png), yellow(plain.render.png)
     assert lit.shape == unlit.shape == (marked.render.height, marked.render.width)
     added = lit & ~unlit
@@ -113,8 +116,12 @@ def test_bad_pages_and_foreign_chunks_are_refused(policies: PolicyStores) -> Non
 @pytest.mark.anyio
 async def test_get_page_image_through_a_real_mcp_client_is_an_image_that_decodes(nppf_service: Service) -> None:
     section = get_policy_section(nppf_service.stores.policies, "NPPF", "Para 116", effective_date=IN_FORCE)
-    args = {"source": "NPPF", "page_number": section.page_numbers[0], "effective_date": IN_FORCE,
-            "highlight": "Development should only be prevented or refused on highways grounds"}  # fmt: skip
+    args = {
+        "source": "NPPF",
+        "page_number": section.page_numbers[0],
+        "effective_date": IN_FORCE,
+        "highlight": "Development should only be prevented or refused on highways grounds",
+    }
     async with mcp_session(nppf_service.url, key=FULL_KEY) as session:
         result = await session.call_tool("get_page_image", args)
         refused = await session.call_tool("get_page_image", {**args, "page_number": 9999})

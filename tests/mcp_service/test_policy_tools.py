@@ -21,8 +21,17 @@ pytestmark = pytest.mark.anyio
 
 HIGHWAYS = "When should development be refused on highways grounds?"
 DEC_2024, DRAFT = "rev_NPPF_2024_12", "rev_NPPF_2099_01_DRAFT"
-HIT_FIELDS = {"chunk_id", "text", "relevance_score", "score", "source", "revision_id", "version_label",
-              "section_ref", "page_number"}  # fmt: skip
+HIT_FIELDS = {
+    "chunk_id",
+    "text",
+    "relevance_score",
+    "score",
+    "source",
+    "revision_id",
+    "version_label",
+    "section_ref",
+    "page_number",
+}
 
 
 # -- search_policy (FR-001) -----------------------------------------------------------------------
@@ -30,8 +39,13 @@ HIT_FIELDS = {"chunk_id", "text", "relevance_score", "score", "source", "revisio
 
 async def test_search_as_of_a_date_returns_only_that_revision_with_spec_fields(nppf_service: Service) -> None:
     out = await call(nppf_service.url, "search_policy", {"query": HIGHWAYS, "effective_date": "2024-03-15"})
-    assert out == {"status": "success", "query": HIGHWAYS, "effective_date": "2024-03-15", "results_count": 0,
-                   "results": []}  # fmt: skip
+    assert out == {
+        "status": "success",
+        "query": HIGHWAYS,
+        "effective_date": "2024-03-15",
+        "results_count": 0,
+        "results": [],
+    }
     out = await call(nppf_service.url, "search_policy", {"query": HIGHWAYS, "effective_date": "2025-06-01"})
     assert out["status"] == "success" and out["effective_date"] == "2025-06-01"
     assert out["results_count"] == len(out["results"]) == 10
@@ -96,10 +110,14 @@ async def test_section_defaults_to_the_revision_in_force_today(nppf_service: Ser
 
 
 async def test_section_of_a_named_revision_or_as_of_a_date(nppf_service: Service) -> None:
-    by_id = await call(nppf_service.url, "get_policy_section",
-                       {"source": "NPPF", "section_ref": "Policy DM4", "revision_id": DRAFT})  # fmt: skip
-    by_date = await call(nppf_service.url, "get_policy_section",
-                         {"source": "NPPF", "section_ref": "Policy DM4", "effective_date": "2099-01-01"})  # fmt: skip
+    by_id = await call(
+        nppf_service.url, "get_policy_section", {"source": "NPPF", "section_ref": "Policy DM4", "revision_id": DRAFT}
+    )
+    by_date = await call(
+        nppf_service.url,
+        "get_policy_section",
+        {"source": "NPPF", "section_ref": "Policy DM4", "effective_date": "2099-01-01"},
+    )
     assert by_id == by_date and by_id["revision_id"] == DRAFT
 
 
@@ -146,8 +164,11 @@ async def test_list_policy_documents_gives_slug_title_category(nppf_service: Ser
 
 
 async def test_list_policy_documents_on_an_empty_registry(fresh_service: Service) -> None:
-    assert await call(fresh_service.url, "list_policy_documents") == {"status": "success", "policy_count": 0,
-                                                                      "policies": []}  # fmt: skip
+    assert await call(fresh_service.url, "list_policy_documents") == {
+        "status": "success",
+        "policy_count": 0,
+        "policies": [],
+    }
 
 
 async def test_list_policy_revisions_newest_first_with_dates_and_counts(nppf_service: Service) -> None:
@@ -179,12 +200,17 @@ async def test_list_policy_revisions_edges(fresh_service: Service) -> None:
 def registered(fresh_service: Service) -> tuple[Service, Path]:
     """LTN_1_20 with one registered revision and its PDF in the allowed inbox."""
     stores = fresh_service.stores.policies
-    stores.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
-                                           category="national_guidance"))  # fmt: skip
+    stores.registry.create_policy(
+        PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design", category="national_guidance")
+    )
     pdf = fresh_service.settings.files.allowed_roots[0] / "ltn.pdf"
     pdf.write_bytes(policy_pdf_bytes(edition="July 2020"))
-    register_revision(stores, "LTN_1_20", RevisionCreate(revision_id="rev_LTN_1_20_2020_07", version_label="July 2020",
-                                                     effective_from="2020-07-27"), pdf.read_bytes())  # fmt: skip
+    register_revision(
+        stores,
+        "LTN_1_20",
+        RevisionCreate(revision_id="rev_LTN_1_20_2020_07", version_label="July 2020", effective_from="2020-07-27"),
+        pdf.read_bytes(),
+    )
     return fresh_service, pdf
 
 
@@ -195,7 +221,11 @@ async def test_ingest_then_search_then_reingest_is_idempotent_and_reindex_rebuil
     args = {"source": "LTN_1_20", "revision_id": "rev_LTN_1_20_2020_07", "file_path": str(pdf)}
     out = await call(service.url, "ingest_policy_revision", args)
     assert (out["status"], out["action"], out["page_count"], out["extraction_method"]) == (
-        "success", "ingested", 2, "text_layer")  # fmt: skip
+        "success",
+        "ingested",
+        2,
+        "text_layer",
+    )
     assert (
         out["chunks_created"] == service.stores.policies.vectors.count_revision("LTN_1_20", "rev_LTN_1_20_2020_07") > 0
     )
@@ -234,10 +264,17 @@ async def test_ingest_of_a_pdf_without_text_fails_with_no_content(fresh_service:
     stores.registry.create_policy(PolicyCreate(source="SCAN", title="Scanned", category="local_guidance"))
     scan = fresh_service.settings.files.allowed_roots[0] / "scan.pdf"
     shutil.copy(IMAGE_ONLY_PDF, scan)
-    register_revision(stores, "SCAN", RevisionCreate(revision_id="rev_scan", version_label="v1",
-                                                 effective_from="2020-01-01"), scan.read_bytes())  # fmt: skip
-    out = await call(fresh_service.url, "ingest_policy_revision",
-                     {"source": "SCAN", "revision_id": "rev_scan", "file_path": str(scan)})  # fmt: skip
+    register_revision(
+        stores,
+        "SCAN",
+        RevisionCreate(revision_id="rev_scan", version_label="v1", effective_from="2020-01-01"),
+        scan.read_bytes(),
+    )
+    out = await call(
+        fresh_service.url,
+        "ingest_policy_revision",
+        {"source": "SCAN", "revision_id": "rev_scan", "file_path": str(scan)},
+    )
     assert (out["status"], out["error_type"]) == ("error", "no_content")
     assert stores.registry.get_revision("SCAN", "rev_scan").status.value == "failed"
 

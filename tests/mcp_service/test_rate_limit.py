@@ -33,8 +33,15 @@ METRICS_KEY = "metrics-key-" + "m" * 24
 @pytest.fixture(scope="module")
 def replicas(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[tuple[str, str]]:
     """Two policy-kb apps (each its own Redis client and limiter) over one Redis, a budget of 3 per 2 s."""
-    settings = service_settings(service_base, redis_url, chroma_dir, LIMIT_DB, rate_limit_per_minute=BUDGET,
-                                rate_limit_window_seconds=WINDOW_S, metrics_api_key=SecretStr(METRICS_KEY))  # fmt: skip
+    settings = service_settings(
+        service_base,
+        redis_url,
+        chroma_dir,
+        LIMIT_DB,
+        rate_limit_per_minute=BUDGET,
+        rate_limit_window_seconds=WINDOW_S,
+        metrics_api_key=SecretStr(METRICS_KEY),
+    )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     stores = open_stores(settings)
     with (

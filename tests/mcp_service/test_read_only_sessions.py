@@ -64,8 +64,12 @@ def test_a_read_key_posting_to_another_replica_gets_the_same_refusal(fresh_servi
     mark)."""
     replica_b = create_app(fresh_service.settings, stores=fresh_service.stores, warm=False)
     arguments = {"source": "NPPF", "revision_id": "rev_x"}
-    write = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "remove_policy_revision", "arguments": arguments}}  # fmt: skip
+    write = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "remove_policy_revision", "arguments": arguments},
+    }
     with (
         running(replica_b) as url_b,
         httpx.Client(timeout=httpx.Timeout(10, read=15)) as client,

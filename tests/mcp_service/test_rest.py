@@ -89,13 +89,16 @@ def test_ts03_a_malformed_source_is_refused(api: httpx.Client, source: str) -> N
 
 def test_other_body_errors_are_validation_errors(api: httpx.Client) -> None:
     assert error_of(api.post("/policies", json={"source": "NPPF", "category": "national_policy"})) == (
-        422, "validation_error")  # fmt: skip
+        422,
+        "validation_error",
+    )
     assert error_of(api.post("/policies", json=NPPF | {"category": "statute"})) == (422, "validation_error")
 
 
 def test_ts07_list_policies_with_filters(fresh_service: Service, api: httpx.Client) -> None:
-    for n, category in enumerate(["national_policy", "national_guidance", "local_plan", "local_guidance",
-                                  "county_strategy"]):  # fmt: skip
+    for n, category in enumerate(
+        ["national_policy", "national_guidance", "local_plan", "local_guidance", "county_strategy"]
+    ):
         assert api.post("/policies", json={"source": f"P{n}", "title": f"Policy {n}", "category": category}).is_success
     ingested(fresh_service, "P0", "rev_p0", "2020-01-01")
     listed = api.get("/policies").json()
@@ -109,10 +112,17 @@ def test_ts07_list_policies_with_filters(fresh_service: Service, api: httpx.Clie
 def test_ts08_policy_detail_lists_every_revision_newest_first(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
     stores = fresh_service.stores.policies
-    for rid, start in [("rev_NPPF_2021_07", "2021-07-20"), ("rev_NPPF_2023_09", "2023-09-05"),
-                       ("rev_NPPF_2024_12", "2024-12-12")]:  # fmt: skip
-        create_revision(stores.registry, stores.vectors, "NPPF", RevisionCreate(revision_id=rid, version_label=rid,
-                                                                        effective_from=start))  # fmt: skip
+    for rid, start in [
+        ("rev_NPPF_2021_07", "2021-07-20"),
+        ("rev_NPPF_2023_09", "2023-09-05"),
+        ("rev_NPPF_2024_12", "2024-12-12"),
+    ]:
+        create_revision(
+            stores.registry,
+            stores.vectors,
+            "NPPF",
+            RevisionCreate(revision_id=rid, version_label=rid, effective_from=start),
+        )
     body = api.get("/policies/NPPF").json()
     assert [r["revision_id"] for r in body["revisions"]] == ["rev_NPPF_2024_12", "rev_NPPF_2023_09", "rev_NPPF_2021_07"]
     assert body["revisions"][1]["effective_to"] == "2024-12-11"
@@ -145,9 +155,11 @@ def test_ts10_snapshot_for_a_date(fresh_service: Service, api: httpx.Client) -> 
     assert body["effective_date"] == "2024-03-15"
     assert [(p["source"], p["revision"]["revision_id"]) for p in body["policies"]] == [("NPPF", "rev_NPPF_2023_09")]
     assert [(p["source"], p["reason"]) for p in body["policies_not_yet_effective"]] == [
-        ("LTN_1_20", "date_before_first_revision")]  # fmt: skip
+        ("LTN_1_20", "date_before_first_revision")
+    ]
     assert [(p["source"], p["reason"]) for p in body["policies_with_no_revision_for_date"]] == [
-        ("LOCAL_PLAN", "no_revisions")]  # fmt: skip
+        ("LOCAL_PLAN", "no_revisions")
+    ]
 
 
 @pytest.mark.parametrize("query", [{"date": "invalid"}, {"date": "2024-13-01"}, {}])
@@ -169,18 +181,25 @@ def test_ts04_ts16_upload_starts_ingestion_reports_progress_and_becomes_searchab
     body = response.json()
     assert (body["revision_id"], body["status"], body["effective_to"]) == ("rev_NPPF_2024_12", "processing", None)
     assert body["ingestion_job_id"]
-    assert body["links"] == {"self": "/api/v1/policies/NPPF/revisions/rev_NPPF_2024_12",
-                             "status": "/api/v1/policies/NPPF/revisions/rev_NPPF_2024_12/status"}  # fmt: skip
+    assert body["links"] == {
+        "self": "/api/v1/policies/NPPF/revisions/rev_NPPF_2024_12",
+        "status": "/api/v1/policies/NPPF/revisions/rev_NPPF_2024_12/status",
+    }
     assert response.headers["location"] == body["links"]["self"]
     assert [(s["revision_id"], s["effective_to"]) for s in body["side_effects"]["superseded"]] == [
-        ("rev_NPPF_2023_09", "2024-12-11")]  # fmt: skip
+        ("rev_NPPF_2023_09", "2024-12-11")
+    ]
     first = api.get("/policies/NPPF/revisions/rev_NPPF_2024_12/status").json()
     assert first["status"] in ("processing", "active") and 0 <= first["progress"]["percent_complete"] <= 100
     settled = wait_until_settled(api, "NPPF", "rev_NPPF_2024_12")
     assert settled["status"] == "active", settled
     stored = fresh_service.stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2024_12")
-    assert settled["progress"] == {"phase": "done", "percent_complete": 100.0, "chunks_processed": stored,
-                                   "chunks_total": stored}  # fmt: skip
+    assert settled["progress"] == {
+        "phase": "done",
+        "percent_complete": 100.0,
+        "chunks_processed": stored,
+        "chunks_total": stored,
+    }
     detail = api.get("/policies/NPPF/revisions/rev_NPPF_2024_12").json()
     assert (detail["page_count"], detail["file_size_bytes"], detail["notes"]) == (2, len(content), "n")
 
@@ -191,8 +210,11 @@ async def test_an_uploaded_revision_answers_searches_as_of_its_dates(fresh_servi
     with fresh_service.rest() as api:
         upload(api, "NPPF", policy_pdf_bytes(edition="December 2024"), revision_id="rev_NPPF_2024_12")
         assert wait_until_settled(api, "NPPF", "rev_NPPF_2024_12")["status"] == "active"
-    out = await call(fresh_service.url, "search_policy", {"query": "refused on highways grounds",
-                                                          "effective_date": "2025-01-01", "n_results": 1})  # fmt: skip
+    out = await call(
+        fresh_service.url,
+        "search_policy",
+        {"query": "refused on highways grounds", "effective_date": "2025-01-01", "n_results": 1},
+    )
     assert out["results"][0]["revision_id"] == "rev_NPPF_2024_12"
     assert "December 2024 text" in out["results"][0]["text"]
 
@@ -211,8 +233,9 @@ def test_ts05_non_pdf_content_is_refused_whatever_its_name(
 
 def test_ts06_overlapping_dates_are_refused(fresh_service: Service, api: httpx.Client) -> None:
     with_policy(fresh_service)
-    year = RevisionCreate(revision_id="rev_2024", version_label="2024", effective_from="2024-01-01",
-                          effective_to="2024-12-31")  # fmt: skip
+    year = RevisionCreate(
+        revision_id="rev_2024", version_label="2024", effective_from="2024-01-01", effective_to="2024-12-31"
+    )
     create_revision(fresh_service.stores.policies.registry, fresh_service.stores.policies.vectors, "NPPF", year)
     response = upload(api, "NPPF", b"%PDF-1.7 overlap", effective_from="2024-06-01", effective_to="2024-08-01")
     assert error_of(response) == (409, "revision_overlap")
@@ -246,8 +269,9 @@ def test_upload_errors(fresh_service: Service, api: httpx.Client) -> None:
     assert error_of(upload(api, "NOPE", b"%PDF-1.7")) == (404, "policy_not_found")
     with_policy(fresh_service)
     assert error_of(upload(api, "NPPF", b"%PDF-1.7", effective_from="12/12/2024")) == (400, "invalid_date")
-    missing_label = api.post("/policies/NPPF/revisions", files={"file": ("a.pdf", b"%PDF-1.7")},
-                             data={"effective_from": "2024-12-12"})  # fmt: skip
+    missing_label = api.post(
+        "/policies/NPPF/revisions", files={"file": ("a.pdf", b"%PDF-1.7")}, data={"effective_from": "2024-12-12"}
+    )
     assert error_of(missing_label) == (422, "validation_error")
     no_file = api.post("/policies/NPPF/revisions", data={"version_label": "v", "effective_from": "2024-12-12"})
     assert error_of(no_file) == (422, "validation_error")
@@ -267,8 +291,11 @@ def test_uploads_over_the_limit_get_413_whether_declared_or_streamed(fresh_servi
             yield b"0" * 65536
         yield b"\r\n" + boundary + b"--\r\n"
 
-    streamed = api.post("/policies/NPPF/revisions", content=chunked(),
-                        headers={"Content-Type": "multipart/form-data; boundary=b0undary"})  # fmt: skip
+    streamed = api.post(
+        "/policies/NPPF/revisions",
+        content=chunked(),
+        headers={"Content-Type": "multipart/form-data; boundary=b0undary"},
+    )
     assert error_of(streamed) == (413, "file_too_large")
     assert fresh_service.stores.policies.registry.list_revisions("NPPF") == []
 
@@ -301,7 +328,9 @@ def test_ts12_update_revision_metadata_and_overlap(fresh_service: Service, api: 
     assert error_of(reopened) == (409, "revision_overlap")
     assert error_of(api.patch("/policies/NPPF/revisions/rev_x", json={"notes": "n"})) == (404, "revision_not_found")
     assert error_of(api.patch("/policies/NPPF/revisions/rev_NPPF_2024_12", json={"colour": "red"})) == (
-        422, "validation_error")  # fmt: skip
+        422,
+        "validation_error",
+    )
 
 
 @pytest.mark.parametrize("value", [0, 20240101, 1.5, True, "2024-1-1", "2024-12-12T00:00:00", {"y": 2024}, [2024]])
@@ -345,8 +374,13 @@ def test_ts13_ts14_delete_a_revision_but_never_the_sole_active_one(fresh_service
     chunks = fresh_service.stores.policies.vectors.count_revision("NPPF", "rev_NPPF_2021_07")
     response = api.delete("/policies/NPPF/revisions/rev_NPPF_2021_07")
     assert response.status_code == 200
-    assert response.json() == {"source": "NPPF", "revision_id": "rev_NPPF_2021_07", "status": "deleted",
-                               "chunks_removed": chunks, "file_removed": True}  # fmt: skip
+    assert response.json() == {
+        "source": "NPPF",
+        "revision_id": "rev_NPPF_2021_07",
+        "status": "deleted",
+        "chunks_removed": chunks,
+        "file_removed": True,
+    }
     assert error_of(api.delete("/policies/NPPF/revisions/rev_NPPF_2024_12")) == (409, "cannot_delete_sole_revision")
     assert error_of(api.delete("/policies/NPPF/revisions/rev_NPPF_2021_07")) == (404, "revision_not_found")
 
@@ -384,9 +418,13 @@ def test_ts16_status_of_a_processing_revision(fresh_service: Service, api: httpx
     register_revision(fresh_service.stores.policies, "NPPF", revision, b"%PDF-1.7 x")
     fresh_service.stores.policies.registry.set_progress("NPPF", "rev_NPPF_2026_02", "embed", 42.5)
     body = api.get("/policies/NPPF/revisions/rev_NPPF_2026_02/status").json()
-    assert body == {"source": "NPPF", "revision_id": "rev_NPPF_2026_02", "status": "processing", "error": "",
-                    "progress": {"phase": "embed", "percent_complete": 42.5, "chunks_processed": None,
-                                 "chunks_total": None}}  # fmt: skip
+    assert body == {
+        "source": "NPPF",
+        "revision_id": "rev_NPPF_2026_02",
+        "status": "processing",
+        "error": "",
+        "progress": {"phase": "embed", "percent_complete": 42.5, "chunks_processed": None, "chunks_total": None},
+    }
 
 
 # -- health and OpenAPI ---------------------------------------------------------------------------
@@ -407,13 +445,19 @@ def test_openapi_document_describes_every_endpoint_and_the_upload(api: httpx.Cli
     doc = api.get("/openapi.json").json()
     assert doc["servers"] == [{"url": "/api/v1"}]
     assert {(p, m) for p, ops in doc["paths"].items() for m in ops} >= {
-        ("/policies", "get"), ("/policies", "post"), ("/policies/effective", "get"), ("/policies/{source}", "get"),
-        ("/policies/{source}", "patch"), ("/policies/{source}/revisions", "post"),
-        ("/policies/{source}/revisions/{revision_id}", "get"), ("/policies/{source}/revisions/{revision_id}", "patch"),
+        ("/policies", "get"),
+        ("/policies", "post"),
+        ("/policies/effective", "get"),
+        ("/policies/{source}", "get"),
+        ("/policies/{source}", "patch"),
+        ("/policies/{source}/revisions", "post"),
+        ("/policies/{source}/revisions/{revision_id}", "get"),
+        ("/policies/{source}/revisions/{revision_id}", "patch"),
         ("/policies/{source}/revisions/{revision_id}", "delete"),
         ("/policies/{source}/revisions/{revision_id}/status", "get"),
-        ("/policies/{source}/revisions/{revision_id}/reindex", "post"), ("/health", "get"),
-    }  # fmt: skip
+        ("/policies/{source}/revisions/{revision_id}/reindex", "post"),
+        ("/health", "get"),
+    }
     upload_op = doc["paths"]["/policies/{source}/revisions"]["post"]
     assert set(upload_op["responses"]) >= {"202", "404", "409", "413", "422"}
     schema = upload_op["requestBody"]["content"]["multipart/form-data"]["schema"]

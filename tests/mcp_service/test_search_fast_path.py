@@ -139,10 +139,21 @@ def test_a_revision_rewritten_by_another_replica_is_reloaded_on_the_next_search(
     assert len(replica.vectors.cache) == 2
     assert search_policy(replica, question, n_results=20) == first and len(replica.vectors.answers) == 2  # both legs
     texts = ["Cycle lanes on busy roads must be segregated from motor traffic.", "Heritage assets are irreplaceable."]
-    chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
-              for i, t in enumerate(texts)]  # fmt: skip
-    store_chunks(policies.registry, policies.vectors, "NPPF", "rev_b", chunks, policies.embedder.embed_batch(texts),
-                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    chunks = [
+        Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
+        for i, t in enumerate(texts)
+    ]
+    store_chunks(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        "rev_b",
+        chunks,
+        policies.embedder.embed_batch(texts),
+        page_count=1,
+        file_size_bytes=1,
+        extraction_method="text_layer",
+    )
     again = search_policy(replica, question, n_results=20)  # the very question asked before the rewrite
     assert again != first and {h.text for h in again.results if h.revision_id == "rev_b"} <= set(texts)
     assert_same_result(again, search_policy(policies, question, n_results=20))
@@ -166,10 +177,21 @@ def test_a_revision_rewritten_by_another_replica_is_seen_by_the_lexical_leg_on_t
     before = search_policy(replica, question, n_results=20, mode="lexical")
     assert not any("TR6" in h.text for h in before.results)
     texts = ["Policy TR6: a segregated cycle track is required on busy roads.", "Heritage assets are irreplaceable."]
-    chunks = [Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
-              for i, t in enumerate(texts)]  # fmt: skip
-    store_chunks(policies.registry, policies.vectors, "NPPF", "rev_b", chunks, policies.embedder.embed_batch(texts),
-                 page_count=1, file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    chunks = [
+        Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
+        for i, t in enumerate(texts)
+    ]
+    store_chunks(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        "rev_b",
+        chunks,
+        policies.embedder.embed_batch(texts),
+        page_count=1,
+        file_size_bytes=1,
+        extraction_method="text_layer",
+    )
     after = search_policy(replica, question, n_results=20, mode="lexical")
     assert (after.results[0].text, after.results[0].revision_id) == (texts[0], "rev_b")
     assert {h.text for h in after.results if h.revision_id == "rev_b"} == {texts[0]}

@@ -18,15 +18,21 @@ DEC_2024 = "rev_NPPF_2024_12"
 
 async def test_nppf_paragraphs_answer_to_what_people_type(nppf_service: Service) -> None:
     for typed in ("116", "paragraph 116", "para 116"):
-        out = await call(nppf_service.url, "get_policy_section",
-                         {"source": "NPPF", "section_ref": typed, "effective_date": "2025-06-01"})  # fmt: skip
+        out = await call(
+            nppf_service.url,
+            "get_policy_section",
+            {"source": "NPPF", "section_ref": typed, "effective_date": "2025-06-01"},
+        )
         assert (out["status"], out["section_ref"], out["revision_id"]) == ("success", "Para 116", DEC_2024)
         assert out["kind"] == "paragraph" and out["page_numbers"] == [33]
 
 
 async def test_a_miss_is_section_not_found_with_the_nearest_refs(nppf_service: Service) -> None:
-    out = await call(nppf_service.url, "get_policy_section", {"source": "NPPF", "section_ref": "Para 9999",
-                                                               "effective_date": "2025-06-01"})  # fmt: skip
+    out = await call(
+        nppf_service.url,
+        "get_policy_section",
+        {"source": "NPPF", "section_ref": "Para 9999", "effective_date": "2025-06-01"},
+    )
     assert set(out) == {"status", "error_type", "message"}
     assert out["error_type"] == "section_not_found"
     assert out["message"].startswith("Section 'Para 9999' not found in NPPF revision 'rev_NPPF_2024_12'")
@@ -41,16 +47,21 @@ async def test_the_nppf_table_of_contents_and_its_own_citations(nppf_service: Se
     assert refs.index("Para 115") < refs.index("Para 116")
     para_116 = out["sections"][refs.index("Para 116")]
     assert (para_116["kind"], para_116["page_numbers"]) == ("paragraph", [33])
-    footnotes = await call(nppf_service.url, "list_policy_sections",
-                           {"source": "NPPF", "revision_id": DEC_2024, "kind": "footnote"})  # fmt: skip
+    footnotes = await call(
+        nppf_service.url, "list_policy_sections", {"source": "NPPF", "revision_id": DEC_2024, "kind": "footnote"}
+    )
     assert footnotes["section_count"] > 0 and {s["kind"] for s in footnotes["sections"]} == {"footnote"}
-    citing = await call(nppf_service.url, "find_citing_sections",
-                        {"source": "NPPF", "section_ref": "paragraph 11", "effective_date": "2025-06-01"})  # fmt: skip
+    citing = await call(
+        nppf_service.url,
+        "find_citing_sections",
+        {"source": "NPPF", "section_ref": "paragraph 11", "effective_date": "2025-06-01"},
+    )
     assert citing["status"] == "success" and citing["section_ref"] == "Para 11" and citing["section_count"] > 0
     assert {(s["source"], s["revision_id"]) for s in citing["sections"]} == {("NPPF", DEC_2024)}
     first = citing["sections"][0]["section_ref"]
-    section = await call(nppf_service.url, "get_policy_section",
-                         {"source": "NPPF", "section_ref": first, "revision_id": DEC_2024})  # fmt: skip
+    section = await call(
+        nppf_service.url, "get_policy_section", {"source": "NPPF", "section_ref": first, "revision_id": DEC_2024}
+    )
     assert {"section_ref": "Para 11", "source": "NPPF", "document": None} in section["cites"]
 
 
@@ -61,11 +72,14 @@ async def test_the_nppf_table_of_contents_and_its_own_citations(nppf_service: Se
         ("list_policy_sections", {"source": "NPPF", "effective_date": "2000-01-01"}, "revision_not_found"),
         ("list_policy_sections", {"source": "NOPE"}, "policy_not_found"),
         ("find_citing_sections", {"source": "NPPF", "section_ref": "  "}, "invalid_argument"),
-        ("find_citing_sections", {"source": "NPPF", "section_ref": "Para 11", "effective_date": "11/2025"},
-         "invalid_date"),
+        (
+            "find_citing_sections",
+            {"source": "NPPF", "section_ref": "Para 11", "effective_date": "11/2025"},
+            "invalid_date",
+        ),
         ("find_citing_sections", {"source": "NOPE", "section_ref": "Para 11"}, "policy_not_found"),
     ],
-)  # fmt: skip
+)
 async def test_bad_arguments_get_the_spec_envelope(
     nppf_service: Service, tool: str, arguments: dict, error_type: str
 ) -> None:
@@ -92,8 +106,11 @@ async def test_a_local_plan_is_read_and_cited_as_of_a_date_over_mcp_and_rest(fre
     assert (out["section_ref"], out["revision_id"], out["title"]) == ("Policy RES9", NEW, "Replacement dwellings")
     miss = await call(fresh_service.url, "get_policy_section", {"source": "TEWKESBURY", "section_ref": "RES7"})
     assert miss["error_type"] == "section_not_found" and "Did you mean: Policy RES8, Policy RES9" in miss["message"]
-    citing = await call(fresh_service.url, "find_citing_sections",
-                        {"source": "NPPF", "section_ref": "Para 11", "effective_date": "2018-01-01"})  # fmt: skip
+    citing = await call(
+        fresh_service.url,
+        "find_citing_sections",
+        {"source": "NPPF", "section_ref": "Para 11", "effective_date": "2018-01-01"},
+    )
     assert [(s["source"], s["revision_id"], s["section_ref"]) for s in citing["sections"]] == [
         ("TEWKESBURY", OLD, "Para 3.60")
     ]

@@ -57,8 +57,11 @@ def test_the_kb_engine_mounted_without_its_key_refuses_too(fresh_service: Servic
 
 @pytest.mark.parametrize("module", SERVERS)
 def test_a_server_with_a_key_starts_on_any_host(fresh_service: Service, module: str) -> None:
-    keys = {"mcp_api_key": SecretStr("m" * 32), "kb_mcp_api_key": SecretStr("k" * 32),
-            "governance_api_key": SecretStr("g" * 32)}  # fmt: skip
+    keys = {
+        "mcp_api_key": SecretStr("m" * 32),
+        "kb_mcp_api_key": SecretStr("k" * 32),
+        "governance_api_key": SecretStr("g" * 32),
+    }
     assert build(module, fresh_service, allow_unauthenticated=False, host="0.0.0.0", **keys) is not None
 
 
@@ -70,8 +73,18 @@ def test_allowed_open_on_loopback_it_serves_without_a_key(fresh_service: Service
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("127.8.9.10", True), ("localhost", True), ("::1", True), ("[::1]", True),
-     ("0.0.0.0", False), ("::", False), ("192.168.1.2", False), ("", False), ("example.org", False)],
-)  # fmt: skip
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.2", False),
+        ("", False),
+        ("example.org", False),
+    ],
+)
 def test_loopback_is_told_from_the_bind_address_alone(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback

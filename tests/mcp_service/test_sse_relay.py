@@ -55,10 +55,22 @@ class RelayRedis:
         if binary is None:
             pytest.fail("redis-server is not installed: run `make test`, which installs it", pytrace=False)
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory), "--save", "",
-             "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.directory),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         wait_until(lambda: _answers(self.client()), f"redis-server on port {self.port} to start")
 
     def stop(self) -> None:

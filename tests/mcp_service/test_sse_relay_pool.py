@@ -96,8 +96,11 @@ def test_a_relayed_message_that_finds_every_connection_busy_is_503_with_retry_af
                 await anyio.sleep(0.5)
                 transport = httpx.ASGITransport(app=SseMessages(relay))
                 async with httpx.AsyncClient(transport=transport, base_url="http://relay") as http:
-                    answer = await http.post(f"/messages/?session_id={held_elsewhere}", content=body,
-                                             headers={"Content-Type": "application/json"})  # fmt: skip
+                    answer = await http.post(
+                        f"/messages/?session_id={held_elsewhere}",
+                        content=body,
+                        headers={"Content-Type": "application/json"},
+                    )
                 holders.cancel_scope.cancel()
             return answer
 

@@ -18,8 +18,9 @@ async def test_a_highways_question_is_answered_from_the_revision_in_force_on_eac
     nppf_service: Service, transport: str
 ) -> None:
     async def ask(day: str) -> list[dict]:
-        out = await call(nppf_service.url, "search_policy", {"query": QUESTION, "effective_date": day},
-                         transport=transport)  # fmt: skip
+        out = await call(
+            nppf_service.url, "search_policy", {"query": QUESTION, "effective_date": day}, transport=transport
+        )
         assert out["status"] == "success" and out["results_count"] == len(out["results"])
         return out["results"]
 

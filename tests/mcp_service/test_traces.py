@@ -61,8 +61,11 @@ async def test_a_section_read_is_one_trace_from_the_client_to_the_chroma_query(
 ) -> None:
     spans.clear()
     with trace.get_tracer("test").start_as_current_span("agent asks"):
-        out = await call(nppf_service.url, "get_policy_section",
-                         {"source": "NPPF", "section_ref": "Para 116", "effective_date": "2025-06-01"})  # fmt: skip
+        out = await call(
+            nppf_service.url,
+            "get_policy_section",
+            {"source": "NPPF", "section_ref": "Para 116", "effective_date": "2025-06-01"},
+        )
     assert out["status"] == "success"
     finished = spans.get_finished_spans()
     named = one_trace(finished, "agent asks")

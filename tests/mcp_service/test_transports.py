@@ -96,8 +96,11 @@ def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_servi
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_policy_documents"}}
         assert client.post(f"{url_b}{endpoint}", json=call).status_code == 202
         kind, data = next(events)
-        assert json.loads(data)["result"]["structuredContent"] == {"status": "success", "policy_count": 0,
-                                                                   "policies": []}  # fmt: skip
+        assert json.loads(data)["result"]["structuredContent"] == {
+            "status": "success",
+            "policy_count": 0,
+            "policies": [],
+        }
         unknown = client.post(f"{url_b}/messages/?session_id={'0' * 32}", json=call)
         assert unknown.status_code == 404
 
@@ -105,8 +108,11 @@ def test_sse_session_on_one_replica_takes_messages_posted_to_another(fresh_servi
 def worker_memory(url: str) -> dict[str, float]:
     """``process_resident_memory_bytes`` on ``/metrics`` by ``pid`` (one process: no label, key "")."""
     samples = parse(httpx.get(f"{url}/metrics", headers=bearer(), timeout=10).text)
-    return {dict(labels).get("pid", ""): v for (name, labels), v in samples.items()
-            if name == "process_resident_memory_bytes"}  # fmt: skip
+    return {
+        dict(labels).get("pid", ""): v
+        for (name, labels), v in samples.items()
+        if name == "process_resident_memory_bytes"
+    }
 
 
 @pytest.mark.parametrize(
@@ -120,8 +126,9 @@ def test_the_service_starts_from_its_commands_with_settings_from_the_environment
     settings = nppf_service.settings
     port = free_port()
     env = service_env(settings, port, POLICY_KB_WORKERS=str(workers))
-    proc = subprocess.Popen([sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, *command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)

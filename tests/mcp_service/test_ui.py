@@ -122,8 +122,9 @@ def test_a_citation_opens_its_page_with_the_chunk_highlighted_beside_the_section
     search(page, "2025-06-01")
     cited = page.inner_text(".citation .ref")
     page.click(".citation a.cite")
-    page.wait_for_function("() => { const i = document.querySelector('#page-image'); "
-                           "return i && i.complete && i.naturalWidth > 0; }")  # fmt: skip
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#page-image'); return i && i.complete && i.naturalWidth > 0; }"
+    )
     assert cited in page.inner_text("#section-head")
     marked = yellow_pixels(page.locator("#page-image").screenshot())
     cited_url = page.url
@@ -158,8 +159,11 @@ def test_governance_shows_the_documents_in_force_on_a_date_with_their_chains(pag
 
     def in_force(day: str) -> dict[str, str]:
         page.goto(f"{nppf_service.url}/ui/governance?date={day}")
-        return dict(page.eval_on_selector_all(
-            "tr[data-doc]", "rows => rows.map(r => [r.dataset.doc, r.querySelector('.chain').innerText])"))  # fmt: skip
+        return dict(
+            page.eval_on_selector_all(
+                "tr[data-doc]", "rows => rows.map(r => [r.dataset.doc, r.querySelector('.chain').innerText])"
+            )
+        )
 
     before, after = in_force("2018-01-01"), in_force("2020-01-01")
     assert before["PEP-0513"] == "PEP-0513 → PEP-0600" and "PEP-0600" not in before
@@ -230,8 +234,9 @@ def test_every_view_loads_only_from_its_own_origin(page: Page, nppf_service: Ser
     for path in ("/ui/policies", "/ui/policies/NPPF/contents", "/ui/governance?date=2025-06-01", "/ui/ingestion"):
         response = page.goto(nppf_service.url + path)
         assert response is not None and response.status == 200, path
-    counts = re.search(r"Revisions: (\d+) processing · (\d+) active · (\d+) superseded · (\d+) failed",
-                       page.inner_text("#progress"))  # fmt: skip
+    counts = re.search(
+        r"Revisions: (\d+) processing · (\d+) active · (\d+) superseded · (\d+) failed", page.inner_text("#progress")
+    )
     assert counts is not None and int(counts[2]) + int(counts[3]) >= 2, "both NPPF revisions are counted"
     page.goto(nppf_service.url + "/ui/policies/NPPF/contents")
     page.click("ul.sections a >> nth=5")

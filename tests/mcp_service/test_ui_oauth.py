@@ -37,9 +37,14 @@ def issuer() -> Iterator[Issuer]:
 def ui_service(issuer: Issuer, nppf_service: Service) -> Iterator[Service]:
     port = free_port()
     base = nppf_service.settings
-    oauth = base.oauth.model_copy(update={"issuer_url": issuer.url, "ui_client_id": UI_CLIENT,
-                                          "ui_client_secret": SecretStr(SECRET),
-                                          "jwks_min_refresh_seconds": 0})  # fmt: skip
+    oauth = base.oauth.model_copy(
+        update={
+            "issuer_url": issuer.url,
+            "ui_client_id": UI_CLIENT,
+            "ui_client_secret": SecretStr(SECRET),
+            "jwks_min_refresh_seconds": 0,
+        }
+    )
     service = base.service.model_copy(update={"policy_kb_port": port, "host": "127.0.0.1"})
     settings = base.model_copy(update={"oauth": oauth, "service": service})
     issuer.redirect_uris.append(f"http://127.0.0.1:{port}/ui/auth/callback")

@@ -169,9 +169,10 @@ def test_compare_leads_with_where_the_section_went_then_its_word_changes(page: P
     assert movement.startswith("Para 116 of the December 2024 "), movement
     assert re.search(r"move-(renumbered|moved|split)", kind), (kind, movement)
     assert "Policy TR6" in movement, "the draft says Para 116 in point 3 of Policy TR6"
-    order = page.evaluate("() => { const m = document.querySelector('#movement'), d = document.querySelector('#diff');"
-                          " return d && (m.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING) > 0; }"
-                          )  # fmt: skip
+    order = page.evaluate(
+        "() => { const m = document.querySelector('#movement'), d = document.querySelector('#diff');"
+        " return d && (m.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING) > 0; }"
+    )
     assert order, "where it went first, then the word-level changes"
     assert page.locator("#diff del").count() + page.locator("#diff ins").count() > 0
     checked(page, "compare-para-116")

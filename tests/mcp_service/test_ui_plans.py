@@ -52,16 +52,28 @@ def test_a_plan_added_on_the_page_is_read_and_then_found_by_a_search(
     page = signed_in(context, fresh_service.url, FULL_KEY)
     checked(page, "add-plan-form")
 
-    fill(page, pdf, source=SOURCE, title=TITLE, version_label="Adopted March 2021", effective_from="2021-03-01",
-         effective_to="2020-01-01")  # fmt: skip
+    fill(
+        page,
+        pdf,
+        source=SOURCE,
+        title=TITLE,
+        version_label="Adopted March 2021",
+        effective_from="2021-03-01",
+        effective_to="2020-01-01",
+    )
     with page.expect_response(lambda r: r.url.endswith("/ui/plans/new") and r.request.method == "POST") as sent:
         page.click("#plan-form button[type=submit]")
     assert sent.value.status == 400
     assert "the last day in force is on or after the first" in page.inner_text("#problems")
     names = ("source", "title", "version_label", "effective_from", "effective_to")
     kept = {n: page.input_value(f"#{n}") for n in names}
-    assert kept == {"source": SOURCE, "title": TITLE, "version_label": "Adopted March 2021",
-                    "effective_from": "2021-03-01", "effective_to": "2020-01-01"}  # fmt: skip
+    assert kept == {
+        "source": SOURCE,
+        "title": TITLE,
+        "version_label": "Adopted March 2021",
+        "effective_from": "2021-03-01",
+        "effective_to": "2020-01-01",
+    }
     assert not fresh_service.stores.policies.registry.policy_exists(SOURCE), "nothing registered from a bad form"
     checked(page, "add-plan-bad-dates")
 
@@ -98,10 +110,17 @@ def test_the_read_only_key_cannot_add_a_plan_and_is_told_why(
     assert "read-only key" in page.inner_text("#read-only")
     checked(page, "add-plan-read-only")
     pdf = policy_pdf_bytes("refused")
-    refused = page.request.post(f"{nppf_service.url}/ui/plans/new", multipart={
-        "file": {"name": "p.pdf", "mimeType": "application/pdf", "buffer": pdf}, "source": "REFUSED_LP",
-        "title": "Refused", "category": "local_plan", "version_label": "v1", "effective_from": "2021-01-01",
-    })  # fmt: skip
+    refused = page.request.post(
+        f"{nppf_service.url}/ui/plans/new",
+        multipart={
+            "file": {"name": "p.pdf", "mimeType": "application/pdf", "buffer": pdf},
+            "source": "REFUSED_LP",
+            "title": "Refused",
+            "category": "local_plan",
+            "version_label": "v1",
+            "effective_from": "2021-01-01",
+        },
+    )
     assert refused.status == 403 and "full key" in refused.text()
     assert not nppf_service.stores.policies.registry.policy_exists("REFUSED_LP")
 

@@ -11,8 +11,15 @@ from mcp_service.ui.shapes import WIDTH, Run, chain, diff_runs, timeline
 
 
 def revision(rid: str, start: date, end: date | None, status: RevisionStatus) -> Revision:
-    return Revision(revision_id=rid, source="NPPF", version_label=rid, effective_from=start, effective_to=end,
-                    status=status, created_at=datetime(2024, 1, 1, tzinfo=UTC))  # fmt: skip
+    return Revision(
+        revision_id=rid,
+        source="NPPF",
+        version_label=rid,
+        effective_from=start,
+        effective_to=end,
+        status=status,
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+    )
 
 
 def test_timeline_bars_run_from_first_to_last_day_in_force_with_today_between() -> None:
@@ -34,9 +41,15 @@ def test_timeline_bars_run_from_first_to_last_day_in_force_with_today_between() 
 
 def test_diff_runs_mark_what_was_removed_and_added() -> None:
     runs = diff_runs("The [-local planning-] {+plan-making+} authority … must {+now+} act.")
-    assert runs == [Run("same", "The "), Run("removed", "local planning"), Run("same", " "),
-                    Run("added", "plan-making"), Run("same", " authority … must "), Run("added", "now"),
-                    Run("same", " act.")]  # fmt: skip
+    assert runs == [
+        Run("same", "The "),
+        Run("removed", "local planning"),
+        Run("same", " "),
+        Run("added", "plan-making"),
+        Run("same", " authority … must "),
+        Run("added", "now"),
+        Run("same", " act."),
+    ]
 
 
 def test_a_chain_runs_from_what_a_document_replaced_to_what_replaced_it() -> None:

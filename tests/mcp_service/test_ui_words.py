@@ -15,8 +15,15 @@ TODAY = date(2026, 12, 1)
 
 
 def revision(rid: str, label: str, start: date, end: date | None, status: RevisionStatus) -> Revision:
-    return Revision(revision_id=rid, source="NPPF", version_label=label, effective_from=start, effective_to=end,
-                    status=status, created_at=datetime(2024, 1, 1, tzinfo=UTC))  # fmt: skip
+    return Revision(
+        revision_id=rid,
+        source="NPPF",
+        version_label=label,
+        effective_from=start,
+        effective_to=end,
+        status=status,
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+    )
 
 
 OLD = revision("rev_a", "December 2023", date(2023, 12, 19), date(2024, 12, 11), RevisionStatus.SUPERSEDED)
@@ -60,22 +67,47 @@ def test_nothing_in_force_names_the_first_revision_or_the_gap() -> None:
 
 
 def _side(rev: Revision, ref: str, chapter: str, text: str) -> SectionText:
-    return SectionText(source="NPPF", revision_id=rev.revision_id, version_label=rev.version_label, section_ref=ref,
-                       chapter=chapter, page_numbers=[3], text=text)  # fmt: skip
+    return SectionText(
+        source="NPPF",
+        revision_id=rev.revision_id,
+        version_label=rev.version_label,
+        section_ref=ref,
+        chapter=chapter,
+        page_numbers=[3],
+        text=text,
+    )
 
 
 def _match(ref: str, chapter: str, score: float, passage: str) -> SectionMatch:
-    return SectionMatch(source="NPPF", revision_id="rev_c", version_label="2099 draft", section_ref=ref,
-                        chapter=chapter, page_numbers=[9], score=score, retrieval_score=0.5,
-                        passage=passage)  # fmt: skip
+    return SectionMatch(
+        source="NPPF",
+        revision_id="rev_c",
+        version_label="2099 draft",
+        section_ref=ref,
+        chapter=chapter,
+        page_numbers=[9],
+        score=score,
+        retrieval_score=0.5,
+        passage=passage,
+    )
 
 
 def _comparison(status: ReferenceStatus, old: SectionText | None, matches: list[SectionMatch]) -> Comparison:
-    cited = [RevisionCited(revision_id=r.revision_id, version_label=r.version_label, effective_from="x",
-                           effective_to=None) for r in (CURRENT, DRAFT)]  # fmt: skip
-    return Comparison(source="NPPF", section_ref="Para 116", from_revision=cited[0], to_revision=cited[1],
-                      reference_status=status, from_section=old, to_section=None, diff=None,
-                      matches=matches)  # fmt: skip
+    cited = [
+        RevisionCited(revision_id=r.revision_id, version_label=r.version_label, effective_from="x", effective_to=None)
+        for r in (CURRENT, DRAFT)
+    ]
+    return Comparison(
+        source="NPPF",
+        section_ref="Para 116",
+        from_revision=cited[0],
+        to_revision=cited[1],
+        reference_status=status,
+        from_section=old,
+        to_section=None,
+        diff=None,
+        matches=matches,
+    )
 
 
 REFUSE = "Development should only be refused on highways grounds if the impact would be severe."
@@ -83,9 +115,14 @@ REFUSE = "Development should only be refused on highways grounds if the impact w
 
 def test_a_section_found_under_another_number_leads_with_where_it_went_then_its_word_changes() -> None:
     old = _side(CURRENT, "Para 116", "9. Promoting sustainable transport", REFUSE)
-    moved = _comparison(ReferenceStatus.MISSING_IN_TO, old, [
-        _match("Policy TR6", "Chapter 9: Transport", 0.75, REFUSE.replace("only be", "be")),
-        _match("Policy TR5", "Chapter 9: Transport", 0.68, "Other words entirely about parking.")])  # fmt: skip
+    moved = _comparison(
+        ReferenceStatus.MISSING_IN_TO,
+        old,
+        [
+            _match("Policy TR6", "Chapter 9: Transport", 0.75, REFUSE.replace("only be", "be")),
+            _match("Policy TR5", "Chapter 9: Transport", 0.68, "Other words entirely about parking."),
+        ],
+    )
     movement = where_it_went(moved)
     assert movement.kind == "moved" and movement.sentence.startswith(
         "Para 116 of the December 2024 moved to Chapter 9: Transport: it is now Policy TR6 of the 2099 draft."

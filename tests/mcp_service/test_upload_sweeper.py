@@ -26,9 +26,15 @@ def test_the_kb_server_without_prefect_removes_an_abandoned_uploads_chunks_and_t
     service_base: Path, redis_url: str, chroma_dir: Path
 ) -> None:
     settings = service_settings(
-        service_base, redis_url, chroma_dir, SWEEP_DB, kb_collection=f"kb_{uuid.uuid4().hex[:12]}",
-        kb_upload_ttl_seconds=ABANDON_TTL_S, kb_upload_sweep_seconds=1, prefect_api_url=None,
-    )  # fmt: skip
+        service_base,
+        redis_url,
+        chroma_dir,
+        SWEEP_DB,
+        kb_collection=f"kb_{uuid.uuid4().hex[:12]}",
+        kb_upload_ttl_seconds=ABANDON_TTL_S,
+        kb_upload_sweep_seconds=1,
+        prefect_api_url=None,
+    )
     client = redis.Redis.from_url(settings.redis.url or "", decode_responses=True)
     client.flushdb()
     stores = open_stores(settings)
@@ -37,7 +43,11 @@ def test_the_kb_server_without_prefect_removes_an_abandoned_uploads_chunks_and_t
     staging.put_chunk(upload_id, 0, base64.b64encode(b"# half").decode())
     assert list(stores.objects.list(f"{OBJECT_PREFIX}{upload_id}"))
     with running(create_app(settings, stores=stores, warm=False)):
-        eventually(lambda: not list(stores.objects.list(f"{OBJECT_PREFIX}{upload_id}")), within=60, every=0.2,
-                   what="the abandoned upload's chunks removed")  # fmt: skip
+        eventually(
+            lambda: not list(stores.objects.list(f"{OBJECT_PREFIX}{upload_id}")),
+            within=60,
+            every=0.2,
+            what="the abandoned upload's chunks removed",
+        )
     assert client.zscore(INDEX, upload_id) is None and not client.exists(f"kbup:{upload_id}")
     client.flushdb()

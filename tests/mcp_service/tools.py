@@ -10,8 +10,9 @@ from mcp_types import TextContent
 from tests.mcp_service.conftest import FULL_KEY, mcp_session
 
 
-async def call(url: str, tool: str, arguments: dict[str, Any] | None = None, *, transport: str = "http",
-               key: str = FULL_KEY) -> dict[str, Any]:  # fmt: skip
+async def call(
+    url: str, tool: str, arguments: dict[str, Any] | None = None, *, transport: str = "http", key: str = FULL_KEY
+) -> dict[str, Any]:
     """The tool's JSON: its structured content. The text block is a rendering for a reader, not the JSON again
     (``text_is_a_rendering``)."""
     async with mcp_session(url, key=key, transport=transport) as session:

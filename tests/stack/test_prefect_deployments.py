@@ -140,13 +140,29 @@ def test_two_workers_drain_one_queue_each_run_once_and_the_deployment_limit_hold
     shown to drain the default queue. Then both run at once: every run ends once, in one worker, and the audit
     deployment's limit of one holds across the two (no two audits overlap)."""
     log = stack.logs / "worker-second.log"
-    command = ["prefect", "worker", "start", "--pool", "policy-kb", "--type", "process", "--limit", "1",
-               "--name", "second-worker"]  # fmt: skip
+    command = [
+        "prefect",
+        "worker",
+        "start",
+        "--pool",
+        "policy-kb",
+        "--type",
+        "process",
+        "--limit",
+        "1",
+        "--name",
+        "second-worker",
+    ]
     first = psutil.Process({row.name: row for row in status(stack.directory)}["worker"].pid)
     with log.open("w") as out:
-        second_process = subprocess.Popen(command, env=stack.env({**os.environ, "PYTHONFAULTHANDLER": "1"}),
-                                          cwd=PROJECT_ROOT, stdout=out,
-                                          stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        second_process = subprocess.Popen(
+            command,
+            env=stack.env({**os.environ, "PYTHONFAULTHANDLER": "1"}),
+            cwd=PROJECT_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     second = psutil.Process(second_process.pid)
 
     def audit() -> FlowRun:

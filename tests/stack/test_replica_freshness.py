@@ -39,8 +39,9 @@ def ingested(stack: StackLayout, prefect: Prefect) -> None:
         for edition, start in [(EDITION, "2021-03-01"), (LATER_EDITION, "2024-06-01")]:
             form = {"version_label": edition, "effective_from": start}
             pdf = policy_pdf_bytes(edition=edition)
-            response = api.post(f"/policies/{SOURCE}/revisions", files={"file": ("f.pdf", pdf, "application/pdf")},
-                                data=form)  # fmt: skip
+            response = api.post(
+                f"/policies/{SOURCE}/revisions", files={"file": ("f.pdf", pdf, "application/pdf")}, data=form
+            )
             assert response.status_code == 202, response.text
             run = prefect.wait_final(response.json()["ingestion_job_id"])
             assert run.state is not None and run.state.is_completed(), run.state
@@ -75,14 +76,17 @@ async def test_writes_through_replica_a_are_seen_by_both_replicas_on_their_next_
     assert await found(stack, "2022-01-01") == [here, here]
 
     with rest(stack.url("replica-a")) as api:
-        patched = api.patch(f"/policies/{SOURCE}/revisions/{REVISION}",
-                            json={"effective_from": "2023-01-01", "version_label": "January 2023"})  # fmt: skip
+        patched = api.patch(
+            f"/policies/{SOURCE}/revisions/{REVISION}",
+            json={"effective_from": "2023-01-01", "version_label": "January 2023"},
+        )
     assert patched.status_code == 200, patched.text
     assert await found(stack, "2022-01-01") == [set(), set()]
     relabelled = {(REVISION, "January 2023")}
     assert await found(stack, "2024-01-01") == [relabelled, relabelled]
-    assert all(h["effective_from"] == "2023-01-01" for answer in await both(stack, "2024-01-01")
-               for h in answer["results"])  # fmt: skip
+    assert all(
+        h["effective_from"] == "2023-01-01" for answer in await both(stack, "2024-01-01") for h in answer["results"]
+    )
 
     later = {(LATER, LATER_EDITION)}
     assert await found(stack, "2025-01-01") == [later, later]

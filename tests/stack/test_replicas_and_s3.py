@@ -40,8 +40,9 @@ def uploaded(stack: StackLayout, prefect: Prefect) -> tuple[dict, FlowRun]:
     with rest(stack.url("replica-a")) as api:
         assert api.post("/policies", json=LTN).status_code == 201
         form = {"version_label": EDITION, "effective_from": "2020-07-27"}
-        response = api.post("/policies/LTN_1_20/revisions", files={"file": ("ltn.pdf", PDF, "application/pdf")},
-                            data=form)  # fmt: skip
+        response = api.post(
+            "/policies/LTN_1_20/revisions", files={"file": ("ltn.pdf", PDF, "application/pdf")}, data=form
+        )
     assert response.status_code == 202, response.text
     accepted = response.json()
     return accepted, prefect.wait_final(accepted["ingestion_job_id"])
@@ -82,17 +83,24 @@ def test_sigusr2_makes_a_replica_log_what_its_heap_holds(stack: StackLayout) -> 
     """The diagnostic for a soak's memory (``lib.observability.memory``): RSS, Python's blocks, glibc's figures."""
     log = stack.logs / "replica-a.log"
     os.kill({row.name: row for row in status(stack.directory)}["replica-a"].pid, signal.SIGUSR2)
-    line = eventually(lambda: next((x for x in log.read_text(errors="replace").splitlines() if "service.memory " in x),
-                                   None), within=30, what="a service.memory line")  # fmt: skip
+    line = eventually(
+        lambda: next((x for x in log.read_text(errors="replace").splitlines() if "service.memory " in x), None),
+        within=30,
+        what="a service.memory line",
+    )
     assert "python_blocks=" in line and "malloc_free=" in line and "snapshot=-" in line
 
 
 def test_the_original_lies_in_the_s3_servers_bucket_under_its_content_hash(
     stack: StackLayout, uploaded: tuple[dict, FlowRun]
 ) -> None:
-    s3 = boto3.client("s3", endpoint_url=stack.s3_endpoint, region_name="us-east-1",
-                      aws_access_key_id=S3_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                      aws_secret_access_key=S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=stack.s3_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=S3_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=S3_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    )
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="objects/policies/LTN_1_20/")["Contents"]]
     digest = hashlib.sha256(PDF).hexdigest()
     assert keys == [f"objects/policies/LTN_1_20/rev_LTN_1_20_2020_07/{digest}.pdf"]
@@ -110,8 +118,7 @@ def fresh_replica(stack: StackLayout, tmp_path: Path) -> Iterator[StackProcess]:
 async def test_a_replica_started_afterwards_reads_it_all_back_and_reindexes_from_the_stored_file(
     uploaded: tuple[dict, FlowRun], fresh_replica: StackProcess, prefect: Prefect
 ) -> None:
-    section = await call(fresh_replica.url, "get_policy_section",
-                         {"source": "LTN_1_20", "section_ref": "Para 1"})  # fmt: skip
+    section = await call(fresh_replica.url, "get_policy_section", {"source": "LTN_1_20", "section_ref": "Para 1"})
     assert section["status"] == "success" and EDITION in section["text"]
     with rest(fresh_replica.url) as api:
         response = api.post("/policies/LTN_1_20/revisions/rev_LTN_1_20_2020_07/reindex")

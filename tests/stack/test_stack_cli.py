@@ -13,8 +13,11 @@ from lib.glibc_heap import MMAP_THRESHOLD
 def stack_status(stack: StackLayout) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "deployments.cli", "stack", "status", "--dir", str(stack.directory)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_stack_status_lists_every_process_up_with_its_pid_port_state_and_restarts(stack: StackLayout) -> None:

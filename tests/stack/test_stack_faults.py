@@ -41,8 +41,12 @@ CALL_TIMEOUT_S = 30.0
 RECOVERY_TIMEOUT_S = 180.0
 """A replica's restart loads and warms the model; the worker's registers the deployments again."""
 UNAVAILABLE = {"store_unavailable", "engine_unavailable", "registry_unavailable", "object_store_unavailable"}
-QUESTION = {"query": "presumption in favour of sustainable development", "sources": ["NPPF"],
-            "effective_date": "2025-06-01", "n_results": 5}  # fmt: skip
+QUESTION = {
+    "query": "presumption in favour of sustainable development",
+    "sources": ["NPPF"],
+    "effective_date": "2025-06-01",
+    "n_results": 5,
+}
 NPPF_REVISION_ID = "rev_NPPF_2024_12"
 
 
@@ -59,11 +63,16 @@ def stores(stack: StackLayout, tmp_path_factory: pytest.TempPathFactory) -> Stor
     """The stack's stores opened in the test process, as a replica opens them (audit, registry reads)."""
     env = stack.settings_env()
     settings = load_settings(
-        redis_url=env["REDIS_URL"], chroma_host=env["CHROMA_HOST"], chroma_port=int(env["CHROMA_PORT"]),
-        object_store_url=env["OBJECT_STORE_URL"], s3_endpoint_url=env["S3_ENDPOINT_URL"],
-        aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=SecretStr(env["AWS_SECRET_ACCESS_KEY"]),
-        data_dir=tmp_path_factory.mktemp("faults-audit"), enable_ocr=False,
-    )  # fmt: skip
+        redis_url=env["REDIS_URL"],
+        chroma_host=env["CHROMA_HOST"],
+        chroma_port=int(env["CHROMA_PORT"]),
+        object_store_url=env["OBJECT_STORE_URL"],
+        s3_endpoint_url=env["S3_ENDPOINT_URL"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=SecretStr(env["AWS_SECRET_ACCESS_KEY"]),
+        data_dir=tmp_path_factory.mktemp("faults-audit"),
+        enable_ocr=False,
+    )
     return open_stores(settings)
 
 
@@ -120,8 +129,10 @@ class Clients:
                 kind, detail = "hang", ""
             except Exception as exc:  # what a client sees when nothing listens: kept, judged below
                 text = repr(exc)
-                refused = any(word in text for word in ("ConnectError", "Connection refused", "RemoteProtocolError",
-                                                        "ReadError", "connection"))  # fmt: skip
+                refused = any(
+                    word in text
+                    for word in ("ConnectError", "Connection refused", "RemoteProtocolError", "ReadError", "connection")
+                )
                 kind, detail = ("refused" if refused else "raised"), text[:300]
                 await anyio.sleep(0.2)
             self.outcomes.append(Outcome(url, kind, started, time.monotonic() - started, detail))
@@ -167,8 +178,12 @@ def start_ingestion(stack: StackLayout, stores: Stores, killed: str) -> Ingestio
         accepted = api.post(f"/policies/{source}/revisions", data=fields, files=files)
     assert accepted.status_code == 202, accepted.text
     registry = stores.policies.registry
-    eventually(lambda: registry.get_revision(source, revision_id).progress_phase == "embed", within=180, every=0.05,
-               what=f"{source}'s ingestion embedding")  # fmt: skip
+    eventually(
+        lambda: registry.get_revision(source, revision_id).progress_phase == "embed",
+        within=180,
+        every=0.05,
+        what=f"{source}'s ingestion embedding",
+    )
     return Ingestion(source, revision_id, accepted.json()["ingestion_job_id"])
 
 
@@ -225,8 +240,12 @@ def test_a_process_killed_under_load_is_restarted_alone_and_nothing_answers_wron
 
         eventually(back, within=RECOVERY_TIMEOUT_S, every=0.25, what=f"{killed} restarted and healthy")
         recovered_at = time.monotonic()
-        eventually(lambda: len(clients.since(recovered_at)) >= 2 * CLIENTS, within=120, every=0.1,
-                   what="answers after the recovery")  # fmt: skip
+        eventually(
+            lambda: len(clients.since(recovered_at)) >= 2 * CLIENTS,
+            within=120,
+            every=0.1,
+            what="answers after the recovery",
+        )
     outcomes = clients.since(killed_at)
     seen = Counter(f"{'b' if o.url == stack.url('replica-b') else 'a'}:{o.kind}" for o in outcomes)
     note(f"{killed}_recovery_s", round(recovered_at - killed_at, 1))
@@ -257,8 +276,12 @@ def test_a_process_killed_under_load_is_restarted_alone_and_nothing_answers_wron
         answer = anyio.run(call, url, "search_policy", QUESTION)
         assert Clients([url], baseline).judge(answer)[0] == "correct", answer
     note(f"{killed}_ingestion", finish_ingestion(stack, stores, prefect, ingestion))
-    found = anyio.run(call, stack.url("replica-b"), "search_policy",
-                      {"query": "local character and drainage", "sources": [ingestion.source]})  # fmt: skip
+    found = anyio.run(
+        call,
+        stack.url("replica-b"),
+        "search_policy",
+        {"query": "local character and drainage", "sources": [ingestion.source]},
+    )
     assert found["status"] == "success" and found["results"], found
     report = audit_store(stores.policies)
     note(f"{killed}_audit", [f"{f.kind.value}: {f.detail}" for f in report.findings] or "nothing")

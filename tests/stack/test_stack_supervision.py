@@ -36,8 +36,9 @@ def test_a_process_that_dies_at_once_backs_off_is_shown_so_and_recovers_when_it_
 
         eventually(bound, within=30, every=0.01, what="the S3 port free for the squatter")
         squatter.listen()
-        eventually(lambda: process_info(stack)["s3"]["statename"] == "BACKOFF", within=60, every=0.05,
-                   what="s3 in BACKOFF")  # fmt: skip
+        eventually(
+            lambda: process_info(stack)["s3"]["statename"] == "BACKOFF", within=60, every=0.05, what="s3 in BACKOFF"
+        )
         during = {row.name: row for row in status(stack.directory)}
         assert during["s3"].restarts >= 1 and during["s3"].last_exit is not None
         assert during["s3"].last_exit.startswith(("exit 1", "SIGKILL")), during["s3"]

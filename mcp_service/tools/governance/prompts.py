@@ -25,5 +25,6 @@ def register_prompts(server: MCPServer) -> None:
     def answer_from_governance(question: str, as_of: str = "") -> str:
         """``question``: in plain words; ``as_of``: YYYY-MM-DD, or today."""
         day = as_of.strip()
-        return ANSWER.format(question=" ".join(question.split()), day=day or "today",
-                             as_of=f'"{day}"' if day else "null")  # fmt: skip
+        return ANSWER.format(
+            question=" ".join(question.split()), day=day or "today", as_of=f'"{day}"' if day else "null"
+        )

@@ -110,9 +110,16 @@ def register_tools(server: MCPServer, stores: GovernanceStores, *, interface: st
         Errors: index_not_built (nothing ingested yet: the message names the command), invalid_date,
         invalid_argument."""
         job = partial(
-            work.query, stores, interface, question, top_k=top_k or DEFAULT_TOP_K, doc_types=doc_types or None,
-            as_of=as_of, include_inactive=bool(include_inactive), mode=mode or "hybrid",
-        )  # fmt: skip
+            work.query,
+            stores,
+            interface,
+            question,
+            top_k=top_k or DEFAULT_TOP_K,
+            doc_types=doc_types or None,
+            as_of=as_of,
+            include_inactive=bool(include_inactive),
+            mode=mode or "hybrid",
+        )
         result = await run_tool("query_governance", job, search=stores.settings.search)
         if not result.is_error and result.structured_content is not None:
             result.content = [TextContent(type="text", text=render_answer(result.structured_content))]

@@ -191,8 +191,9 @@ async def finish_upload(engine: KbEngine, staging: UploadStaging, upload_id: str
     assembled = await anyio.to_thread.run_sync(staging.assemble, upload_id)
     try:
         with Path(assembled.path).open("rb") as content:
-            accepted = await engine.submit_file(assembled.filename, content, assembled.content_type, assembled.tags,
-                                                source_path=assembled.source_path)  # fmt: skip
+            accepted = await engine.submit_file(
+                assembled.filename, content, assembled.content_type, assembled.tags, source_path=assembled.source_path
+            )
     except BaseException:
         await anyio.to_thread.run_sync(staging.release, assembled.upload_id)
         raise

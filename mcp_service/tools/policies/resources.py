@@ -74,8 +74,11 @@ def links(entries: Iterable[dict[str, Any]]) -> list[ResourceLink]:
         out.append(ResourceLink(type="resource_link", uri=section_uri(source, revision_id, ref), name=ref))
         pages = entry.get("page_numbers") or [entry.get("page_number")]
         if isinstance(pages[0], int):
-            out.append(ResourceLink(type="resource_link", uri=page_uri(source, revision_id, pages[0]),
-                                    name=f"PDF page {pages[0]}"))  # fmt: skip
+            out.append(
+                ResourceLink(
+                    type="resource_link", uri=page_uri(source, revision_id, pages[0]), name=f"PDF page {pages[0]}"
+                )
+            )
     return out
 
 
@@ -91,22 +94,37 @@ def answered(read: Callable[[], T]) -> T:
 def register_resources(server: MCPServer, stores: PolicyStores) -> None:
     """Add the revision, section and page templates to ``server``, over the policy stores."""
 
-    @server.resource(REVISION, name="policy_revision", mime_type="application/json",
-                     description="A policy revision: dates, status, chunk and page counts")  # fmt: skip
+    @server.resource(
+        REVISION,
+        name="policy_revision",
+        mime_type="application/json",
+        description="A policy revision: dates, status, chunk and page counts",
+    )
     def policy_revision(source: str, revision_id: str) -> str:
         revision = answered(lambda: chosen_revision(stores, source, revision_id, None))
         return revision_info(revision).model_dump_json()
 
-    @server.resource(SECTION, name="policy_section", mime_type="application/json",
-                     description="One section of a revision, as get_policy_section gives it")  # fmt: skip
+    @server.resource(
+        SECTION,
+        name="policy_section",
+        mime_type="application/json",
+        description="One section of a revision, as get_policy_section gives it",
+    )
     def policy_section(source: str, revision_id: str, ref: str) -> str:
         section = answered(lambda: work.section(stores, source=source, section_ref=ref, revision_id=revision_id))
         return json.dumps(section.model_dump(mode="json"), ensure_ascii=False)
 
-    @server.resource(PAGE, name="policy_page", mime_type="image/png",
-                     description="One page of a revision's PDF, rendered as get_page_image renders it")  # fmt: skip
+    @server.resource(
+        PAGE,
+        name="policy_page",
+        mime_type="image/png",
+        description="One page of a revision's PDF, rendered as get_page_image renders it",
+    )
     def policy_page(source: str, revision_id: str, page: str) -> bytes:
         if not page.isdigit() or int(page) < 1:
-            raise MCPError(code=INVALID_PARAMS, message=f"page must be a PDF page number, 1 or more: {page[:20]!r}",
-                           data={"error_type": "invalid_argument"})  # fmt: skip
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"page must be a PDF page number, 1 or more: {page[:20]!r}",
+                data={"error_type": "invalid_argument"},
+            )
         return answered(lambda: work.page(stores, source, int(page), revision_id=revision_id)).png

@@ -93,8 +93,15 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         in force that day is searched. Results best first by score (0..1), one per section; cite source,
         version_label, section_ref, printed_page (page_number is the PDF page). relevance_score: cosine
         similarity (null in lexical mode)."""
-        job = partial(work.search, stores, query=query, sources=sources, effective_date=effective_date,
-                       n_results=n_results, mode=mode)  # fmt: skip
+        job = partial(
+            work.search,
+            stores,
+            query=query,
+            sources=sources,
+            effective_date=effective_date,
+            n_results=n_results,
+            mode=mode,
+        )
         return linked(await run_tool("search_policy", job, search=stores.settings.search))
 
     @tool(server, READ_ONLY)
@@ -107,8 +114,15 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     ) -> Annotated[CallToolResult, BatchSearchOutput]:
         """Several searches in one call, with the same sources, date and mode; results per query, in order,
         shaped like search_policy's."""
-        job = partial(work.search_batch, stores, queries, sources=sources, effective_date=effective_date,
-                       n_results=n_results, mode=mode)  # fmt: skip
+        job = partial(
+            work.search_batch,
+            stores,
+            queries,
+            sources=sources,
+            effective_date=effective_date,
+            n_results=n_results,
+            mode=mode,
+        )
         return linked(await run_tool("search_policy_batch", job, search=stores.settings.search))
 
     @tool(server, READ_ONLY, VIEWER_META)
@@ -142,8 +156,9 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         """A revision's table of contents in document order: section_ref, kind, title, pages and, for
         reasoned justification, the policy it supports. List a plan's policies (kind policy), then read
         them with get_policy_section. Errors: revision_not_found, policy_not_found."""
-        job = partial(work.sections, stores, source=source, revision_id=revision_id, effective_date=effective_date,
-                      kind=kind)  # fmt: skip
+        job = partial(
+            work.sections, stores, source=source, revision_id=revision_id, effective_date=effective_date, kind=kind
+        )
         return await run_tool("list_policy_sections", job)
 
     @tool(server, READ_ONLY)
@@ -184,8 +199,16 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     ) -> Annotated[CallToolResult, PageImageOutput]:
         """One page of a revision's PDF as a PNG image, the given text or chunk highlighted, to check a
         claim against the page. Errors: revision_not_found, policy_not_found, invalid_argument."""
-        job = partial(work.page, stores, source, page_number, revision_id=revision_id,
-                      effective_date=effective_date, highlight=highlight, chunk_id=chunk_id)  # fmt: skip
+        job = partial(
+            work.page,
+            stores,
+            source,
+            page_number,
+            revision_id=revision_id,
+            effective_date=effective_date,
+            highlight=highlight,
+            chunk_id=chunk_id,
+        )
         return await run_tool("get_page_image", job)
 
     @tool(server, READ_ONLY)
@@ -240,7 +263,14 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         {+added+}) and reference_status; when the ref is missing or says something else (editions
         renumber), matches are the sections that best say the same: cite those. Errors: section_not_found,
         revision_not_found, policy_not_found."""
-        job = partial(work.compare, stores, source=source, section_ref=section_ref,
-                       from_revision_id=from_revision_id, to_revision_id=to_revision_id, from_date=from_date,
-                       to_date=to_date)  # fmt: skip
+        job = partial(
+            work.compare,
+            stores,
+            source=source,
+            section_ref=section_ref,
+            from_revision_id=from_revision_id,
+            to_revision_id=to_revision_id,
+            from_date=from_date,
+            to_date=to_date,
+        )
         return await run_tool("compare_policy_section", job)

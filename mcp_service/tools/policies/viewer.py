@@ -105,9 +105,14 @@ if (window.parent !== window) {
 def viewer_extension() -> Apps:
     """The MCP Apps extension with the viewer registered as its ``ui://`` resource."""
     apps = Apps()
-    apps.add_html_resource(VIEWER_URI, VIEWER_HTML, name="citation_viewer", title="Citation viewer",
-                           description="The cited page with the passage highlighted, and its citation",
-                           prefers_border=True)  # fmt: skip
+    apps.add_html_resource(
+        VIEWER_URI,
+        VIEWER_HTML,
+        name="citation_viewer",
+        title="Citation viewer",
+        description="The cited page with the passage highlighted, and its citation",
+        prefers_border=True,
+    )
     return apps
 
 

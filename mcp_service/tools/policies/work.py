@@ -43,9 +43,15 @@ from mcp_service.views import policy_info, revision_info, snapshot
 
 
 def _ingested(source: str, revision_id: str, outcome: IngestOutcome, action: str) -> IngestOutput:
-    return IngestOutput(source=source, revision_id=revision_id, chunks_created=outcome.chunks_created,
-                        chunks_removed=outcome.chunks_removed, page_count=outcome.page_count,
-                        extraction_method=outcome.extraction_method, action=action)  # fmt: skip
+    return IngestOutput(
+        source=source,
+        revision_id=revision_id,
+        chunks_created=outcome.chunks_created,
+        chunks_removed=outcome.chunks_removed,
+        page_count=outcome.page_count,
+        extraction_method=outcome.extraction_method,
+        action=action,
+    )
 
 
 def ingest_file(
@@ -80,17 +86,26 @@ def ingest_file(
     )
     current = registration.revision
     if registration.action != RegistrationAction.UNCHANGED:
-        return _ingested(source, revision_id, ingest_revision(stores, source, revision_id, progress=progress),
-                         "ingested")  # fmt: skip
+        return _ingested(
+            source, revision_id, ingest_revision(stores, source, revision_id, progress=progress), "ingested"
+        )
     if reindex:
-        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id, progress=progress),
-                         "reindexed")  # fmt: skip
+        return _ingested(
+            source, revision_id, reindex_revision(stores, source, revision_id, progress=progress), "reindexed"
+        )
     if stores.vectors.count_revision(source, revision_id) != current.chunk_count:
-        return _ingested(source, revision_id, reindex_revision(stores, source, revision_id, progress=progress),
-                         "ingested")  # fmt: skip
-    return IngestOutput(source=source, revision_id=revision_id, chunks_created=current.chunk_count,
-                        chunks_removed=0, page_count=current.page_count,
-                        extraction_method=current.extraction_method, action="unchanged")  # fmt: skip
+        return _ingested(
+            source, revision_id, reindex_revision(stores, source, revision_id, progress=progress), "ingested"
+        )
+    return IngestOutput(
+        source=source,
+        revision_id=revision_id,
+        chunks_created=current.chunk_count,
+        chunks_removed=0,
+        page_count=current.page_count,
+        extraction_method=current.extraction_method,
+        action="unchanged",
+    )
 
 
 def remove_chunks(stores: PolicyStores, source: str, revision_id: str) -> RemoveOutput:
@@ -122,8 +137,12 @@ def snapshot_on(stores: PolicyStores, effective_date: str) -> SnapshotOutput:
 
 def search(stores: PolicyStores, **kwargs: Any) -> SearchOutput:
     result = lib_search.search_policy(stores, **kwargs)
-    return SearchOutput(query=result.query, effective_date=result.effective_date,
-                        results_count=len(result.results), results=result.results)  # fmt: skip
+    return SearchOutput(
+        query=result.query,
+        effective_date=result.effective_date,
+        results_count=len(result.results),
+        results=result.results,
+    )
 
 
 def search_batch(stores: PolicyStores, queries: list[str], **kwargs: Any) -> BatchSearchOutput:
@@ -139,10 +158,18 @@ def page(stores: PolicyStores, source: str, page_number: int, **kwargs: Any) -> 
     image = page_image(stores, source, page_number, **kwargs)
     render = image.render
     url = f"/api/v1/policies/{image.source}/revisions/{image.revision_id}/pages/{image.page_number}.png"
-    out = PageImageOutput(source=image.source, revision_id=image.revision_id, version_label=image.version_label,
-                          page_number=image.page_number, printed_page=image.printed_page,
-                          page_count=render.page_count, width=render.width,
-                          height=render.height, highlighted=render.highlighted, url=url)  # fmt: skip
+    out = PageImageOutput(
+        source=image.source,
+        revision_id=image.revision_id,
+        version_label=image.version_label,
+        page_number=image.page_number,
+        printed_page=image.printed_page,
+        page_count=render.page_count,
+        width=render.width,
+        height=render.height,
+        highlighted=render.highlighted,
+        url=url,
+    )
     return WithImage(out, render.png)
 
 

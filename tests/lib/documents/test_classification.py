@@ -9,43 +9,77 @@ from lib.documents.classification import DOCUMENT_TYPES, classify_document, norm
 
 # (type, file names a portal would carry for it, text of such a report with no telling file name)
 TABLE = [
-    ("transport_assessment",
-     ["Transport_Assessment_v2.pdf", "TransportStatement.pdf", "Framework Travel Plan.pdf", "Traffic-Impact-Study.pdf"],
-     "Trip generation was estimated with TRICS. Junction capacity at the A34 roundabout remains adequate."),
-    ("design_access_statement",
-     ["Design_and_Access_Statement.pdf", "Design & Access Statement.pdf", "D&A_Statement.pdf", "DAS_rev_C.pdf"],
-     "The design principles respond to the character and appearance of the street; scale and massing step down."),
-    ("site_plan",
-     ["Site_Plan.pdf", "Site Location Plan 1-1250.pdf", "Proposed_Block_Plan.pdf", "LayoutPlan.pdf"],
-     "SITE LOCATION PLAN  Scale 1:1250 @ A4. Red line boundary shown. Crown copyright and database rights."),
-    ("floor_plan",
-     ["Proposed_Floor_Plans.pdf", "Ground_Floor_GA.pdf", "First-Floor.pdf"],
-     "Bedroom 1 12.4 m2, Kitchen / Living room 28.0 m2, Bathroom. Gross internal area 96 m2."),
-    ("elevation",
-     ["Proposed_Elevations.pdf", "North Elevation.pdf", "Street_Scene_01.pdf"],
-     "Front elevation and rear elevation in facing brick; ridge height 8.2 m, eaves height 5.1 m."),
-    ("planning_statement",
-     ["Planning_Statement.pdf", "Supporting Statement.pdf"],
-     "The proposal accords with the development plan; the NPPF presumption in favour of sustainable development."),
-    ("environmental_statement",
-     ["Environmental_Statement_Vol_2.pdf", "Environmental Impact Assessment.pdf", "EIA_Scoping_Report.pdf"],
-     "This Environmental Statement reports the likely significant effects; a non-technical summary is Volume 3."),
-    ("noise_assessment",
-     ["Noise_Assessment.pdf", "Noise Impact Survey.pdf", "Acoustic_Report.pdf"],
-     "Background noise was measured as LAeq,T at the nearest noise sensitive receptor, following BS 4142."),
-    ("flood_risk_assessment",
-     ["Flood_Risk_Assessment.pdf", "FRA_rev_B.pdf", "Drainage-Strategy.pdf"],
-     "The site lies in Flood Zone 1. Surface water will be managed by SuDS with attenuation to greenfield runoff."),
-    ("ecology_report",
-     ["Ecology_Report.pdf", "Preliminary Ecological Appraisal.pdf", "Bat_Survey_2024.pdf", "Biodiversity_Metric.pdf"],
-     "No protected species were recorded; the habitat is poor semi-improved grassland. Breeding birds nest."),
-    ("heritage_statement",
-     ["Heritage_Statement.pdf", "Heritage Impact Assessment.pdf", "Archaeological_Desk_Based.pdf"],
-     "The site lies within the conservation area and near a Grade II listed building, a designated heritage asset."),
-    ("arboricultural_report",
-     ["Arboricultural_Impact_Assessment.pdf", "Arboricultural Report.pdf", "Tree_Survey.pdf"],
-     "Trees were surveyed to BS 5837; the root protection area of T4 is fenced per the tree protection plan."),
-]  # fmt: skip
+    (
+        "transport_assessment",
+        [
+            "Transport_Assessment_v2.pdf",
+            "TransportStatement.pdf",
+            "Framework Travel Plan.pdf",
+            "Traffic-Impact-Study.pdf",
+        ],
+        "Trip generation was estimated with TRICS. Junction capacity at the A34 roundabout remains adequate.",
+    ),
+    (
+        "design_access_statement",
+        ["Design_and_Access_Statement.pdf", "Design & Access Statement.pdf", "D&A_Statement.pdf", "DAS_rev_C.pdf"],
+        "The design principles respond to the character and appearance of the street; scale and massing step down.",
+    ),
+    (
+        "site_plan",
+        ["Site_Plan.pdf", "Site Location Plan 1-1250.pdf", "Proposed_Block_Plan.pdf", "LayoutPlan.pdf"],
+        "SITE LOCATION PLAN  Scale 1:1250 @ A4. Red line boundary shown. Crown copyright and database rights.",
+    ),
+    (
+        "floor_plan",
+        ["Proposed_Floor_Plans.pdf", "Ground_Floor_GA.pdf", "First-Floor.pdf"],
+        "Bedroom 1 12.4 m2, Kitchen / Living room 28.0 m2, Bathroom. Gross internal area 96 m2.",
+    ),
+    (
+        "elevation",
+        ["Proposed_Elevations.pdf", "North Elevation.pdf", "Street_Scene_01.pdf"],
+        "Front elevation and rear elevation in facing brick; ridge height 8.2 m, eaves height 5.1 m.",
+    ),
+    (
+        "planning_statement",
+        ["Planning_Statement.pdf", "Supporting Statement.pdf"],
+        "The proposal accords with the development plan; the NPPF presumption in favour of sustainable development.",
+    ),
+    (
+        "environmental_statement",
+        ["Environmental_Statement_Vol_2.pdf", "Environmental Impact Assessment.pdf", "EIA_Scoping_Report.pdf"],
+        "This Environmental Statement reports the likely significant effects; a non-technical summary is Volume 3.",
+    ),
+    (
+        "noise_assessment",
+        ["Noise_Assessment.pdf", "Noise Impact Survey.pdf", "Acoustic_Report.pdf"],
+        "Background noise was measured as LAeq,T at the nearest noise sensitive receptor, following BS 4142.",
+    ),
+    (
+        "flood_risk_assessment",
+        ["Flood_Risk_Assessment.pdf", "FRA_rev_B.pdf", "Drainage-Strategy.pdf"],
+        "The site lies in Flood Zone 1. Surface water will be managed by SuDS with attenuation to greenfield runoff.",
+    ),
+    (
+        "ecology_report",
+        [
+            "Ecology_Report.pdf",
+            "Preliminary Ecological Appraisal.pdf",
+            "Bat_Survey_2024.pdf",
+            "Biodiversity_Metric.pdf",
+        ],
+        "No protected species were recorded; the habitat is poor semi-improved grassland. Breeding birds nest.",
+    ),
+    (
+        "heritage_statement",
+        ["Heritage_Statement.pdf", "Heritage Impact Assessment.pdf", "Archaeological_Desk_Based.pdf"],
+        "The site lies within the conservation area and near a Grade II listed building, a designated heritage asset.",
+    ),
+    (
+        "arboricultural_report",
+        ["Arboricultural_Impact_Assessment.pdf", "Arboricultural Report.pdf", "Tree_Survey.pdf"],
+        "Trees were surveyed to BS 5837; the root protection area of T4 is fenced per the tree protection plan.",
+    ),
+]
 
 NAME_CASES = [(doc_type, name) for doc_type, names, _ in TABLE for name in names]
 NEUTRAL_NAME = "24_01234_FUL-APPENDIX_C-1234567.pdf"

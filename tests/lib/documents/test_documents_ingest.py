@@ -64,9 +64,19 @@ from tests.lib.documents.document_support import (
 from tests.polling import eventually
 
 FR_008_CHUNK_FIELDS = {
-    "application_ref", "document_id", "source_file", "document_type", "page_numbers", "chunk_index",
-    "total_chunks", "extraction_method", "char_count", "word_count", "printed_page", "printed_pages",
-}  # fmt: skip
+    "application_ref",
+    "document_id",
+    "source_file",
+    "document_type",
+    "page_numbers",
+    "chunk_index",
+    "total_chunks",
+    "extraction_method",
+    "char_count",
+    "word_count",
+    "printed_page",
+    "printed_pages",
+}
 
 
 @pytest.fixture
@@ -105,8 +115,10 @@ def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_o
     assert isinstance(result, IngestSuccess)
     assert result.document_id == f"25_01178_REM_{sha[:6]}"
     assert (result.extraction_method, result.contains_drawings, result.document_type) == (
-        "text_layer", False, "transport_assessment",
-    )  # fmt: skip
+        "text_layer",
+        False,
+        "transport_assessment",
+    )
     assert result.total_chars > 4000 and result.total_words > 500
     chunks = docs.documents.chunks.document_chunks(result.document_id)
     assert len(chunks) == result.chunks_created > 3
@@ -130,8 +142,11 @@ def test_text_pdf_is_ingested_with_spec_ids_metadata_registry_entry_and_stored_o
     record = docs.documents.registry.get(result.document_id)
     assert record is not None
     assert (record.application_ref, record.file_hash, record.chunk_count, record.page_count) == (
-        REF, sha, result.chunks_created, 1,
-    )  # fmt: skip
+        REF,
+        sha,
+        result.chunks_created,
+        1,
+    )
     assert record.file_path == str(path)
     assert record.object_key == f"applications/25_01178_REM/{sha}.pdf"
     assert docs.objects.get_bytes(record.object_key) == TABLE_PDF.read_bytes()
@@ -390,8 +405,9 @@ def test_the_content_decides_the_type_so_a_pdf_without_a_known_extension_is_inge
 
 
 def test_bytes_ingested_without_a_path_record_their_file_name_as_file_path(docs: Stores) -> None:
-    result = ingest_document_bytes(docs.documents, TABLE_PDF.read_bytes(), file_name="Transport_Assessment.pdf",
-                                   application_ref=REF)  # fmt: skip
+    result = ingest_document_bytes(
+        docs.documents, TABLE_PDF.read_bytes(), file_name="Transport_Assessment.pdf", application_ref=REF
+    )
     assert isinstance(result, IngestSuccess)
     listed = list_ingested_documents(docs.documents, REF).documents
     assert [(d.file_path, d.source_file) for d in listed] == [("Transport_Assessment.pdf", "Transport_Assessment.pdf")]
@@ -518,8 +534,10 @@ def test_delete_removes_chunks_registry_entry_and_file_and_a_second_delete_is_no
     deleted = delete_document(docs.documents, result.document_id)
 
     assert (deleted.chunks_removed, deleted.file_removed, deleted.application_ref) == (
-        result.chunks_created, True, REF,
-    )  # fmt: skip
+        result.chunks_created,
+        True,
+        REF,
+    )
     assert_nothing_stored(docs, redis_client)
     assert list_ingested_documents(docs.documents, REF).document_count == 0
     with pytest.raises(DocumentNotFoundError) as raised:

@@ -66,8 +66,10 @@ def ingested(
 def test_the_nppf_is_one_long_text_document_classified_by_its_content(ingested: Ingested) -> None:
     nppf = ingested.nppf
     assert (nppf.extraction_method, nppf.contains_drawings, nppf.document_type) == (
-        "text_layer", False, "planning_statement",
-    )  # fmt: skip
+        "text_layer",
+        False,
+        "planning_statement",
+    )
     assert nppf.chunks_created > 300 and nppf.total_words > 30_000
     assert ingested.stores.documents.chunks.count_document(nppf.document_id) == nppf.chunks_created
 
@@ -113,9 +115,12 @@ def test_document_types_filter_and_both_filters_combined(ingested: Ingested) -> 
     assert transport_here.results == []
 
     either = search_application_docs(
-        stores.documents, "travel card expenses", application_ref=OTHER_REF,
-        document_types=["transport_assessment", "planning_statement"], max_results=3,
-    )  # fmt: skip
+        stores.documents,
+        "travel card expenses",
+        application_ref=OTHER_REF,
+        document_types=["transport_assessment", "planning_statement"],
+        max_results=3,
+    )
     assert either.results_count == 3
     assert {(h.metadata["application_ref"], h.metadata["document_type"]) for h in either.results} == {
         (OTHER_REF, "transport_assessment")
@@ -150,8 +155,10 @@ def test_search_refuses_bad_arguments(ingested: Ingested, arguments: dict[str, o
 def test_document_text_is_reassembled_in_order_without_repeating_the_overlaps(ingested: Ingested) -> None:
     text = get_document_text(ingested.stores.documents, ingested.nppf.document_id)
     assert (text.status, text.document_type, text.chunk_count) == (
-        "success", "planning_statement", ingested.nppf.chunks_created,
-    )  # fmt: skip
+        "success",
+        "planning_statement",
+        ingested.nppf.chunks_created,
+    )
     assert text.application_ref == REF and text.source_file == NPPF_2024.name
     assert text.file_path == str(inbox(ingested.stores) / NPPF_2024.name)
     assert text.object_key.startswith("applications/25_01178_REM/") and text.object_key.endswith(".pdf")
@@ -204,8 +211,11 @@ def test_list_gives_every_document_of_the_application_with_spec_fields(ingested:
     assert set(by_id) == {ingested.nppf.document_id, ingested.table.document_id, ingested.scan.document_id}
     scan = by_id[ingested.scan.document_id]
     assert (scan.document_type, scan.extraction_method, scan.contains_drawings, scan.chunk_count) == (
-        "other", "text_layer", True, ingested.scan.chunks_created,
-    )  # fmt: skip
+        "other",
+        "text_layer",
+        True,
+        ingested.scan.chunks_created,
+    )
     assert scan.source_file == SCANNED_WITH_TEXT_LAYER_PDF.name
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", scan.ingested_at)
     record = ingested.stores.documents.registry.get(scan.document_id)
@@ -213,9 +223,14 @@ def test_list_gives_every_document_of_the_application_with_spec_fields(ingested:
     assert scan.file_path == str(inbox(ingested.stores) / SCANNED_WITH_TEXT_LAYER_PDF.name)
     assert scan.object_key == record.object_key != scan.file_path
     assert set(scan.model_dump()) >= {
-        "document_id", "file_path", "document_type", "chunk_count", "ingested_at", "extraction_method",
+        "document_id",
+        "file_path",
+        "document_type",
+        "chunk_count",
+        "ingested_at",
+        "extraction_method",
         "contains_drawings",
-    }  # fmt: skip
+    }
 
 
 def test_list_of_an_application_with_nothing_ingested_is_empty(ingested: Ingested) -> None:

@@ -88,15 +88,22 @@ def test_a_document_reingested_through_one_replica_is_answered_in_its_new_text_b
     (tmp_path / "data").mkdir()
     stores = stores_with_governance(redis_url, tmp_path / "data", chroma_dir, embedder)
     (tmp_path / "replica").mkdir()
-    replica = isolated_stores(redis_url, tmp_path / "replica", chroma_dir, embedder,
-                              governance_collection=stores.settings.chroma.governance_collection)  # fmt: skip
+    replica = isolated_stores(
+        redis_url,
+        tmp_path / "replica",
+        chroma_dir,
+        embedder,
+        governance_collection=stores.settings.chroma.governance_collection,
+    )
     folder = tmp_path / "corpus"
     record = folder / "adr" / "0001-bin-collection.md"
     record.parent.mkdir(parents=True)
 
     def write(day: str, street: str) -> None:
-        record.write_text(f"# 1. Bin collection day\n\nStatus: accepted\n\nBins are collected on {day} from the "
-                          f"{street}, because the depot's rounds changed.\n")  # fmt: skip
+        record.write_text(
+            f"# 1. Bin collection day\n\nStatus: accepted\n\nBins are collected on {day} from the "
+            f"{street}, because the depot's rounds changed.\n"
+        )
         assert not ingest_governance_corpus_files(stores.governance, folder).failed
 
     def texts(either: Stores, mode: str) -> list[str]:

@@ -17,8 +17,12 @@ from lib.governance.search import query_governance
 from lib.stores.embeddings import Embedder
 from tests.lib.governance.conftest import MADR, PEPS, stores_with_governance
 
-SMALL = [MADR / "0003-provide-own-madr-tools.md", MADR / "0013-use-yaml-front-matter-for-meta-data.md",
-         PEPS / "pep-0003.rst", PEPS / "pep-0220.rst"]  # fmt: skip
+SMALL = [
+    MADR / "0003-provide-own-madr-tools.md",
+    MADR / "0013-use-yaml-front-matter-for-meta-data.md",
+    PEPS / "pep-0003.rst",
+    PEPS / "pep-0220.rst",
+]
 TOOLING = "0003-provide-own-madr-tools"
 
 

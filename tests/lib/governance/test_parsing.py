@@ -46,8 +46,11 @@ def test_markdown_front_matter_gives_id_type_supported_until_version_and_relatio
 def test_madr_record_takes_its_id_from_the_file_and_its_title_from_the_first_heading() -> None:
     doc = parse(MADR / "0003-provide-own-madr-tools.md")
     assert (doc.id, doc.title, doc.type, doc.status) == (
-        "0003-provide-own-madr-tools", "Write Own MADR Tooling", "adr", "on hold"
-    )  # fmt: skip
+        "0003-provide-own-madr-tools",
+        "Write Own MADR Tooling",
+        "adr",
+        "on hold",
+    )
     assert doc.sections[0].heading == "Context and Problem Statement"
 
 
@@ -60,8 +63,11 @@ def test_a_code_fence_in_markdown_is_not_a_heading() -> None:
 def test_markdown_without_front_matter_reads_its_bold_field_block() -> None:
     doc = parse(SEEDS / "spec-000-policy-kb-mcp-api.txt")
     assert (doc.id, doc.status, doc.created, doc.version) == (
-        "spec-000-policy-kb-mcp-api", "As-Built", date(2026, 2, 14), "1.0"
-    )  # fmt: skip
+        "spec-000-policy-kb-mcp-api",
+        "As-Built",
+        date(2026, 2, 14),
+        "1.0",
+    )
     assert doc.title == "Specification: Policy KB MCP Server API"
 
 
@@ -79,5 +85,7 @@ def test_unreadable_documents_are_refused_with_a_reason(text: str) -> None:
 def test_a_pep_with_headers_alone_is_one_section_holding_its_title() -> None:
     doc = parse_document(Path("pep-0210.rst"), "PEP: 210\nTitle: Decoupling the Interpreter Loop\nStatus: Rejected\n")
     assert (doc.id, doc.status, [s.text for s in doc.sections]) == (
-        "PEP-0210", "Rejected", ["Decoupling the Interpreter Loop"]
-    )  # fmt: skip
+        "PEP-0210",
+        "Rejected",
+        ["Decoupling the Interpreter Loop"],
+    )

@@ -46,8 +46,10 @@ def test_as_of_a_day_before_the_successor_finds_the_superseded_document(corpus_k
     assert {hit.metadata.id for hit in answer.results} == {"PEP-0513"}
     hit = answer.results[0]
     assert (hit.metadata.status, hit.metadata.superseded_by, hit.metadata.created) == (
-        "Superseded", ["PEP-0600"], "2016-01-19"
-    )  # fmt: skip
+        "Superseded",
+        ["PEP-0600"],
+        "2016-01-19",
+    )
     assert "PEP-0513" not in ids(stores, MANYLINUX, as_of="2019-05-03")
     assert "PEP-0513" in ids(stores, MANYLINUX, as_of="2019-05-02")
 

@@ -28,8 +28,14 @@ NOTES_DB = 13
 def stores(tmp_path_factory: pytest.TempPathFactory, redis_url: str, chroma_dir: Path, embedder: Embedder) -> Stores:
     url = f"{redis_url.rsplit('/', 1)[0]}/{NOTES_DB}"
     redis.Redis.from_url(url).flushdb()
-    return isolated_stores(url, tmp_path_factory.mktemp("notes"), chroma_dir, embedder,
-                       kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}", enable_ocr=False)  # fmt: skip
+    return isolated_stores(
+        url,
+        tmp_path_factory.mktemp("notes"),
+        chroma_dir,
+        embedder,
+        kb_collection=f"kb_docs_{uuid.uuid4().hex[:12]}",
+        enable_ocr=False,
+    )
 
 
 @pytest.fixture

@@ -21,13 +21,26 @@ def test_orphans_are_removed_and_what_never_existed_is_not_found(
 ) -> None:
     policies = stores.policies
     policies.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-    create_revision(policies.registry, policies.vectors, "NPPF",
-                    RevisionCreate(revision_id="rev_a", version_label="a", effective_from="2024-01-01"))  # fmt: skip
+    create_revision(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        RevisionCreate(revision_id="rev_a", version_label="a", effective_from="2024-01-01"),
+    )
     page = {"chapter": "1. Intro", "page_number": 1, "page_numbers": [1]}
     chunks = [Chunk(text=f"text {i}", section_ref=f"Para {i}", chunk_index=i, **page) for i in range(2)]
     vector = embedder.embed("highways")
-    store_chunks(policies.registry, policies.vectors, "NPPF", "rev_a", chunks, [vector] * 2, page_count=1,
-                 file_size_bytes=1, extraction_method="text_layer")  # fmt: skip
+    store_chunks(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        "rev_a",
+        chunks,
+        [vector] * 2,
+        page_count=1,
+        file_size_bytes=1,
+        extraction_method="text_layer",
+    )
     redis_client.delete(revision_hash_key("NPPF", "rev_a"))  # a crash between the registry and Chroma
 
     assert remove_revision_chunks(policies.vectors, "NPPF", "rev_a", registry=policies.registry) == 2

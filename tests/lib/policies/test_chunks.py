@@ -11,13 +11,25 @@ from lib.policies.chunks import chunk_id, chunk_metadata, revision_filter
 from lib.policies.models import Policy, PolicyCategory, Revision, RevisionStatus
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-POLICY = Policy(source="LTN_1_20", title="Cycle Infrastructure Design (LTN 1/20)",
-                category=PolicyCategory.NATIONAL_GUIDANCE, created_at=NOW, updated_at=NOW)  # fmt: skip
+POLICY = Policy(
+    source="LTN_1_20",
+    title="Cycle Infrastructure Design (LTN 1/20)",
+    category=PolicyCategory.NATIONAL_GUIDANCE,
+    created_at=NOW,
+    updated_at=NOW,
+)
 
 
 def revision(rid: str, start: date, end: date | None = None) -> Revision:
-    return Revision(revision_id=rid, source="LTN_1_20", version_label="July 2020", effective_from=start,
-                    effective_to=end, status=RevisionStatus.ACTIVE, created_at=NOW)  # fmt: skip
+    return Revision(
+        revision_id=rid,
+        source="LTN_1_20",
+        version_label="July 2020",
+        effective_from=start,
+        effective_to=end,
+        status=RevisionStatus.ACTIVE,
+        created_at=NOW,
+    )
 
 
 def unit_vectors(count: int, seed: int = 7) -> list[list[float]]:
@@ -39,30 +51,47 @@ def test_chunk_ids_follow_the_spec_format_with_a_safe_section_part() -> None:
 
 
 def test_metadata_carries_the_appendix_fields_with_integer_dates() -> None:
-    chunk = Chunk(text="t", section_ref="Table 5-2", chapter="5. Geometric design", page_number=42,
-                  page_numbers=[42, 43], chunk_index=3)  # fmt: skip
+    chunk = Chunk(
+        text="t",
+        section_ref="Table 5-2",
+        chapter="5. Geometric design",
+        page_number=42,
+        page_numbers=[42, 43],
+        chunk_index=3,
+    )
     meta = chunk_metadata(chunk, POLICY, revision("rev_LTN_1_20_2020_07", date(2020, 7, 27)))
     assert meta == {
-        "source": "LTN_1_20", "source_title": "Cycle Infrastructure Design (LTN 1/20)",
-        "revision_id": "rev_LTN_1_20_2020_07", "revision_ref": "LTN_1_20:rev_LTN_1_20_2020_07",
-        "version_label": "July 2020", "effective_from": 20200727, "effective_to": 99991231,
-        "section_ref": "Table 5-2", "chapter": "5. Geometric design", "page_number": 42, "page_numbers": "42,43",
-        "chunk_index": 3, "char_count": 1,
-    }  # fmt: skip
+        "source": "LTN_1_20",
+        "source_title": "Cycle Infrastructure Design (LTN 1/20)",
+        "revision_id": "rev_LTN_1_20_2020_07",
+        "revision_ref": "LTN_1_20:rev_LTN_1_20_2020_07",
+        "version_label": "July 2020",
+        "effective_from": 20200727,
+        "effective_to": 99991231,
+        "section_ref": "Table 5-2",
+        "chapter": "5. Geometric design",
+        "page_number": 42,
+        "page_numbers": "42,43",
+        "chunk_index": 3,
+        "char_count": 1,
+    }
 
 
 def test_upserts_beyond_chromas_batch_limit_are_split_and_deletes_count_them(stores: Stores) -> None:
     count = stores.policies.vectors.max_batch + 300
     rev = revision("rev_big", date(2020, 7, 27))
-    chunks = [Chunk(text=f"chunk {i}", section_ref=f"Para {i}", chapter="", page_number=1, page_numbers=[1],
-                    chunk_index=i) for i in range(count)]  # fmt: skip
+    chunks = [
+        Chunk(text=f"chunk {i}", section_ref=f"Para {i}", chapter="", page_number=1, page_numbers=[1], chunk_index=i)
+        for i in range(count)
+    ]
     ids = [chunk_id("LTN_1_20", "rev_big", c.section_ref, c.chunk_index) for c in chunks]
     stores.policies.vectors.upsert(
         ids, [c.text for c in chunks], unit_vectors(count), [chunk_metadata(c, POLICY, rev) for c in chunks]
     )
     assert stores.policies.vectors.count_revision("LTN_1_20", "rev_big") == count
-    stores.policies.vectors.upsert(ids[:10], ["again"] * 10, unit_vectors(10, seed=1),
-                      [chunk_metadata(c, POLICY, rev) for c in chunks[:10]])  # fmt: skip
+    stores.policies.vectors.upsert(
+        ids[:10], ["again"] * 10, unit_vectors(10, seed=1), [chunk_metadata(c, POLICY, rev) for c in chunks[:10]]
+    )
     assert stores.policies.vectors.count() == count, "an upsert under an existing id replaces, never duplicates"
     assert stores.policies.vectors.delete_revision("LTN_1_20", "rev_big") == count
     assert stores.policies.vectors.delete_revision("LTN_1_20", "rev_big") == 0
@@ -83,8 +112,9 @@ def test_the_revision_filter_keeps_policies_with_equal_revision_ids_apart(stores
     other = POLICY.model_copy(update={"source": "NPPF", "title": "NPPF"})
     chunk = Chunk(text="t", section_ref="Para 1", chapter="", page_number=1, page_numbers=[1], chunk_index=0)
     rev = revision("v1", date(2020, 1, 1))
-    stores.policies.vectors.upsert(["a", "b"], ["t", "t"], unit_vectors(2),
-                      [chunk_metadata(chunk, POLICY, rev), chunk_metadata(chunk, other, rev)])  # fmt: skip
+    stores.policies.vectors.upsert(
+        ["a", "b"], ["t", "t"], unit_vectors(2), [chunk_metadata(chunk, POLICY, rev), chunk_metadata(chunk, other, rev)]
+    )
     found = stores.policies.vectors.collection.get(where=revision_filter(["NPPF:v1"]), include=["metadatas"])
     assert [m["source"] for m in found["metadatas"]] == ["NPPF"]
     both = stores.policies.vectors.collection.get(where=revision_filter(["NPPF:v1", "LTN_1_20:v1"]))

@@ -70,8 +70,11 @@ def test_as_of_mid_2025_the_highways_question_cites_para_116_on_page_33_of_the_2
     assert {h.revision_id for h in result.results} == {"rev_NPPF_2024_12"}
     top = result.results[0]
     assert (top.source, top.version_label, top.section_ref, top.page_number) == (
-        "NPPF", "December 2024", "Para 116", 33,
-    )  # fmt: skip
+        "NPPF",
+        "December 2024",
+        "Para 116",
+        33,
+    )
     assert "unacceptable impact on highway safety" in top.text
 
 
@@ -146,8 +149,9 @@ def test_a_bad_pdf_fails_its_revision_cleanly_and_the_edition_in_force_stays_in_
         "NPPF",
         RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
     )
-    para = Chunk(text="116. " + HIGHWAYS, section_ref="Para 116", chapter="9.", page_number=33, page_numbers=[33],
-                 chunk_index=0)  # fmt: skip
+    para = Chunk(
+        text="116. " + HIGHWAYS, section_ref="Para 116", chapter="9.", page_number=33, page_numbers=[33], chunk_index=0
+    )
     policies = stores.policies
     store_chunks(
         policies.registry,

@@ -15,8 +15,9 @@ def test_the_outcome_and_the_revision_report_what_was_read_and_name_listed_polic
 ) -> None:
     policies = stores.policies
     policies.registry.create_policy(PolicyCreate(source="EXLP", title="Example Local Plan", category="local_plan"))
-    register_revision(policies, "EXLP", RevisionCreate(version_label="2024", effective_from="2024-01-01"),
-                      local_plan_pdf())  # fmt: skip
+    register_revision(
+        policies, "EXLP", RevisionCreate(version_label="2024", effective_from="2024-01-01"), local_plan_pdf()
+    )
     outcome = ingest_revision(policies, "EXLP", "rev_EXLP_2024_01")
     assert outcome.reading is not None
     assert (outcome.reading.policies, outcome.reading.paragraphs) == (3, 5)
@@ -28,8 +29,9 @@ def test_the_outcome_and_the_revision_report_what_was_read_and_name_listed_polic
 def test_chunks_carry_the_section_kind_printed_page_and_supported_policy(stores: Stores) -> None:
     policies = stores.policies
     policies.registry.create_policy(PolicyCreate(source="EXLP", title="Example Local Plan", category="local_plan"))
-    register_revision(policies, "EXLP", RevisionCreate(version_label="2024", effective_from="2024-01-01"),
-                      local_plan_pdf())  # fmt: skip
+    register_revision(
+        policies, "EXLP", RevisionCreate(version_label="2024", effective_from="2024-01-01"), local_plan_pdf()
+    )
     ingest_revision(policies, "EXLP", "rev_EXLP_2024_01")
     policy = policies.vectors.section_chunks("EXLP", "rev_EXLP_2024_01", "Policy LP1")
     assert {(c.metadata["section_kind"], c.metadata["section_title"]) for c in policy} == {("policy", "Housing")}

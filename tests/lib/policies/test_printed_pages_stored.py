@@ -23,12 +23,18 @@ REVISION = "rev_NPPF_2024_12"
 def test_the_nppf_printed_page_reaches_hits_sections_contents_and_pages(stores: Stores) -> None:
     policies = stores.policies
     policies.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
-    register_revision(policies, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"),
-                      NPPF.read_bytes())  # fmt: skip
+    register_revision(
+        policies, "NPPF", RevisionCreate(version_label="December 2024", effective_from="2024-12-12"), NPPF.read_bytes()
+    )
     ingest_revision(policies, "NPPF", REVISION)
 
-    hits = search_policy(policies, "Para 116 development should only be prevented or refused on highways grounds",
-                         sources=["NPPF"], effective_date="2025-01-01", mode="lexical").results  # fmt: skip
+    hits = search_policy(
+        policies,
+        "Para 116 development should only be prevented or refused on highways grounds",
+        sources=["NPPF"],
+        effective_date="2025-01-01",
+        mode="lexical",
+    ).results
     hit = next(h for h in hits if h.section_ref == "Para 116")
     assert (hit.page_number, hit.printed_page) == (33, "33")
     section = get_policy_section(policies, "NPPF", "Para 116", revision_id=REVISION)
@@ -39,8 +45,9 @@ def test_the_nppf_printed_page_reaches_hits_sections_contents_and_pages(stores: 
     revision = policies.registry.get_revision("NPPF", REVISION)
     assert printed_page_of(policies, revision, 33) == "33"
     assert printed_page_of(policies, revision, 1) is None
-    quoted = verify_quote(policies, section.text.split(" ", 1)[1].split(". ")[0], sources=["NPPF"],
-                          effective_date="2025-01-01").match  # fmt: skip
+    quoted = verify_quote(
+        policies, section.text.split(" ", 1)[1].split(". ")[0], sources=["NPPF"], effective_date="2025-01-01"
+    ).match
     assert quoted is not None and (quoted.section_ref, quoted.printed_page) == ("Para 116", "33")
     assert quoted.citation.endswith("Para 116, p. 33")
 

@@ -6,8 +6,20 @@ import pytest
 
 from lib.policies.refs import canonical_ref, match_ref, nearest_refs
 
-PLAN = ["Chapter 3", "Policy RES8", "Policy RES9", "Policy RES10", "Para 3.59", "Para 3.60", "Para 3.61",
-        "Policy CS1", "Policy GEN01", "MM74", "Glossary: Affordable housing", "Policy H/9"]  # fmt: skip
+PLAN = [
+    "Chapter 3",
+    "Policy RES8",
+    "Policy RES9",
+    "Policy RES10",
+    "Para 3.59",
+    "Para 3.60",
+    "Para 3.61",
+    "Policy CS1",
+    "Policy GEN01",
+    "MM74",
+    "Glossary: Affordable housing",
+    "Policy H/9",
+]
 NPPF = ["Chapter 9", "Para 115", "Para 116", "Footnote 7", "Para 7", "Policy TR6", "Annex 2"]
 
 
@@ -42,9 +54,16 @@ def test_what_people_type_names_the_plans_own_ref(typed: str, ref: str) -> None:
 
 @pytest.mark.parametrize(
     ("typed", "ref"),
-    [("Para 116", "Para 116"), ("Para  116", "Para 116"), ("paragraph 116", "Para 116"), ("116", "Para 116"),
-     ("footnote 7", "Footnote 7"), ("tr6", "Policy TR6"), ("annex 2", "Annex 2")],
-)  # fmt: skip
+    [
+        ("Para 116", "Para 116"),
+        ("Para  116", "Para 116"),
+        ("paragraph 116", "Para 116"),
+        ("116", "Para 116"),
+        ("footnote 7", "Footnote 7"),
+        ("tr6", "Policy TR6"),
+        ("annex 2", "Annex 2"),
+    ],
+)
 def test_the_nppf_refs_read_as_today(typed: str, ref: str) -> None:
     assert match_ref(typed, NPPF) == [ref]
 
@@ -72,11 +91,18 @@ def test_a_miss_suggests_the_nearest_refs_of_the_revision() -> None:
 
 @pytest.mark.parametrize(
     ("typed", "canonical"),
-    [("paragraph 11", "Para 11"), ("11", "Para 11"), ("para. 4.7.2", "Para 4.7.2"), ("policy sd 11", "Policy SD11"),
-     ("SD11", "Policy SD11"), ("ho3.3", "Policy HO3.3"), ("Policy RES9 Replacement dwellings", "Policy RES9"),
-     ("Annex  2", "Annex 2"),
-     ("Glossary: Affordable housing", "Glossary: Affordable housing")],
-)  # fmt: skip
+    [
+        ("paragraph 11", "Para 11"),
+        ("11", "Para 11"),
+        ("para. 4.7.2", "Para 4.7.2"),
+        ("policy sd 11", "Policy SD11"),
+        ("SD11", "Policy SD11"),
+        ("ho3.3", "Policy HO3.3"),
+        ("Policy RES9 Replacement dwellings", "Policy RES9"),
+        ("Annex  2", "Annex 2"),
+        ("Glossary: Affordable housing", "Glossary: Affordable housing"),
+    ],
+)
 def test_canonical_refs_are_the_form_citations_are_stored_in(typed: str, canonical: str) -> None:
     assert canonical_ref(typed) == canonical
 

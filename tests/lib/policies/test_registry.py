@@ -40,9 +40,13 @@ def add(
     )
     if ingest:
         registry.mark_ingested(
-            source, created.revision.revision_id, page_count=1, chunk_count=1, file_size_bytes=1,
+            source,
+            created.revision.revision_id,
+            page_count=1,
+            chunk_count=1,
+            file_size_bytes=1,
             extraction_method="text_layer",
-        )  # fmt: skip
+        )
     return created.revision.revision_id
 
 
@@ -91,9 +95,21 @@ def test_ts03_create_revision_writes_the_hash_and_the_sorted_set_with_an_epoch_d
     stored = redis_client.hgetall("policy_revision:NPPF:rev_NPPF_2024_12")
     assert stored["effective_from"] == "2024-12-12" and stored["effective_to"] == ""
     assert set(stored) >= {
-        "revision_id", "source", "version_label", "effective_from", "effective_to", "status", "file_path",
-        "file_size_bytes", "page_count", "chunk_count", "notes", "created_at", "ingested_at", "error",
-    }  # fmt: skip
+        "revision_id",
+        "source",
+        "version_label",
+        "effective_from",
+        "effective_to",
+        "status",
+        "file_path",
+        "file_size_bytes",
+        "page_count",
+        "chunk_count",
+        "notes",
+        "created_at",
+        "ingested_at",
+        "error",
+    }
     assert redis_client.zrange("policy_revisions:NPPF", 0, -1, withscores=True) == [("rev_NPPF_2024_12", 20069.0)]
 
 

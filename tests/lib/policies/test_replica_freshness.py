@@ -42,9 +42,17 @@ def write_chunks(policies: PolicyStores, source: str, revision_id: str, texts: l
         Chunk(text=t, section_ref=f"Para {i + 1}", chapter="9", page_number=1, page_numbers=[1], chunk_index=i)
         for i, t in enumerate(texts)
     ]
-    store_chunks(policies.registry, policies.vectors, source, revision_id, chunks,
-                 policies.embedder.embed_batch(texts), page_count=1, file_size_bytes=1,
-                 extraction_method="text_layer")  # fmt: skip
+    store_chunks(
+        policies.registry,
+        policies.vectors,
+        source,
+        revision_id,
+        chunks,
+        policies.embedder.embed_batch(texts),
+        page_count=1,
+        file_size_bytes=1,
+        extraction_method="text_layer",
+    )
 
 
 def new_policy(policies: PolicyStores) -> str:

@@ -32,11 +32,16 @@ CYCLING = "Cycle parking should be secure, covered and conveniently located clos
 LONG_PARA = " ".join(f"Sentence {i} of a long paragraph about design codes and local character." for i in range(40))
 
 
-def ingest_sections(stores: Stores, source: str, rid: str, frm: str, to: str | None, label: str,
-                    sections: list[Section]) -> None:  # fmt: skip
+def ingest_sections(
+    stores: Stores, source: str, rid: str, frm: str, to: str | None, label: str, sections: list[Section]
+) -> None:
     policies = stores.policies
-    create_revision(policies.registry, policies.vectors, source, RevisionCreate(revision_id=rid, version_label=label,
-                                                                    effective_from=frm, effective_to=to))  # fmt: skip
+    create_revision(
+        policies.registry,
+        policies.vectors,
+        source,
+        RevisionCreate(revision_id=rid, version_label=label, effective_from=frm, effective_to=to),
+    )
     chunks = chunk_sections(sections)
     store_chunks(
         policies.registry,
@@ -52,22 +57,44 @@ def ingest_sections(stores: Stores, source: str, rid: str, frm: str, to: str | N
 
 
 def para(ref: str, text: str, page: int) -> Section:
-    return Section(section_ref=ref, chapter="9. Promoting sustainable transport", text=text, page_number=page,
-                   page_spans=[(0, page)])  # fmt: skip
+    return Section(
+        section_ref=ref,
+        chapter="9. Promoting sustainable transport",
+        text=text,
+        page_number=page,
+        page_spans=[(0, page)],
+    )
 
 
 @pytest.fixture
 def nppf(stores: Stores) -> PolicyStores:
-    stores.policies.registry.create_policy(PolicyCreate(source="NPPF", title="National Planning Policy Framework",
-                                           category="national_policy"))  # fmt: skip
-    stores.policies.registry.create_policy(PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design",
-                                           category="national_guidance"))  # fmt: skip
-    ingest_sections(stores, "NPPF", "rev_NPPF_2023_09", "2023-09-05", None, "September 2023",
-                    [para("Para 115", "2023: " + HIGHWAYS, 31), para("Para 130", LONG_PARA, 40)])  # fmt: skip
-    ingest_sections(stores, "NPPF", "rev_NPPF_2024_12", "2024-12-12", None, "December 2024",
-                    [para("Para 116", "2024: " + HIGHWAYS, 33), para("Para 130", LONG_PARA, 41)])  # fmt: skip
-    ingest_sections(stores, "LTN_1_20", "rev_LTN_1_20_2020_07", "2020-07-27", None, "July 2020",
-                    [para("Chapter 11", CYCLING, 110)])  # fmt: skip
+    stores.policies.registry.create_policy(
+        PolicyCreate(source="NPPF", title="National Planning Policy Framework", category="national_policy")
+    )
+    stores.policies.registry.create_policy(
+        PolicyCreate(source="LTN_1_20", title="Cycle Infrastructure Design", category="national_guidance")
+    )
+    ingest_sections(
+        stores,
+        "NPPF",
+        "rev_NPPF_2023_09",
+        "2023-09-05",
+        None,
+        "September 2023",
+        [para("Para 115", "2023: " + HIGHWAYS, 31), para("Para 130", LONG_PARA, 40)],
+    )
+    ingest_sections(
+        stores,
+        "NPPF",
+        "rev_NPPF_2024_12",
+        "2024-12-12",
+        None,
+        "December 2024",
+        [para("Para 116", "2024: " + HIGHWAYS, 33), para("Para 130", LONG_PARA, 41)],
+    )
+    ingest_sections(
+        stores, "LTN_1_20", "rev_LTN_1_20_2020_07", "2020-07-27", None, "July 2020", [para("Chapter 11", CYCLING, 110)]
+    )
     return stores.policies
 
 
@@ -76,8 +103,9 @@ def revisions_of(result) -> set[str]:
 
 
 def test_dated_search_returns_only_the_revision_in_force_with_full_citations(nppf: PolicyStores) -> None:
-    result = search_policy(nppf, "refusing development on highways grounds", effective_date="2025-06-01",
-                           sources=["NPPF"])  # fmt: skip
+    result = search_policy(
+        nppf, "refusing development on highways grounds", effective_date="2025-06-01", sources=["NPPF"]
+    )
     assert revisions_of(result) == {"rev_NPPF_2024_12"}
     top = result.results[0]
     assert (top.section_ref, top.page_number, top.version_label) == ("Para 116", 33, "December 2024")
@@ -124,22 +152,31 @@ def test_the_trap_a_date_edit_after_ingestion_moves_search_results_with_it(nppf:
         update_revision(
             nppf.registry, nppf.vectors, "NPPF", "rev_NPPF_2024_12", RevisionUpdate(effective_from="2025-01-15")
         )
-    for day, expected in [("2024-12-12", "rev_NPPF_2023_09"), ("2025-01-31", "rev_NPPF_2023_09"),
-                          ("2025-02-01", "rev_NPPF_2024_12")]:  # fmt: skip
+    for day, expected in [
+        ("2024-12-12", "rev_NPPF_2023_09"),
+        ("2025-01-31", "rev_NPPF_2023_09"),
+        ("2025-02-01", "rev_NPPF_2024_12"),
+    ]:
         assert revisions_of(search_policy(nppf, "highways", effective_date=day, sources=["NPPF"])) == {expected}
     stored = nppf.vectors.collection.get(where={"revision_id": "rev_NPPF_2024_12"}, include=["metadatas"])
     assert {m["effective_from"] for m in stored["metadatas"] or []} == {20250201}
 
 
 def test_the_trap_a_processing_revision_is_never_searched_even_with_chunks_stored(nppf: PolicyStores) -> None:
-    create_revision(nppf.registry, nppf.vectors, "NPPF", RevisionCreate(revision_id="rev_draft", version_label="Draft",
-                                                 effective_from="2030-01-01"))  # fmt: skip
+    create_revision(
+        nppf.registry,
+        nppf.vectors,
+        "NPPF",
+        RevisionCreate(revision_id="rev_draft", version_label="Draft", effective_from="2030-01-01"),
+    )
     chunk = chunk_sections([para("Policy TR6", "draft: " + HIGHWAYS, 50)])[0]
 
     nppf.vectors.upsert(
-        ["half"], [chunk.text], [nppf.embedder.embed(chunk.text)],
+        ["half"],
+        [chunk.text],
+        [nppf.embedder.embed(chunk.text)],
         [chunk_metadata(chunk, nppf.registry.get_policy("NPPF"), nppf.registry.get_revision("NPPF", "rev_draft"))],
-    )  # fmt: skip
+    )
     assert revisions_of(search_policy(nppf, "highways", effective_date="2031-01-01", sources=["NPPF"])) == set()
     assert "rev_draft" not in revisions_of(search_policy(nppf, "highways", n_results=50))
     assert revisions_of(search_policy(nppf, "highways", effective_date="2029-12-31", sources=["NPPF"])) == {
@@ -267,16 +304,38 @@ JUSTIFICATION = "Families moving to the villages need larger homes with gardens,
 
 
 def test_in_hybrid_a_policy_ranks_just_above_the_paragraph_that_explains_it(stores: Stores) -> None:
-    stores.policies.registry.create_policy(PolicyCreate(source="EXAMPLE_PLAN", title="Example Local Plan",
-                                                        category="local_plan"))  # fmt: skip
+    stores.policies.registry.create_policy(
+        PolicyCreate(source="EXAMPLE_PLAN", title="Example Local Plan", category="local_plan")
+    )
     sections = [
-        Section(section_ref="Para 3.1", text=f"3.1 {JUSTIFICATION}", page_number=4, page_spans=[(0, 4)],
-                kind="paragraph", supports="Policy H1", chapter="3. Housing"),
-        Section(section_ref="Policy H1", text=f"Policy H1 - Housing Mix\n{POLICY_TEXT}", page_number=5,
-                page_spans=[(0, 5)], kind="policy", title="Housing Mix", chapter="3. Housing"),
-        Section(section_ref="Para 3.2", text="3.2 Employment land is set out in chapter four.", page_number=5,
-                page_spans=[(0, 5)], kind="paragraph", supports="Policy H2", chapter="3. Housing"),
-    ]  # fmt: skip
+        Section(
+            section_ref="Para 3.1",
+            text=f"3.1 {JUSTIFICATION}",
+            page_number=4,
+            page_spans=[(0, 4)],
+            kind="paragraph",
+            supports="Policy H1",
+            chapter="3. Housing",
+        ),
+        Section(
+            section_ref="Policy H1",
+            text=f"Policy H1 - Housing Mix\n{POLICY_TEXT}",
+            page_number=5,
+            page_spans=[(0, 5)],
+            kind="policy",
+            title="Housing Mix",
+            chapter="3. Housing",
+        ),
+        Section(
+            section_ref="Para 3.2",
+            text="3.2 Employment land is set out in chapter four.",
+            page_number=5,
+            page_spans=[(0, 5)],
+            kind="paragraph",
+            supports="Policy H2",
+            chapter="3. Housing",
+        ),
+    ]
     ingest_sections(stores, "EXAMPLE_PLAN", "rev_EXAMPLE_PLAN_2020_01", "2020-01-01", None, "2020", sections)
     question = "larger family homes with gardens near the village primary school"
     dense = search_policy(stores.policies, question, n_results=3, mode="dense").results

@@ -30,40 +30,85 @@ def policies(stores: Stores) -> PolicyStores:
 
 
 def store(stores: PolicyStores, source: str, rid: str, frm: str, sections: list[Section]) -> None:
-    create_revision(stores.registry, stores.vectors, source,
-                    RevisionCreate(revision_id=rid, version_label=rid[-7:], effective_from=frm))  # fmt: skip
+    create_revision(
+        stores.registry,
+        stores.vectors,
+        source,
+        RevisionCreate(revision_id=rid, version_label=rid[-7:], effective_from=frm),
+    )
     chunks = chunk_sections(sections)
-    store_chunks(stores.registry, stores.vectors, source, rid, chunks,
-                 stores.embedder.embed_batch([c.text for c in chunks]), page_count=60, file_size_bytes=10,
-                 extraction_method="text_layer")  # fmt: skip
+    store_chunks(
+        stores.registry,
+        stores.vectors,
+        source,
+        rid,
+        chunks,
+        stores.embedder.embed_batch([c.text for c in chunks]),
+        page_count=60,
+        file_size_bytes=10,
+        extraction_method="text_layer",
+    )
 
 
 def plan(edition: str, cite_nppf: bool) -> list[Section]:
     nppf = " It follows paragraph 11 of the NPPF." if cite_nppf else ""
     return [
-        Section(section_ref="Chapter 3", chapter="3 Housing", title="Housing", text="3 Housing", page_number=38,
-                printed_page="36"),
-        Section(section_ref="Policy RES8", chapter="3 Housing", title="Rural exception sites", kind="policy",
-                text="Policy RES8 Rural exception sites\nSmall sites adjoining villages may be permitted.",
-                page_number=39, printed_page="37"),
-        Section(section_ref="Policy RES9", chapter="3 Housing", title="Replacement dwellings", kind="policy",
-                text=f"Policy RES9 Replacement dwellings\nA replacement dwelling ({edition}) will be permitted where "
-                "the original is not a listed building and Policy RES8 does not apply.",
-                page_number=40, printed_page="38"),
-        Section(section_ref="Para 3.59", chapter="3 Housing", kind="paragraph", supports="Policy RES9",
-                text="3.59 The plot of a replacement dwelling is that of the original.", page_number=40,
-                printed_page="38"),
-        Section(section_ref="Para 3.60", chapter="3 Housing", kind="paragraph", supports="Policy RES9",
-                text=f"3.60 Replacement dwellings should respect the plot, as paragraph 3.59 explains.{nppf} "
-                "See also Policy SD11 of the Joint Core Strategy; paragraph 3.12 of the plan is not in this extract.",
-                page_number=40, printed_page="38"),
-    ]  # fmt: skip
+        Section(
+            section_ref="Chapter 3",
+            chapter="3 Housing",
+            title="Housing",
+            text="3 Housing",
+            page_number=38,
+            printed_page="36",
+        ),
+        Section(
+            section_ref="Policy RES8",
+            chapter="3 Housing",
+            title="Rural exception sites",
+            kind="policy",
+            text="Policy RES8 Rural exception sites\nSmall sites adjoining villages may be permitted.",
+            page_number=39,
+            printed_page="37",
+        ),
+        Section(
+            section_ref="Policy RES9",
+            chapter="3 Housing",
+            title="Replacement dwellings",
+            kind="policy",
+            text=f"Policy RES9 Replacement dwellings\nA replacement dwelling ({edition}) will be permitted where "
+            "the original is not a listed building and Policy RES8 does not apply.",
+            page_number=40,
+            printed_page="38",
+        ),
+        Section(
+            section_ref="Para 3.59",
+            chapter="3 Housing",
+            kind="paragraph",
+            supports="Policy RES9",
+            text="3.59 The plot of a replacement dwelling is that of the original.",
+            page_number=40,
+            printed_page="38",
+        ),
+        Section(
+            section_ref="Para 3.60",
+            chapter="3 Housing",
+            kind="paragraph",
+            supports="Policy RES9",
+            text=f"3.60 Replacement dwellings should respect the plot, as paragraph 3.59 explains.{nppf} "
+            "See also Policy SD11 of the Joint Core Strategy; paragraph 3.12 of the plan is not in this extract.",
+            page_number=40,
+            printed_page="38",
+        ),
+    ]
 
 
 @pytest.fixture
 def tewkesbury(policies: PolicyStores) -> PolicyStores:
-    for source, title in [("NPPF", "National Planning Policy Framework"), ("TEWKESBURY", "Tewkesbury Borough Plan"),
-                          ("GLOUCESTER_JCS", "Joint Core Strategy")]:  # fmt: skip
+    for source, title in [
+        ("NPPF", "National Planning Policy Framework"),
+        ("TEWKESBURY", "Tewkesbury Borough Plan"),
+        ("GLOUCESTER_JCS", "Joint Core Strategy"),
+    ]:
         policies.registry.create_policy(PolicyCreate(source=source, title=title, category="local_plan"))
     store(policies, "TEWKESBURY", OLD, "2017-06-01", plan("2017", cite_nppf=True))
     store(policies, "TEWKESBURY", NEW, "2022-06-08", plan("2022", cite_nppf=False))
@@ -105,16 +150,20 @@ def test_a_miss_names_the_nearest_refs_and_never_guesses(tewkesbury: PolicyStore
 def test_the_table_of_contents_lists_every_section_in_document_order(tewkesbury: PolicyStores) -> None:
     toc = list_policy_sections(tewkesbury, "TEWKESBURY", revision_id=NEW)
     assert [(s.section_ref, s.kind) for s in toc.sections] == [
-        ("Chapter 3", "chapter"), ("Policy RES8", "policy"), ("Policy RES9", "policy"), ("Para 3.59", "paragraph"),
-        ("Para 3.60", "paragraph")
-    ]  # fmt: skip
+        ("Chapter 3", "chapter"),
+        ("Policy RES8", "policy"),
+        ("Policy RES9", "policy"),
+        ("Para 3.59", "paragraph"),
+        ("Para 3.60", "paragraph"),
+    ]
     assert toc.section_count == 5 and toc.version_label == NEW[-7:]
     assert toc.sections[4].supports == "Policy RES9" and toc.sections[2].printed_page == "38"
     policies = list_policy_sections(tewkesbury, "TEWKESBURY", effective_date="2018-01-01", kind="policy")
     assert policies.revision_id == OLD
     assert [(s.section_ref, s.title, s.page_numbers) for s in policies.sections] == [
-        ("Policy RES8", "Rural exception sites", [39]), ("Policy RES9", "Replacement dwellings", [40])
-    ]  # fmt: skip
+        ("Policy RES8", "Rural exception sites", [39]),
+        ("Policy RES9", "Replacement dwellings", [40]),
+    ]
     with pytest.raises(InvalidArgumentError):
         list_policy_sections(tewkesbury, "TEWKESBURY", kind="clause")
 
@@ -154,8 +203,10 @@ def local_plan_pdf() -> bytes:
     writer.new_page()
     writer.line("3. Housing", size=18, bold=True)
     writer.gap()
-    writer.paragraph("3.1 Housing need is set out in the evidence base and in paragraph 11 of the NPPF, which asks "
-                     "plans to meet the area's objectively assessed needs.")  # fmt: skip
+    writer.paragraph(
+        "3.1 Housing need is set out in the evidence base and in paragraph 11 of the NPPF, which asks "
+        "plans to meet the area's objectively assessed needs."
+    )
     writer.line("Policy CS 1 - Housing", size=12, bold=True)
     writer.gap(4)
     writer.paragraph("1. New homes will be permitted within settlement boundaries where they respect the area.")
@@ -171,8 +222,9 @@ def local_plan_pdf() -> bytes:
 def test_ingestion_stores_what_each_section_cites_in_the_plans_own_notation(policies: PolicyStores) -> None:
     for source, title in [("NPPF", "National Planning Policy Framework"), ("FENLAND", "Fenland Local Plan")]:
         policies.registry.create_policy(PolicyCreate(source=source, title=title, category="local_plan"))
-    created = register_revision(policies, "FENLAND", RevisionCreate(version_label="2014", effective_from="2014-05-08"),
-                                local_plan_pdf())  # fmt: skip
+    created = register_revision(
+        policies, "FENLAND", RevisionCreate(version_label="2014", effective_from="2014-05-08"), local_plan_pdf()
+    )
     ingest_revision(policies, "FENLAND", created.revision.revision_id)
     citing = find_citing_sections(policies, "NPPF", "Para 11")
     assert [(s.source, s.section_ref) for s in citing.sections] == [("FENLAND", "Para 3.1")]

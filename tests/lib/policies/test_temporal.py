@@ -17,8 +17,9 @@ def policy(registry: PolicyRegistry, source: str) -> None:
     registry.create_policy(PolicyCreate(source=source, title=source, category="national_guidance"))
 
 
-def revision(registry: PolicyRegistry, source: str, rid: str, start: str, end: str | None = None,
-             ingest: bool = True) -> None:  # fmt: skip
+def revision(
+    registry: PolicyRegistry, source: str, rid: str, start: str, end: str | None = None, ingest: bool = True
+) -> None:
     registry.create_revision(
         source, RevisionCreate(revision_id=rid, version_label=rid, effective_from=start, effective_to=end)
     )

@@ -75,10 +75,16 @@ def world(redis_url: str, chroma_dir: Path, tmp_path_factory: pytest.TempPathFac
 
 def chunks_for(rev: Revision, count: int = 2) -> list[Chunk]:
     return [
-        Chunk(text=f"{rev.revision_id} text {i}", section_ref=f"Para {i}", chapter="1. Intro", page_number=1,
-              page_numbers=[1], chunk_index=i)
+        Chunk(
+            text=f"{rev.revision_id} text {i}",
+            section_ref=f"Para {i}",
+            chapter="1. Intro",
+            page_number=1,
+            page_numbers=[1],
+            chunk_index=i,
+        )
         for i in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def apply(stores: Stores, vector: list[float], ops: list[tuple]) -> None:
@@ -123,8 +129,9 @@ def apply(stores: Stores, vector: list[float], ops: list[tuple]) -> None:
             elif kind == "half_ingest" and rev.status == RevisionStatus.PROCESSING:
                 chunk = chunks_for(rev, 1)[0]
                 policy = stores.policies.registry.get_policy(source)
-                stores.policies.vectors.upsert([f"{source}__{rid}__half"], [chunk.text], [vector],
-                                  [chunk_metadata(chunk, policy, rev)])  # fmt: skip
+                stores.policies.vectors.upsert(
+                    [f"{source}__{rid}__half"], [chunk.text], [vector], [chunk_metadata(chunk, policy, rev)]
+                )
             elif kind == "fail" and rev.status == RevisionStatus.PROCESSING:
                 fail_revision(stores.policies.registry, stores.policies.vectors, source, rid, "extraction_failed")
             elif kind == "edit_to":

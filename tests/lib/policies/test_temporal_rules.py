@@ -102,8 +102,9 @@ def test_a_revision_id_is_used_once() -> None:
 
 
 def test_failing_a_revision_gives_its_dates_back_to_the_one_it_closed() -> None:
-    before = timeline(derived(rev("A", "2024-12-12", "2025-12-31", SUPERSEDED)),
-                      rev("B", "2026-01-01", status=PROCESSING))  # fmt: skip
+    before = timeline(
+        derived(rev("A", "2024-12-12", "2025-12-31", SUPERSEDED)), rev("B", "2026-01-01", status=PROCESSING)
+    )
     plan = plan_failure(before, "B", "extraction_failed: not a PDF")
     after = before.after(plan)
     assert after.records["A"] == derived(rev("A", "2024-12-12", None, ACTIVE))
@@ -171,11 +172,16 @@ def test_moving_the_newer_revision_later_moves_the_older_ones_end_with_it() -> N
 
 
 def test_deleting_a_middle_revision_extends_the_one_before_to_the_next_ones_start() -> None:
-    before = timeline(derived(rev("A", "2021-07-20", "2023-09-04", SUPERSEDED)),
-                      derived(rev("B", "2023-09-05", "2024-12-11", SUPERSEDED)), rev("C", "2024-12-12"))  # fmt: skip
+    before = timeline(
+        derived(rev("A", "2021-07-20", "2023-09-04", SUPERSEDED)),
+        derived(rev("B", "2023-09-05", "2024-12-11", SUPERSEDED)),
+        rev("C", "2024-12-12"),
+    )
     after = before.after(plan_deletion(before, "B"))
     assert (after.records["A"].revision.effective_to, after.records["A"].revision.status) == (
-        date(2024, 12, 11), SUPERSEDED)  # fmt: skip
+        date(2024, 12, 11),
+        SUPERSEDED,
+    )
 
 
 def test_an_end_the_user_set_stays_when_the_next_revision_moves() -> None:
@@ -187,8 +193,11 @@ def test_an_end_the_user_set_stays_when_the_next_revision_moves() -> None:
 
 def test_a_revision_may_not_cut_into_a_range_a_later_revision_already_closed() -> None:
     """A bounded range (even one closed by auto-supersession) is not split by a third revision (FR-008)."""
-    before = timeline(derived(rev("A", "2020-01-01", "2020-12-31", SUPERSEDED)), rev("B", "2021-01-01"),
-                      rev("C", "2019-01-01", "2019-06-30", SUPERSEDED))  # fmt: skip
+    before = timeline(
+        derived(rev("A", "2020-01-01", "2020-12-31", SUPERSEDED)),
+        rev("B", "2021-01-01"),
+        rev("C", "2019-01-01", "2019-06-30", SUPERSEDED),
+    )
     with pytest.raises(RevisionOverlapError) as err:
         plan_creation(before, rev("new", "2020-03-01", "2020-04-30", status=PROCESSING))
     assert err.value.details["conflicting_revision_id"] == "A"

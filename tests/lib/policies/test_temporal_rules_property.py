@@ -166,21 +166,42 @@ operations = st.lists(
 @given(ops=operations)
 @example(ops=[("create", 0, 0, None), ("ingest", 0, 0, None), ("create", 0, 10, None), ("fail", 1, 0, None)])
 @example(
-    ops=[("create", 0, 0, None), ("ingest", 0, 0, None), ("create", 0, 10, None), ("ingest", 1, 0, None),
-         ("delete", 1, 0, None)]
-)  # fmt: skip
+    ops=[
+        ("create", 0, 0, None),
+        ("ingest", 0, 0, None),
+        ("create", 0, 10, None),
+        ("ingest", 1, 0, None),
+        ("delete", 1, 0, None),
+    ]
+)
 @example(
-    ops=[("create", 0, 5, None), ("ingest", 0, 0, None), ("edit_from", 0, 1, None), ("edit_to", 0, 9, 0),
-         ("edit_to", 0, 0, None)]
-)  # fmt: skip
+    ops=[
+        ("create", 0, 5, None),
+        ("ingest", 0, 0, None),
+        ("edit_from", 0, 1, None),
+        ("edit_to", 0, 9, 0),
+        ("edit_to", 0, 0, None),
+    ]
+)
 @example(
-    ops=[("create", 0, 0, None), ("ingest", 0, 0, None), ("create", 0, 10, None), ("fail", 1, 0, None),
-         ("ingest", 1, 0, None)]
-)  # fmt: skip
+    ops=[
+        ("create", 0, 0, None),
+        ("ingest", 0, 0, None),
+        ("create", 0, 10, None),
+        ("fail", 1, 0, None),
+        ("ingest", 1, 0, None),
+    ]
+)
 @example(  # issue 46: the newer revision moved later, then deleted; the older one's end must follow both times
-    ops=[("create", 0, 0, None), ("ingest", 0, 0, None), ("create", 0, 10, None), ("ingest", 1, 0, None),
-         ("edit_from", 1, 40, None), ("delete", 1, 0, None)]
-)  # fmt: skip
+    ops=[
+        ("create", 0, 0, None),
+        ("ingest", 0, 0, None),
+        ("create", 0, 10, None),
+        ("ingest", 1, 0, None),
+        ("edit_from", 1, 40, None),
+        ("delete", 1, 0, None),
+    ]
+)
 def test_the_pure_rules_resolve_every_day_as_the_oracle_does(ops: list[Op]) -> None:
     timeline = Timeline(SOURCE, {})
     created: list[str] = []

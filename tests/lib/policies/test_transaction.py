@@ -16,8 +16,14 @@ from lib.policies.transaction import MAX_TRANSACTION_ATTEMPTS, apply_plan
 
 
 def processing(rid: str, start: date) -> Revision:
-    return Revision(revision_id=rid, source="NPPF", version_label=rid, effective_from=start,
-                    status=RevisionStatus.PROCESSING, created_at=datetime.now(UTC))  # fmt: skip
+    return Revision(
+        revision_id=rid,
+        source="NPPF",
+        version_label=rid,
+        effective_from=start,
+        status=RevisionStatus.PROCESSING,
+        created_at=datetime.now(UTC),
+    )
 
 
 def test_a_write_that_loses_the_race_re_reads_and_re_decides(

@@ -34,9 +34,13 @@ print(json.dumps({"before": before, "pinned": pinned, "main": blas_thread_counts
 
 def run_probe() -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True,
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
         env={"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "2", "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -15,8 +15,9 @@ def block(key: str, rows: int, stamp: tuple[int, str] = (0, ""), seed: int = 0) 
     vectors = rng.normal(size=(rows, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = [f"{key}__{i:03d}" for i in range(rows)]
-    return CorpusIndex.from_embeddings(key, stamp, ids, vectors, [f"text {i}" for i in range(rows)],
-                                         [{"chunk_index": i} for i in range(rows)])  # fmt: skip
+    return CorpusIndex.from_embeddings(
+        key, stamp, ids, vectors, [f"text {i}" for i in range(rows)], [{"chunk_index": i} for i in range(rows)]
+    )
 
 
 def test_the_least_recently_used_block_makes_room_within_the_byte_budget() -> None:

@@ -35,8 +35,12 @@ def stale_findings(stores: Stores) -> list[tuple[FindingKind, str, int, bool]]:
 def test_the_audit_reports_a_lexical_index_out_of_step_with_chroma_and_repair_evicts_it(stores: Stores) -> None:
     stores.policies.registry.create_policy(PolicyCreate(source="NPPF", title="NPPF", category="national_policy"))
     policies = stores.policies
-    create_revision(policies.registry, policies.vectors, "NPPF", RevisionCreate(revision_id="rev_a", version_label="a",
-                                                                    effective_from="2024-01-01"))  # fmt: skip
+    create_revision(
+        policies.registry,
+        policies.vectors,
+        "NPPF",
+        RevisionCreate(revision_id="rev_a", version_label="a", effective_from="2024-01-01"),
+    )
     chunks = chunk_sections([Section(section_ref=ref, text=text, page_number=1) for ref, text in TEXTS.items()])
     store_chunks(
         policies.registry,
@@ -84,10 +88,15 @@ def test_a_chapter_heading_rewritten_behind_the_pipeline_is_reported_and_the_nex
     puts the held lexical index out of step as a text change does."""
     stores.policies.registry.create_policy(PolicyCreate(source="LTN", title="LTN 1/20", category="national_guidance"))
     policies = stores.policies
-    create_revision(policies.registry, policies.vectors, "LTN", RevisionCreate(revision_id="rev_a", version_label="a",
-                                                                   effective_from="2024-01-01"))  # fmt: skip
-    sections = [Section(section_ref=ref, chapter="1. Cycle parking", text=text, page_number=1)
-                for ref, text in TEXTS.items()]  # fmt: skip
+    create_revision(
+        policies.registry,
+        policies.vectors,
+        "LTN",
+        RevisionCreate(revision_id="rev_a", version_label="a", effective_from="2024-01-01"),
+    )
+    sections = [
+        Section(section_ref=ref, chapter="1. Cycle parking", text=text, page_number=1) for ref, text in TEXTS.items()
+    ]
     chunks = chunk_sections(sections)
     store_chunks(
         policies.registry,

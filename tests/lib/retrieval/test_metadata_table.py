@@ -135,8 +135,17 @@ def test_more_than_65535_distinct_values_take_wide_codes_and_still_come_back() -
 
 
 def test_the_table_costs_less_than_the_dicts_it_replaces() -> None:
-    dicts = [{"source": "NPPF", "revision_ref": "NPPF:r1", "section_ref": f"Para {i // 3}", "chunk_index": i,
-              "page_number": i // 10, "effective_to": 0} for i in range(3000)]  # fmt: skip
+    dicts = [
+        {
+            "source": "NPPF",
+            "revision_ref": "NPPF:r1",
+            "section_ref": f"Para {i // 3}",
+            "chunk_index": i,
+            "page_number": i // 10,
+            "effective_to": 0,
+        }
+        for i in range(3000)
+    ]
     table = MetadataTable.from_dicts(dicts)
     assert table.nbytes < 100 * len(dicts)
     assert table.nbytes > 2 * 6 * len(dicts)  # every row's six codes are counted
@@ -151,8 +160,10 @@ def test_the_table_costs_less_than_the_dicts_it_replaces() -> None:
 
 
 def test_a_slice_holds_a_table_and_filters_and_compares_rows_by_it() -> None:
-    dicts = [{"document_type": kind, "document_id": f"d{i}", "chunk_index": i} for i, kind in
-             enumerate(["plan", "report", "plan", "letter"])]  # fmt: skip
+    dicts = [
+        {"document_type": kind, "document_id": f"d{i}", "chunk_index": i}
+        for i, kind in enumerate(["plan", "report", "plan", "letter"])
+    ]
     ids, texts = [f"c{i}" for i in range(4)], ["flood", "green belt", "flood zones", "access"]
     index = CorpusIndex.from_texts("a", 0, ids, texts, dicts)
     direct = CorpusIndex("a", 0, ids, np.zeros((0, 4), np.float32), texts, dicts)

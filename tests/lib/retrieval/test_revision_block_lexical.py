@@ -51,8 +51,14 @@ def test_every_chunk_of_a_chapter_answers_to_the_chapters_heading() -> None:
     texts = [chapter, "116. Development should only be refused on highways grounds.", "continued text"]
     metas = [{"section_ref": r, "chapter": chapter} for r in ("Chapter 9", "Para 116", "Para 116")]
     other = {"section_ref": "Para 1", "chapter": "1. Introduction"}
-    a = CorpusIndex.from_texts("NPPF:a", (4, ""), [f"a{i}" for i in range(4)], [*texts, "Sustainable homes."],
-                                 [*metas, other], policy_lexical_text)  # fmt: skip
+    a = CorpusIndex.from_texts(
+        "NPPF:a",
+        (4, ""),
+        [f"a{i}" for i in range(4)],
+        [*texts, "Sustainable homes."],
+        [*metas, other],
+        policy_lexical_text,
+    )
     found = lexical_search("sustainable transport", 10, [a]).hits
     assert {c.id for c, _ in found} == {"a0", "a1", "a2", "a3"}
     assert found[-1][0].id == "a3"  # "sustainable" alone, under another chapter
@@ -69,6 +75,11 @@ def test_an_application_documents_chunk_is_indexed_under_its_files_name() -> Non
         "Flood Risk Assessment\nSurface water drains to the brook."
     )
     assert tokenize(document_lexical_text({"source_file": "21_03426_FUL-Heritage_Statement.pdf"}, "flood")) == [
-        "21", "03426", "ful", "heritag", "statement", "flood"
-    ]  # fmt: skip
+        "21",
+        "03426",
+        "ful",
+        "heritag",
+        "statement",
+        "flood",
+    ]
     assert document_lexical_text({}, "text") == "text"

@@ -18,8 +18,12 @@ def test_arrays_of_one_lease_never_overlap_and_are_lent_again_after_it() -> None
         first = take(MMAP_THRESHOLD // 8, np.float64)
         second = take(MMAP_THRESHOLD // 8, np.float64)
         third = take(300_000, np.int32)
-        assert (first.shape, first.dtype, third.shape, third.dtype) == ((MMAP_THRESHOLD // 8,), np.float64,
-                                                                        (300_000,), np.int32)  # fmt: skip
+        assert (first.shape, first.dtype, third.shape, third.dtype) == (
+            (MMAP_THRESHOLD // 8,),
+            np.float64,
+            (300_000,),
+            np.int32,
+        )
         assert not np.shares_memory(first, second) and not np.shares_memory(first, third)
         first[:], second[:] = 1.0, 2.0
         assert first.sum() == MMAP_THRESHOLD // 8 and second.sum() == MMAP_THRESHOLD // 4

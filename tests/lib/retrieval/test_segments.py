@@ -24,8 +24,12 @@ queries = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)
 
 def reference(docs: dict[int, list[str]], query: str, k: int, allowed: set[int] | None) -> list[SegmentHit[int]]:
     """One block of the allowed documents' chunks, in (key, position) order: BM25 over exactly those."""
-    rows = [(key, pos, text) for key in sorted(docs) if allowed is None or key in allowed
-            for pos, text in enumerate(docs[key])]  # fmt: skip
+    rows = [
+        (key, pos, text)
+        for key in sorted(docs)
+        if allowed is None or key in allowed
+        for pos, text in enumerate(docs[key])
+    ]
     hits = bm25_rank(query, [LexicalBlock.build([text for _, _, text in rows])], k).hits
     return [SegmentHit(rows[h.row][0], rows[h.row][1], h.score) for h in hits]
 

@@ -52,8 +52,9 @@ def test_a_replaced_slice_is_never_searched_through_the_memo() -> None:
 
     def slice_of(key: str, lines: list[str]) -> CorpusIndex:
         vectors = np.zeros((len(lines), 0), np.float32)
-        return CorpusIndex.from_embeddings(key, 0, [f"{key}-{i}" for i in range(len(lines))], vectors, lines,
-                                           [{}] * len(lines))  # fmt: skip
+        return CorpusIndex.from_embeddings(
+            key, 0, [f"{key}-{i}" for i in range(len(lines))], vectors, lines, [{}] * len(lines)
+        )
 
     first = [slice_of("a", texts(rng, 50)), slice_of("b", texts(rng, 50))]
     memo = TermPostings(1 << 20)

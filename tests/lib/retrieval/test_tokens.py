@@ -32,14 +32,22 @@ def test_codes_and_references_are_kept_as_single_tokens(text: str, expected: lis
 
 def test_words_are_lower_cased_stemmed_and_stop_words_dropped() -> None:
     assert tokenize("The Developments should be REFUSED on highways grounds") == [
-        "develop", "should", "refus", "highway", "ground",
-    ]  # fmt: skip
+        "develop",
+        "should",
+        "refus",
+        "highway",
+        "ground",
+    ]
 
 
 def test_words_joined_without_a_digit_are_split_and_single_letters_dropped() -> None:
     assert tokenize("walking/cycling and self-build, e.g. the developer's") == [
-        "walk", "cycl", "self", "build", "develop",
-    ]  # fmt: skip
+        "walk",
+        "cycl",
+        "self",
+        "build",
+        "develop",
+    ]
 
 
 def test_repeats_are_kept_as_term_frequencies_and_nothing_is_an_empty_list() -> None:

@@ -55,10 +55,27 @@ class Node:
     executor: TCPExecutor | None = field(default=None, repr=False)
 
     def command(self) -> list[str]:
-        args = [_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-                "--save", "", "--appendonly", "yes", "--appendfsync", "always",
-                "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-                "--logfile", str(self.directory / "redis.log")]  # fmt: skip
+        args = [
+            _binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--repl-diskless-sync",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+            "--logfile",
+            str(self.directory / "redis.log"),
+        ]
         if self.replicaof is not None:
             args += ["--replicaof", "127.0.0.1", str(self.replicaof)]
         return args
@@ -179,8 +196,9 @@ def sentinel_cluster(directory: Path) -> Iterator[SentinelCluster]:
             node.start()
         for index, port in enumerate(sentinel_ports):
             config = _sentinel_config(directory / f"sentinel-{index}", port, primary_port)
-            executor = TCPExecutor([_binary(), str(config), "--sentinel"], host="127.0.0.1", port=port,
-                                   timeout=_START_TIMEOUT_S)  # fmt: skip
+            executor = TCPExecutor(
+                [_binary(), str(config), "--sentinel"], host="127.0.0.1", port=port, timeout=_START_TIMEOUT_S
+            )
             sentinels.append(executor)
             executor.start()
         eventually(cluster.ready, within=30, every=0.05, what="sentinels that know each other and the replica")

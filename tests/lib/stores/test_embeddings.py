@@ -26,11 +26,13 @@ def test_identical_input_gives_bit_identical_vectors_alone_and_in_batches(embedd
 
 def test_related_texts_are_closer_than_unrelated_ones(embedder: Embedder) -> None:
     query, near, far = embedder.embed_batch(
-        ["refusing development on highway safety grounds",
-         "Development should only be refused on highways grounds if there would be an unacceptable impact on "
-         "highway safety",
-         "The glossary defines ancient woodland as an area wooded continuously since 1600"]
-    )  # fmt: skip
+        [
+            "refusing development on highway safety grounds",
+            "Development should only be refused on highways grounds if there would be an unacceptable impact on "
+            "highway safety",
+            "The glossary defines ancient woodland as an area wooded continuously since 1600",
+        ]
+    )
     dot = lambda a, b: sum(x * y for x, y in zip(a, b, strict=True))  # noqa: E731
     assert dot(query, near) > dot(query, far) + 0.2
 

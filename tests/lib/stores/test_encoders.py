@@ -113,12 +113,14 @@ def test_int8_queries_are_embedded_like_int8_documents(int8: Embedder) -> None:
 def test_int8_related_texts_are_closer_than_unrelated_ones(int8: Embedder) -> None:
     query, near, far = np.asarray(
         int8.embed_batch(
-            ["refusing development on highway safety grounds",
-             "Development should only be refused on highways grounds if there would be an unacceptable impact "
-             "on highway safety",
-             "The glossary defines ancient woodland as an area wooded continuously since 1600"]
+            [
+                "refusing development on highway safety grounds",
+                "Development should only be refused on highways grounds if there would be an unacceptable impact "
+                "on highway safety",
+                "The glossary defines ancient woodland as an area wooded continuously since 1600",
+            ]
         )
-    )  # fmt: skip
+    )
     assert query @ near > query @ far + 0.2
 
 

@@ -79,8 +79,14 @@ def test_the_server_outlives_the_process_that_started_it(tmp_path: Path) -> None
     starter = "import sys; from pathlib import Path; from lib.stores.redis_server import ensure_embedded_redis; "
     starter += "print(ensure_embedded_redis(Path(sys.argv[1])))"
     try:
-        done = subprocess.run([sys.executable, "-c", starter, str(redis_dir)], cwd=ROOT, capture_output=True,
-                              text=True, timeout=60, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", starter, str(redis_dir)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         url = done.stdout.strip()
         assert url == embedded_url(redis_dir)
         assert redis.Redis.from_url(url).ping(), "still running once its starter has exited"

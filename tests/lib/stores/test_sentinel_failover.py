@@ -125,8 +125,9 @@ def test_kill_9_of_the_primary_during_writes_loses_no_acknowledged_write(
         old, promoted = cluster.nodes
         killed_at = time.monotonic()
         old.kill()
-        eventually(lambda: cluster.reported_primary() == promoted.port, within=30, every=0.01,
-                   what="the replica promoted")  # fmt: skip
+        eventually(
+            lambda: cluster.reported_primary() == promoted.port, within=30, every=0.01, what="the replica promoted"
+        )
         promoted_at = time.monotonic()
         old.start()  # as its supervisor would: the sentinels make it a replica of the new primary
         eventually(lambda: writer.acknowledged_after(promoted_at), within=30, what="a write acknowledged again")
@@ -140,8 +141,11 @@ def test_kill_9_of_the_primary_during_writes_loses_no_acknowledged_write(
     assert not set(acknowledged) - on_new_primary, "every acknowledged write is on the promoted replica"
     # No assertion on who is primary now: on a loaded machine the sentinels may fail over again afterwards.
     note("failover_s (kill -9 to the sentinels naming the replica)", f"{promoted_at - killed_at:.2f}")
-    note("writes_refused_s (longest time between two acknowledged writes; the old primary restarted as soon as "
-         "the replica was promoted)", f"{writer.longest_silence():.2f}")  # fmt: skip
+    note(
+        "writes_refused_s (longest time between two acknowledged writes; the old primary restarted as soon as "
+        "the replica was promoted)",
+        f"{writer.longest_silence():.2f}",
+    )
     note("writes", f"acknowledged={len(acknowledged)} refused={len(writer.refused)} unknown={len(writer.unknown)}")
     note("slowest_call_s (one create_policy, refused or not)", f"{writer.slowest_call_s:.2f}")
 
@@ -185,8 +189,10 @@ def test_without_acknowledgement_writes_go_on_as_soon_as_the_replica_is_promoted
     assert not thread.is_alive()
     info = promoted.client().info("replication")
     assert info["role"] == "master"
-    note("writes_refused_s without WAIT (longest time between two acknowledged writes)",
-         f"{writer.longest_silence():.2f}")  # fmt: skip
+    note(
+        "writes_refused_s without WAIT (longest time between two acknowledged writes)",
+        f"{writer.longest_silence():.2f}",
+    )
     note("slowest_call_s without WAIT", f"{writer.slowest_call_s:.2f}")
 
 

@@ -100,9 +100,13 @@ def local_plan_pdf() -> bytes:
     writer.line("Contents", size=20, bold=True)
     writer.gap()
     for entry, page in [
-        ("3. Housing", 2), ("Policy LP1 - Housing", 2), ("Policy CS 1 - Settlement Strategy", 4),
-        ("Policy H2: Affordable Housing", 4), ("Policy LP9 - Green Belt", 5), ("Appendix A - Glossary", 6),
-    ]:  # fmt: skip
+        ("3. Housing", 2),
+        ("Policy LP1 - Housing", 2),
+        ("Policy CS 1 - Settlement Strategy", 4),
+        ("Policy H2: Affordable Housing", 4),
+        ("Policy LP9 - Green Belt", 5),
+        ("Appendix A - Glossary", 6),
+    ]:
         writer.line(f"{entry} {'.' * (70 - len(entry))} {page}")
     writer.new_page()
     writer.line("3. Housing", size=18, bold=True)
@@ -187,8 +191,10 @@ def inspectors_report_pdf() -> bytes:
     writer.new_page()
     writer.line("Introduction", size=16, bold=True)
     writer.gap()
-    for number, text in enumerate(["The plan was submitted for examination in 2020.",
-                                   "Hearings were held over three weeks in the spring."], start=1):  # fmt: skip
+    for number, text in enumerate(
+        ["The plan was submitted for examination in 2020.", "Hearings were held over three weeks in the spring."],
+        start=1,
+    ):
         writer.paragraph(f"{number}. {text} The Council asked for main modifications where needed.")
     writer.line("Assessment of Soundness", size=16, bold=True)
     writer.gap()
@@ -256,13 +262,20 @@ def repeated_headings_pdf() -> bytes:
 MODIFICATIONS = [
     ("MM1", "Policy HO1, clause 2", ["Replace 'will be permitted' with 'will be supported'."]),
     ("MM2", "Page 12, paragraph 3.4", ["Delete the second sentence."]),
-    ("MM3", "Policy HO3", ["Replace the policy with:", "@Policy HO3: Housing Mix",
-                           "Schemes of ten homes or more will provide a mix of sizes."]),
+    (
+        "MM3",
+        "Policy HO3",
+        [
+            "Replace the policy with:",
+            "@Policy HO3: Housing Mix",
+            "Schemes of ten homes or more will provide a mix of sizes.",
+        ],
+    ),
     ("MM4", "Paragraph 3.5", ["Amend to read:", "3.5 Affordable housing is needed in every parish."]),
     ("MM5", "Page 20, Table 4", ["Update the housing trajectory to the 2022 figures."]),
     ("MM6", "Policy EC2", ["Add 'and storage and distribution' after 'industry'."]),
     ("MM7", "Glossary", ["Add a definition of 'first homes'."]),
-]  # fmt: skip
+]
 
 
 def modifications_pdf(prefix: str = "MM", *, cover_heading: bool = True) -> bytes:
@@ -320,15 +333,18 @@ def report_with_schedule_on_its_last_page_pdf() -> bytes:
     Modifications``, the schedule's header row and ``MODIFICATIONS`` three times over, numbered ``MM1`` ..
     ``MM21`` (running onto a second page)."""
     doc = pymupdf.open()
-    doc.new_page(width=WIDTH, height=HEIGHT).insert_text((LEFT, 300), "Report on the Example Local Plan",
-                                                         fontsize=20, fontname="hebo")  # fmt: skip
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text(
+        (LEFT, 300), "Report on the Example Local Plan", fontsize=20, fontname="hebo"
+    )
     writer = Writer(doc)
     writer.new_page()
     writer.line("Assessment of Soundness", size=16, bold=True)
     writer.gap()
     for number in range(1, 7):
-        writer.paragraph(f"{number}. The plan's approach to issue {number} is justified by the evidence, subject to "
-                         "the main modifications set out below, which make it effective.")  # fmt: skip
+        writer.paragraph(
+            f"{number}. The plan's approach to issue {number} is justified by the evidence, subject to "
+            "the main modifications set out below, which make it effective."
+        )
     writer.line("Schedule of Main Modifications", bold=True)
     writer.gap()
     writer.line("MM Ref   Local Plan Ref   Modification", bold=True)
@@ -352,21 +368,28 @@ def core_strategy_pdf() -> bytes:
     with the policy's first words on the same line and no gap above it; ``CSP4 Development Outside the Growth
     Network`` is set right under a bold ``Table 3`` caption, without a gap."""
     doc = pymupdf.open()
-    doc.new_page(width=WIDTH, height=HEIGHT).insert_text((LEFT, 300), "Example Core Strategy", fontsize=28,
-                                                         fontname="hebo")  # fmt: skip
+    doc.new_page(width=WIDTH, height=HEIGHT).insert_text(
+        (LEFT, 300), "Example Core Strategy", fontsize=28, fontname="hebo"
+    )
     writer = Writer(doc)
     writer.new_page()
     writer.line("Contents", size=20, bold=True)
     writer.gap()
-    for entry, page in [("5. Core Strategy Policies", 2), ("CSP4 Development Outside the Growth Network", 3),
-                        ("CSP5 Cycling Networks", 4), ("Appendix 1 Monitoring", 5)]:  # fmt: skip
+    for entry, page in [
+        ("5. Core Strategy Policies", 2),
+        ("CSP4 Development Outside the Growth Network", 3),
+        ("CSP5 Cycling Networks", 4),
+        ("Appendix 1 Monitoring", 5),
+    ]:
         writer.line(f"{entry} {'.' * (70 - len(entry))} {page}")
     writer.new_page()
     writer.line("5. Core Strategy Policies", size=18, bold=True)
     writer.gap()
     for number, (code, first_words) in enumerate(CORE_POLICIES, start=1):
-        writer.paragraph(f"5.{number} The policy below follows from the strategic objectives and the evidence "
-                         "gathered for the plan, and is applied together with the other policies.")  # fmt: skip
+        writer.paragraph(
+            f"5.{number} The policy below follows from the strategic objectives and the evidence "
+            "gathered for the plan, and is applied together with the other policies."
+        )
         writer.line("Policy", bold=True)
         writer._bold_then_plain(f"{code} ", first_words)
         writer.line("the places people value keep the character that makes them distinct from one another.")
@@ -376,26 +399,38 @@ def core_strategy_pdf() -> bytes:
     writer.line("Table 3: A Summary of Proposals for the Regeneration Corridors (continued)", bold=True)
     writer.line("CSP4 Development Outside the Growth Network", bold=True)
     writer.gap()
-    writer.paragraph("Areas outside the growth network will keep their green belt and their local centres, and "
-                     "new homes there will be built only on land already developed.")  # fmt: skip
+    writer.paragraph(
+        "Areas outside the growth network will keep their green belt and their local centres, and "
+        "new homes there will be built only on land already developed."
+    )
     writer.paragraph("5.5 Policy CSP4 keeps the countryside between the towns open.")
     writer.new_page()
     assert writer.page is not None
     writer.page.insert_text((LEFT, writer.y), "Cycle Network Diagram", fontsize=BODY, fontname="hebo")
     writer.page.insert_text((WIDTH / 2 + 20, writer.y), "CSP5 Cycling Networks", fontsize=BODY, fontname="hebo")
     writer.y += LINE + GAP
-    writer.paragraph("Joint working will give the area one cycle network, with common design standards for its "
-                     "routes, so that every new development links to it.")  # fmt: skip
+    writer.paragraph(
+        "Joint working will give the area one cycle network, with common design standards for its "
+        "routes, so that every new development links to it."
+    )
     writer.paragraph("5.6 Policy CSP5 links new homes to the cycle network.")
     return doc.tobytes()
 
 
-PARKING_STANDARDS = ["Flats: one space", "Houses of two bedrooms: two spaces", "Larger houses: three spaces",
-                     "Shops: one space for each 20 square metres", "Offices: one space for each 30 square metres",
-                     "Industry: one space for each 50 square metres", "Schools: one space for each teacher",
-                     "Care homes: one space for each three beds", "Hotels: one space for each room",
-                     "Cycle parking: one stand for each home", "Electric charging: one point for each home",
-                     "Visitors: one space for each four homes"]  # fmt: skip
+PARKING_STANDARDS = [
+    "Flats: one space",
+    "Houses of two bedrooms: two spaces",
+    "Larger houses: three spaces",
+    "Shops: one space for each 20 square metres",
+    "Offices: one space for each 30 square metres",
+    "Industry: one space for each 50 square metres",
+    "Schools: one space for each teacher",
+    "Care homes: one space for each three beds",
+    "Hotels: one space for each room",
+    "Cycle parking: one stand for each home",
+    "Electric charging: one point for each home",
+    "Visitors: one space for each four homes",
+]
 
 
 GLOSSARY = [

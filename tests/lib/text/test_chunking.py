@@ -44,11 +44,21 @@ def test_page_tracking_records_every_page_a_chunk_spans() -> None:
 
 def test_policy_chunks_never_straddle_sections_and_are_indexed_across_the_revision() -> None:
     sections = [
-        Section(section_ref="Para 115", chapter="9. Promoting sustainable transport", text=SENTENCE * 12,
-                page_number=32, page_spans=[(0, 32), (600, 33)]),
-        Section(section_ref="Para 116", chapter="9. Promoting sustainable transport", text=SENTENCE,
-                page_number=33, page_spans=[(0, 33)]),
-    ]  # fmt: skip
+        Section(
+            section_ref="Para 115",
+            chapter="9. Promoting sustainable transport",
+            text=SENTENCE * 12,
+            page_number=32,
+            page_spans=[(0, 32), (600, 33)],
+        ),
+        Section(
+            section_ref="Para 116",
+            chapter="9. Promoting sustainable transport",
+            text=SENTENCE,
+            page_number=33,
+            page_spans=[(0, 33)],
+        ),
+    ]
     chunks = chunk_sections(sections)
     para116 = [c for c in chunks if c.section_ref == "Para 116"]
     assert len(para116) == 1 and para116[0].text == SENTENCE.strip() and para116[0].page_numbers == [33]
@@ -64,9 +74,14 @@ def test_empty_sections_make_no_chunks() -> None:
 
 def test_chunks_carry_their_sections_kind_title_printed_page_and_supported_policy() -> None:
     section = Section(
-        section_ref="Para 3.60", title="Replacement dwellings", text="Some text. " * 250, page_number=40,
-        page_spans=[(0, 40), (1000, 41)], printed_page="38", supports="Policy RES9",
-    )  # fmt: skip
+        section_ref="Para 3.60",
+        title="Replacement dwellings",
+        text="Some text. " * 250,
+        page_number=40,
+        page_spans=[(0, 40), (1000, 41)],
+        printed_page="38",
+        supports="Policy RES9",
+    )
     chunks = chunk_sections([section], printed={40: "38-39", 41: "40"})
     assert {(c.kind, c.title, c.supports, c.last_page) for c in chunks} == {
         ("paragraph", "Replacement dwellings", "Policy RES9", 41)

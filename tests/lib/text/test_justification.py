@@ -10,13 +10,27 @@ CHAPTER = "5. Climate Change"
 
 def paragraph(ref: str, heading: str) -> Section:
     number = ref.removeprefix("Para ")
-    return Section(section_ref=ref, text=f"{number} Text.", page_number=1, page_spans=[(0, 1)], kind="paragraph",
-                   title=heading, chapter=CHAPTER)  # fmt: skip
+    return Section(
+        section_ref=ref,
+        text=f"{number} Text.",
+        page_number=1,
+        page_spans=[(0, 1)],
+        kind="paragraph",
+        title=heading,
+        chapter=CHAPTER,
+    )
 
 
 def policy(ref: str, title: str) -> Section:
-    return Section(section_ref=ref, text=f"{ref} - {title}\nPolicy text.", page_number=1, page_spans=[(0, 1)],
-                   kind="policy", title=title, chapter=CHAPTER)  # fmt: skip
+    return Section(
+        section_ref=ref,
+        text=f"{ref} - {title}\nPolicy text.",
+        page_number=1,
+        page_spans=[(0, 1)],
+        kind="policy",
+        title=title,
+        chapter=CHAPTER,
+    )
 
 
 def supports(sections: list[Section]) -> dict[str, str | None]:

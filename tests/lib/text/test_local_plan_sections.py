@@ -84,8 +84,11 @@ def test_contents_entries_open_no_section_and_list_the_policies(plan: SectionRea
     assert [s.section_ref for s in plan.sections if s.page_number == 2] == ["Page 2"]
     assert by_ref(plan)["Page 2"].kind == "front-matter"
     assert [(p.ref, p.printed_page) for p in plan.listed] == [
-        ("Policy LP1", 2), ("Policy CS 1", 4), ("Policy H2", 4), ("Policy LP9", 5),
-    ]  # fmt: skip
+        ("Policy LP1", 2),
+        ("Policy CS 1", 4),
+        ("Policy H2", 4),
+        ("Policy LP9", 5),
+    ]
 
 
 def test_the_report_names_listed_policies_not_found(plan: SectionReading) -> None:
@@ -124,15 +127,22 @@ def test_a_boxed_policy_ends_with_its_box_and_unnumbered_text_after_it_is_cited_
 def test_an_inspectors_report_is_cited_by_its_numbered_paragraphs() -> None:
     reading = read_sections(extract_document(inspectors_report_pdf(), enable_ocr=False))
     paragraphs = [(s.section_ref, s.title) for s in reading.sections if s.kind == "paragraph"]
-    assert paragraphs == [("Para 1", "Introduction"), ("Para 2", "Introduction"), ("Para 3", "Assessment of Soundness"),
-                          ("Para 4", "Assessment of Soundness")]  # fmt: skip
+    assert paragraphs == [
+        ("Para 1", "Introduction"),
+        ("Para 2", "Introduction"),
+        ("Para 3", "Assessment of Soundness"),
+        ("Para 4", "Assessment of Soundness"),
+    ]
 
 
 def test_a_document_without_structure_is_cited_by_pdf_page_with_the_printed_page_beside_it() -> None:
     reading = read_sections(extract_document(unstructured_pdf(), enable_ocr=False))
     assert [(s.section_ref, s.kind, s.printed_page) for s in reading.sections] == [
-        ("Page 1", "page", None), ("Page 2", "page", "1"), ("Page 3", "page", "2"), ("Page 4", "page", "3"),
-    ]  # fmt: skip
+        ("Page 1", "page", None),
+        ("Page 2", "page", "1"),
+        ("Page 3", "page", "2"),
+        ("Page 4", "page", "3"),
+    ]
 
 
 def test_chapter_headings_alike_but_for_their_numbers_are_chapters_not_running_headers(
@@ -171,11 +181,14 @@ def test_a_schedule_of_main_modifications_is_cited_by_its_codes_with_what_each_q
     reading = read_sections(extract_document(modifications_pdf(), enable_ocr=False))
     modifications = [(s.section_ref, s.kind, s.title) for s in reading.sections if s.kind == "modification"]
     assert modifications == [
-        ("MM1", "modification", "Policy HO1, clause 2"), ("MM2", "modification", "Page 12, paragraph 3.4"),
-        ("MM3", "modification", "Policy HO3"), ("MM4", "modification", "Paragraph 3.5"),
-        ("MM5", "modification", "Page 20, Table 4"), ("MM6", "modification", "Policy EC2"),
+        ("MM1", "modification", "Policy HO1, clause 2"),
+        ("MM2", "modification", "Page 12, paragraph 3.4"),
+        ("MM3", "modification", "Policy HO3"),
+        ("MM4", "modification", "Paragraph 3.5"),
+        ("MM5", "modification", "Page 20, Table 4"),
+        ("MM6", "modification", "Policy EC2"),
         ("MM7", "modification", "Glossary"),
-    ]  # fmt: skip
+    ]
     sections = by_ref(reading)
     assert "Policy HO3: Housing Mix" in sections["MM3"].text and "3.5 Affordable housing" in sections["MM4"].text
     assert not [s for s in reading.sections if s.kind in ("policy", "paragraph")]

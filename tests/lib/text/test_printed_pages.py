@@ -195,8 +195,10 @@ def test_citations_lead_with_the_printed_page_and_give_the_pdf_page_where_it_dif
     assert page_citation(40, "62-63") == "pp. 62-63 (PDF page 40)"
     assert page_citation(3, None) == "PDF page 3"
     assert page_citation(7, "A-3") == "p. A-3 (PDF page 7)"
-    assert format_citation(document="NPPF December 2024", section_ref="Para 116", page_number=33,
-                           printed_page="33") == "NPPF December 2024, Para 116, p. 33"  # fmt: skip
+    assert (
+        format_citation(document="NPPF December 2024", section_ref="Para 116", page_number=33, printed_page="33")
+        == "NPPF December 2024, Para 116, p. 33"
+    )
 
 
 def test_the_nppf_prints_its_pdf_page_numbers_from_page_3() -> None:
@@ -228,9 +230,11 @@ def test_fenland_policy_lp12_runs_from_printed_page_56_and_pdf_page_58_prints_57
 
 @pytest.mark.parametrize(
     ("name", "page", "words"),
-    [("watford_local_plan_inspectors_report.pdf", 9, "SUB12 and SUB14."),
-     ("broxbourne_local_plan_inspectors_report.pdf", 8, "SUB8.")],
-)  # fmt: skip
+    [
+        ("watford_local_plan_inspectors_report.pdf", 9, "SUB12 and SUB14."),
+        ("broxbourne_local_plan_inspectors_report.pdf", 8, "SUB8."),
+    ],
+)
 def test_inspectors_footnotes_numbered_as_their_page_stay_footnotes(name: str, page: int, words: str) -> None:
     path = _shared_data() / "local_plans" / name
     if not path.exists():

@@ -120,8 +120,10 @@ def test_policy_headings_in_bold_with_a_qualifier_or_a_bare_number_and_without_a
         para("Schemes will be well designed."),
     )
     assert [(unit.ref, unit.title) for unit in parser.units] == [
-        ("Chapter 1", "Design"), ("Policy SP1", "Spatial Strategy"), ("Policy 12", "Design"),
-    ]  # fmt: skip
+        ("Chapter 1", "Design"),
+        ("Policy SP1", "Spatial Strategy"),
+        ("Policy 12", "Design"),
+    ]
 
 
 def test_policy_headings_set_in_capitals_or_with_a_slash_in_the_code() -> None:
@@ -138,10 +140,12 @@ def test_policy_headings_set_in_capitals_or_with_a_slash_in_the_code() -> None:
         para("POLICY H9 Housing Mix", page=2, bold_lead="POLICY H9 Housing Mix"),
     )
     assert [(unit.ref, unit.title, unit.kind) for unit in parser.units] == [
-        ("Chapter 1", "Housing", "chapter"), ("Policy SP1", "SPATIAL STRATEGY", "policy"),
-        ("Policy H/9", "Housing Mix", "policy"), ("Policy NE/3", "Biodiversity", "policy"),
+        ("Chapter 1", "Housing", "chapter"),
+        ("Policy SP1", "SPATIAL STRATEGY", "policy"),
+        ("Policy H/9", "Housing Mix", "policy"),
+        ("Policy NE/3", "Biodiversity", "policy"),
         ("Page 2", "POLICY H9 Housing Mix", "page"),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_schedules_codes_keep_their_printed_zeros_and_plan_prefix() -> None:
