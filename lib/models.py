@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from pydantic import BaseModel, Field, model_validator
 
-SECTION_KINDS = (
+SectionKind = Literal[
     "policy",
     "paragraph",
     "chapter",
@@ -16,8 +18,9 @@ SECTION_KINDS = (
     "modification",
     "page",
     "front-matter",
-)
-"""What a section is: ``kind`` of ``Section`` and of its chunks."""
+]
+"""What a section is: ``kind`` of ``Section`` and of its chunks (a type, for the tools' and routes' schemas)."""
+SECTION_KINDS: tuple[str, ...] = get_args(SectionKind)
 FALLBACK_KINDS = frozenset({"chapter", "appendix", "page", "front-matter"})
 """Kinds that cite text by where it sits (a chapter's or page's text) rather than by a number the plan prints."""
 _KIND_BY_PREFIX = (

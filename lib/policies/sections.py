@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import date
 from itertools import groupby
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,21 +29,6 @@ from lib.policies.xrefs import CITES, Citation, DocumentNames
 from lib.stores.chroma import StoredChunk, where_all
 from lib.text.chunking import merge_chunk_texts
 from lib.text.printed_pages import from_stored
-
-SectionKind = Literal[
-    "policy",
-    "paragraph",
-    "chapter",
-    "appendix",
-    "table",
-    "figure",
-    "footnote",
-    "glossary",
-    "modification",
-    "page",
-    "front-matter",
-]
-"""``lib.models.SECTION_KINDS`` as a type, for the tools' and routes' input schemas (a test keeps them equal)."""
 
 _WHOLE_CHAPTER = re.compile(r"^Chapter \d+$")
 """A chapter ref names the whole chapter: its intro and every paragraph, policy and footnote in it."""

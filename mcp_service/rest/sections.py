@@ -8,9 +8,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from lib.models import SectionKind
 from lib.policies.sections import (
     CitingSections,
-    SectionKind,
     SectionList,
     find_citing_sections,
     list_policy_sections,

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from lib.policies.sections import SectionKind
+from lib.models import SectionKind
 from lib.policies.stores import PolicyStores
 from mcp_service.tools.envelope import run_tool
 from mcp_service.tools.policies import work

@@ -4,18 +4,16 @@ sections citing a section, as of a date."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 import pymupdf
 import pytest
 
 from lib.composition import Stores
 from lib.errors import InvalidArgumentError, PolicyNotFoundError, SectionNotFoundError
-from lib.models import SECTION_KINDS, Section
+from lib.models import Section
 from lib.policies.ingest import ingest_revision, store_chunks
 from lib.policies.lifecycle import create_revision, register_revision, remove_revision_chunks
 from lib.policies.models import PolicyCreate, RevisionCreate
-from lib.policies.sections import SectionKind, find_citing_sections, get_policy_section, list_policy_sections
+from lib.policies.sections import find_citing_sections, get_policy_section, list_policy_sections
 from lib.policies.stores import PolicyStores
 from lib.policies.xrefs import Citation
 from lib.text.chunking import chunk_sections
@@ -166,10 +164,6 @@ def test_the_table_of_contents_lists_every_section_in_document_order(tewkesbury:
     ]
     with pytest.raises(InvalidArgumentError):
         list_policy_sections(tewkesbury, "TEWKESBURY", kind="clause")
-
-
-def test_the_kind_filter_offers_exactly_the_kinds_sections_have() -> None:
-    assert get_args(SectionKind) == SECTION_KINDS
 
 
 def test_citing_sections_are_read_from_the_revisions_in_force_on_the_date(tewkesbury: PolicyStores) -> None:

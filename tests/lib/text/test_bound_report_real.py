@@ -10,9 +10,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from lib.models import Section
-from lib.text.extraction import extract_document
-from lib.text.sections import SectionReading, read_sections
+from lib.text.sections import SectionReading
+from tests.lib.text.test_document_parts import read, refs_and_pages
 
 ROOT = Path(__file__).resolve().parents[3]
 SHARED_DATA = Path(os.environ.get("POLICY_KB_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -24,20 +23,6 @@ pytestmark = pytest.mark.skipif(
     reason="the Watford report and its appendix are read from ../shared/data (not redistributable); "
     "set POLICY_KB_SHARED_DATA to the folder holding local_plans/",
 )
-
-
-def read(data: bytes) -> SectionReading:
-    return read_sections(extract_document(data, enable_ocr=False))
-
-
-def refs_and_pages(sections: list[Section], offset: int = 0) -> set[tuple[str, int]]:
-    moved = set()
-    for section in sections:
-        ref = section.section_ref
-        if ref.startswith("Page "):
-            ref = f"Page {int(ref.removeprefix('Page ')) + offset}"
-        moved.add((ref, section.page_number + offset))
-    return moved
 
 
 @pytest.fixture(scope="module")
