@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from lib.citation import format_citation
+from mcp_service.tools.document_content import document_fields
 
 SNIPPET_CHARS = 240
 """A quoted snippet's length at most, in characters."""
@@ -59,6 +60,11 @@ def quoted(text: str, limit: int = SNIPPET_CHARS) -> str:
     return f'> "{flat}"'
 
 
+def quoted_field(name: str, text: str, limit: int = SNIPPET_CHARS) -> str:
+    """A short field read from a document (a chapter, heading or title) as a quoted line: ``> chapter: "..."``."""
+    return f"> {name}: " + quoted(text, limit).removeprefix("> ")
+
+
 def quoted_block(text: str, limit: int = ANSWER_CHARS) -> list[str]:
     """Document text that is the answer itself, as quoted lines (``> ``), cut at a word before ``limit``."""
     body = str(text).strip()
@@ -87,8 +93,10 @@ def citation(entry: dict[str, Any]) -> str:
 
 
 def _plain(entry: dict[str, Any], skip: frozenset[str] = frozenset()) -> str:
-    """An entry's short plain fields, ``key: value; ...`` (document text and long strings left out)."""
+    """An entry's short plain fields, ``key: value; ...`` (anything read from the document, and long strings, left
+    out: they are quoted on lines of their own)."""
     parts = []
+    skip = skip | frozenset(document_fields(entry))
     for key, value in entry.items():
         if key in skip or key in TEXT_FIELDS or key == "status" or value is None or value == "" or value == []:
             continue
@@ -105,6 +113,7 @@ def _entry(entry: dict[str, Any], indent: str, *, answer: bool = False) -> list[
     head = citation(entry) if cites else ""
     rest = _plain(entry, CITATION_FIELDS if cites else frozenset())
     lines = [" — ".join(part for part in (head, rest) if part)]
+    lines += [indent + quoted_field(key, entry[key]) for key in document_fields(entry) if key not in TEXT_FIELDS]
     for key in TEXT_FIELDS:
         if isinstance(entry.get(key), str) and entry[key].strip():
             lines += quoted_block(entry[key]) if answer else [indent + quoted(entry[key])]

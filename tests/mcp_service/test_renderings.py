@@ -44,11 +44,12 @@ def test_search_hits_are_numbered_citations_with_the_printed_page_and_a_quoted_s
     lines = text.splitlines()
     assert lines[0] == "query: highways; effective_date: 2025-06-01; results_count: 2"
     assert lines[2].startswith("  [1] NPPF December 2024, Para 111, p. 34 (PDF page 36) (score 0.800)")
-    assert lines[4].startswith("  [2] NPPF December 2024, Para 112, p. 35 (PDF page 37) (score 0.700)")
-    snippet = lines[3].strip()
+    assert lines[3].strip() == '> chapter: "9. Sustainable transport"'  # read from the document: quoted
+    assert lines[5].startswith("  [2] NPPF December 2024, Para 112, p. 35 (PDF page 37) (score 0.700)")
+    snippet = lines[4].strip()
     assert snippet.startswith('> "Development') and snippet.endswith(' ..."')
     assert len(snippet) <= SNIPPET_CHARS + len('> ""')
-    assert lines[5].strip() == f'> "{INJECTED}"'
+    assert lines[7].strip() == f'> "{INJECTED}"'
     assert len(text) < len(json.dumps(payload)) / 2
 
 
@@ -67,8 +68,8 @@ def test_a_text_that_is_the_answer_is_quoted_whole_line_by_line_up_to_its_cap() 
         "text": f"First line of the paragraph.\n{INJECTED}",
     }
     lines = render(section).splitlines()
-    assert lines[0] == "NPPF December 2024, Para 116, p. 33 (PDF page 35) — chapter: 9; kind: paragraph"
-    assert lines[1:] == ["> First line of the paragraph.", f"> {INJECTED}"]
+    assert lines[0] == "NPPF December 2024, Para 116, p. 33 (PDF page 35) — kind: paragraph"
+    assert lines[1:] == ['> chapter: "9"', "> First line of the paragraph.", f"> {INJECTED}"]
     huge = render({**section, "text": "word " * ANSWER_CHARS}).splitlines()
     assert len(huge[1]) <= ANSWER_CHARS + 2 and huge[-1].startswith("> ... (") and "structured content" in huge[-1]
 
@@ -78,6 +79,9 @@ def test_document_text_never_appears_outside_a_quote() -> None:
         {"status": "success", "results": [hit(1, INJECTED)]},
         {"status": "success", "source": "NPPF", "section_ref": "Para 1", "text": INJECTED, "page_numbers": [1]},
         {"status": "success", "match": {"section_ref": "Para 1", "page_number": 1, "context": INJECTED}},
+        # Headings and titles are read from the document too: a planted one is quoted like its text.
+        {"status": "success", "results": [{**hit(1, "text"), "chapter": INJECTED, "heading": INJECTED}]},
+        {"status": "success", "source": "NPPF", "section_ref": "Para 1", "title": INJECTED, "text": "t"},
     ]
     for payload in payloads:
         for line in render(payload).splitlines():
