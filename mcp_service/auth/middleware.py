@@ -170,20 +170,16 @@ class BearerAuthMiddleware:
             self.write_tools = write_tools(await self.list_tools()) if self.list_tools is not None else frozenset()
         return write_tool_called(parsed, self.write_tools)
 
+    def _warn(self, event: str, scope: Scope, caller: Caller, **extra: object) -> None:
+        """One WARNING line for a refused request: the server, the caller (never a token), method and path."""
+        method, path = scope["method"], scope["path"]
+        logger.warning(event_line(event, server=self.server, caller=caller.name, method=method, path=path, **extra))
+
     async def _malformed(
         self, scope: Scope, receive: Receive, send: Send, caller: Caller, reason: str, *, json_rpc: bool
     ) -> None:
         """400 for a body that is not JSON or nests too deep, in the envelope of the path (``bodies``)."""
-        logger.warning(
-            event_line(
-                "request.malformed",
-                server=self.server,
-                caller=caller.name,
-                method=scope["method"],
-                path=scope["path"],
-                reason=reason,
-            )
-        )
+        self._warn("request.malformed", scope, caller, reason=reason)
         await malformed_response(scope["path"], reason, json_rpc=json_rpc)(scope, receive, send)
 
     async def _audited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, tool: str | None) -> None:
@@ -234,16 +230,7 @@ class BearerAuthMiddleware:
 
     async def _rate_limited(self, scope: Scope, receive: Receive, send: Send, caller: Caller, wait: int) -> None:
         self._refusals.inc()  # policy_kb_rate_limited_total{server}
-        logger.warning(
-            event_line(
-                "rate_limit.refused",
-                server=self.server,
-                caller=caller.name,
-                method=scope["method"],
-                path=scope["path"],
-                retry_after=wait,
-            )
-        )
+        self._warn("rate_limit.refused", scope, caller, retry_after=wait)
         message = f"Rate limit exceeded; retry after {wait} s"
         headers = {"Retry-After": str(wait)}
         if scope["path"] in self.mcp_post_paths:
