@@ -9,8 +9,9 @@ lists them whatever is advertised, and an empty list is the truth); a name asked
 notifications are never sent (the servers are built with ``subscriptions=False``), so every ``listChanged`` and
 ``subscribe`` is false on both. A ``prompts/get`` naming no prompt is -32602 (invalid params) on every
 protocol revision: the SDK lets it fall to a generic error (code 0 before 2026-07-28, -32603 with a traceback
-after); a ``resources/read`` of no resource is -32602 from the SDK itself. Why a middleware and not the SDK:
-docs/decisions/0046-lean-tool-results.md.
+after); a ``tools/call`` naming no tool is -32602 too, as the specification lists it among protocol errors (the
+SDK answers it as a tool result); a ``resources/read`` of no resource is -32602 from the SDK itself. Why a
+middleware and not the SDK: docs/decisions/0046-lean-tool-results.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class HonestCapabilities:
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
+        self.tools: frozenset[str] | None = None
 
     async def served(self) -> tuple[set[str], bool]:
         """The server's prompt names, and whether it has resources or resource templates."""
@@ -39,6 +41,9 @@ class HonestCapabilities:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
+        if method == "tools/call":
+            await self.known_tool((ctx.params or {}).get("name"))
+            return await call_next(ctx)
         if method not in HANDSHAKES and method != "prompts/get":
             return await call_next(ctx)
         prompts, resources = await self.served()
@@ -50,6 +55,14 @@ class HonestCapabilities:
         if method in HANDSHAKES and isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
             result = {**result, "capabilities": advertised(result["capabilities"], bool(prompts), resources)}
         return result
+
+    async def known_tool(self, name: object) -> None:
+        """Raise -32602 for a name the server has no tool for (its tools are fixed once registered, so read once)."""
+        if self.tools is None:
+            self.tools = frozenset(tool.name for tool in await self.server.list_tools())
+        if name not in self.tools:
+            shown = name if isinstance(name, str) else type(name).__name__
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {shown}", data={"name": shown})
 
 
 def advertised(capabilities: dict[str, Any], prompts: bool, resources: bool) -> dict[str, Any]:

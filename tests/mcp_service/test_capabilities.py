@@ -104,6 +104,24 @@ async def test_an_unknown_prompt_is_invalid_params_and_a_known_one_renders(fresh
 
 
 @pytest.mark.parametrize("mode", [LEGACY, MODERN])
+async def test_an_unknown_tool_is_invalid_params_on_every_server_and_a_known_one_still_answers(
+    servers: dict[str, str], mode: str
+) -> None:
+    """The specification lists an unknown tool among protocol errors (-32602), not tool results."""
+    for name, url in servers.items():
+        async with client(url, mode) as connected:
+            with pytest.raises(MCPError) as unknown:
+                await connected.call_tool("no_such_tool", {"query": "x"})
+            listed = (await connected.list_tools()).tools
+        assert unknown.value.error.code == INVALID_PARAMS, name
+        assert unknown.value.error.message == "Unknown tool: no_such_tool", name
+        assert listed, name  # the session went on
+    async with client(servers["governance"], mode) as connected:
+        known = await connected.call_tool("list_governance_documents", {})
+    assert not known.is_error
+
+
+@pytest.mark.parametrize("mode", [LEGACY, MODERN])
 async def test_each_server_has_its_prompt_and_one_without_resources_lists_none_and_knows_no_name(
     servers: dict[str, str], mode: str
 ) -> None:

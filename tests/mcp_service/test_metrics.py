@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 from pydantic import SecretStr
@@ -97,15 +99,13 @@ async def test_tool_calls_move_the_operation_histogram_the_outcome_counters_and_
 async def test_an_unknown_tool_name_is_labelled_unknown_not_by_what_the_caller_sent(nppf_service: Service) -> None:
     name = f"no_such_tool_{uuid.uuid4().hex[:8]}"
     before = scrape(nppf_service.url)
-    out = await call(nppf_service.url, name)
-    assert out["status"] == "error"
+    async with mcp_session(nppf_service.url) as session:
+        with pytest.raises(MCPError) as refused:  # an unknown tool is a protocol error (-32602)
+            await session.call_tool(name, {})
     after = scrape(nppf_service.url)
-    assert (
-        moved(
-            before, after, "policy_kb_tool_calls_total", server=SERVER_NAME, tool="unknown", outcome=out["error_type"]
-        )
-        == 1
-    )
+    outcome = str(refused.value.error.code)
+    assert outcome == str(INVALID_PARAMS)
+    assert moved(before, after, "policy_kb_tool_calls_total", server=SERVER_NAME, tool="unknown", outcome=outcome) == 1
     assert not any(name in dict(labels).values() for _, labels in after)
 
 
