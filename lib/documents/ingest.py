@@ -15,6 +15,9 @@ application-document stores. An ingestion:
 5. extracts (text layer, OCR of text-less pages on every core), chunks, classifies and embeds in memory;
 6. writes the original to the object store, upserts the chunks, and registers the document last.
 
+``progress(phase, percent)`` (``lib.progress``) is told each phase as an ingestion of a policy is; one that
+raises stops the ingestion there, before any write or undoing them.
+
 The registry decides what exists: search hides chunks of unregistered documents, so a crash between
 step 6's writes leaves only orphans (the audit removes them), never a half document in results, and a
 failure undoes the writes already made.
@@ -51,6 +54,7 @@ from lib.errors import (
 from lib.models import ExtractedDocument
 from lib.observability.metrics import record_ingestion
 from lib.paths import read_allowed_file, resolve_allowed
+from lib.progress import Progress, embed_with_progress, no_progress
 from lib.stores.objects import ObjectStore, document_file_key, sha256_bytes
 from lib.text.chunking import chunk_pages
 from lib.text.extraction import MIN_TEXT_LAYER_CHARS, extract_document, image_ratios
@@ -85,13 +89,18 @@ def list_application_files(roots: Sequence[Path], folder: str | Path) -> list[Pa
 
 
 def ingest_document(
-    stores: DocumentStores, file_path: str | Path, application_ref: str, document_type: str | None = None
+    stores: DocumentStores,
+    file_path: str | Path,
+    application_ref: str,
+    document_type: str | None = None,
+    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest one file of an application (spec 003 FR-001). Failures raise typed ``KBError``s."""
     ref = check_application_ref(application_ref)
     if document_type is not None:
         check_document_type(document_type)
     resolve_allowed(file_path, stores.settings.files.allowed_roots)  # the path rule first, before anything else is said
+    (progress or no_progress)("fetch", 0.0)
     data = read_allowed_file(stores.settings, file_path)
     return ingest_document_bytes(
         stores,
@@ -100,6 +109,7 @@ def ingest_document(
         application_ref=ref,
         document_type=document_type,
         file_path=str(file_path),
+        progress=progress,
     )
 
 
@@ -111,11 +121,28 @@ def ingest_document_bytes(
     application_ref: str,
     document_type: str | None = None,
     file_path: str | None = None,
+    progress: Progress | None = None,
 ) -> IngestResult:
     """Ingest a file already read (the path rule is the caller's business); see the module docstring.
 
     ``file_path`` is recorded as the path the document came from; without one (bytes that never had a
     path) the record's ``file_path`` is ``file_name``."""
+    report = progress or no_progress
+    report("fetch", 0.0)
+    outcome = _ingest_bytes(stores, data, file_name, application_ref, document_type, file_path, report)
+    report("done", 100.0)
+    return outcome
+
+
+def _ingest_bytes(
+    stores: DocumentStores,
+    data: bytes,
+    file_name: str,
+    application_ref: str,
+    document_type: str | None,
+    file_path: str | None,
+    report: Progress,
+) -> IngestResult:
     ref = check_application_ref(application_ref)
     if document_type is not None:
         check_document_type(document_type)
@@ -135,6 +162,7 @@ def ingest_document_bytes(
         existing = registry.get(document_id)  # the worker we waited for may have finished it
         if existing is not None:
             return _already_ingested(existing, ref, sha)
+        report("extract", 5.0)
         document = _extract(stores.settings, data, file_name, image_heavy=image_heavy)
         if document is None:
             logger.info(
@@ -156,6 +184,7 @@ def ingest_document_bytes(
             sha=sha,
             document_id=document_id,
             document_type=document_type,
+            report=report,
         )
 
 
@@ -199,8 +228,10 @@ def _store(
     sha: str,
     document_id: str,
     document_type: str | None,
+    report: Progress,
 ) -> IngestResult:
     started = time.perf_counter()
+    report("chunk", 30.0)
     chunks = chunk_pages(document.pages, printed=read_printed(document.pages))
     if not chunks:
         raise NoChunksError("No text chunks could be made from the document")
@@ -209,7 +240,7 @@ def _store(
     doc_type = document_type or classification.document_type
     threshold = stores.settings.extraction.image_ratio_threshold
     contains_drawings = any(page.image_ratio > threshold for page in document.pages)
-    embeddings = stores.embedder.embed_batch([chunk.text for chunk in chunks])
+    embeddings = embed_with_progress(stores.embedder, [chunk.text for chunk in chunks], report)
 
     ids = [document_chunk_id(document_id, chunk.page_numbers[0], chunk.chunk_index) for chunk in chunks]
     metadatas = [
@@ -241,6 +272,7 @@ def _store(
         extraction_method=document.method,
         contains_drawings=contains_drawings,
     )
+    report("store", 85.0)
     try:
         stores.objects.put_bytes(key, data, content_type=file_type.content_type)
         stores.chunks.upsert(ids, [chunk.text for chunk in chunks], embeddings, metadatas)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -37,7 +37,7 @@ from lib.policies.page_images import drop_renders
 from lib.policies.registry import PolicyRegistry
 from lib.policies.stores import PolicyStores
 from lib.policies.xrefs import chunk_citations, citation_metadata
-from lib.stores.embeddings import Embedder
+from lib.progress import Progress, embed_with_progress, no_progress
 from lib.stores.objects import policy_file_key, sha256_bytes
 from lib.text.chunking import chunk_sections
 from lib.text.extraction import extract_document
@@ -45,15 +45,6 @@ from lib.text.section_report import report_reading
 from lib.text.sections import read_sections
 
 logger = logging.getLogger(__name__)
-
-Progress = Callable[[str, float], None]
-"""``progress(phase, percent)``: phases are fetch, extract, chunk, embed, store, done."""
-
-_EMBED_SLICE = 256
-
-
-def _no_progress(phase: str, percent: float) -> None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -117,22 +108,6 @@ def store_chunks(
     return StoredChunks(ids=ids, chunks_removed=removed, revision=settled)
 
 
-def _embed_with_progress(embedder: Embedder, texts: list[str], report: Progress) -> list[list[float]]:
-    """Embed in slices (for progress) ordered longest first, so each slice pads as little as one big call.
-
-    The order is a pure function of the texts, so re-ingesting the same file embeds the same batches
-    and gets bit-identical vectors.
-    """
-    order = sorted(range(len(texts)), key=lambda i: (-len(texts[i]), i))
-    vectors: list[list[float]] = [[] for _ in texts]
-    for start in range(0, len(order), _EMBED_SLICE):
-        report("embed", 35.0 + 50.0 * start / len(order))
-        batch = order[start : start + _EMBED_SLICE]
-        for i, vector in zip(batch, embedder.embed_batch([texts[i] for i in batch]), strict=True):
-            vectors[i] = vector
-    return vectors
-
-
 def _store_replacement(stores: PolicyStores, source: str, revision_id: str, content: bytes) -> Original:
     sha = sha256_bytes(content)
     stored = stores.objects.put_bytes(
@@ -192,7 +167,7 @@ def _ingest(
 
     def report(phase: str, percent: float) -> None:
         stores.registry.set_progress(source, revision_id, phase, percent)
-        (progress or _no_progress)(phase, percent)
+        (progress or no_progress)(phase, percent)
 
     stores.registry.get_policy(source)
     revision = stores.registry.get_revision(source, revision_id)
@@ -246,7 +221,7 @@ def _ingest(
             )
         raise
 
-    embeddings = _embed_with_progress(stores.embedder, [c.text for c in chunks], report)
+    embeddings = embed_with_progress(stores.embedder, [c.text for c in chunks], report)
     lap("embed")
 
     report("store", 85.0)

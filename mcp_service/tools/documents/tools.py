@@ -11,7 +11,7 @@ annotations at registration, and the bounds come from the settings in ``register
 from functools import partial
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -26,6 +26,7 @@ from mcp_service.tools.documents.outputs import (
     SearchOutput,
 )
 from mcp_service.tools.envelope import run_tool
+from mcp_service.tools.progress import reporter
 from mcp_service.tools.registration import READ_ONLY, tool
 
 SERVER_NAME = "document-store-mcp"
@@ -73,7 +74,7 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
 
     @tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     async def ingest_document(
-        file_path: FilePath, application_ref: ApplicationRef, document_type: TypeOverride = None
+        file_path: FilePath, application_ref: ApplicationRef, ctx: Context, document_type: TypeOverride = None
     ) -> Annotated[CallToolResult, IngestDocumentOutput]:
         """Extract (text layer, OCR for scanned pages), chunk, embed and store one document of an application.
 
@@ -82,10 +83,9 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
         skipped with reason image_based (drawings or scans with nothing to read without OCR). Errors:
         file_not_found, path_not_allowed, unsupported_file_type (the content is not a PDF or an image, by its
         bytes whatever its name, or the name says another type than the content: a PNG saved as .pdf),
-        encrypted, extraction_failed, no_content."""
-        return await run_tool(
-            "ingest_document", partial(work.ingest, stores, file_path, application_ref, document_type)
-        )
+        encrypted, extraction_failed, no_content. Sends progress notifications when asked (a progressToken)."""
+        job = partial(work.ingest, stores, file_path, application_ref, document_type, reporter(ctx))
+        return await run_tool("ingest_document", job)
 
     @tool(server, READ_ONLY)
     async def search_application_docs(

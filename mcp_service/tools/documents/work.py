@@ -12,12 +12,20 @@ from lib.documents.quotes import verify_document_quote
 from lib.documents.reads import get_document_text, list_ingested_documents
 from lib.documents.search import search_application_docs
 from lib.documents.stores import DocumentStores
+from lib.progress import Progress
 from mcp_service.tools.documents.outputs import DocumentQuoteOutput
 
 
-def ingest(stores: DocumentStores, file_path: str, application_ref: str, document_type: str | None) -> dict[str, Any]:
-    """One of three outcomes (success, already_ingested, skipped), as the JSON of its own model."""
-    return ingest_document(stores, file_path, application_ref, document_type).model_dump(mode="json")
+def ingest(
+    stores: DocumentStores,
+    file_path: str,
+    application_ref: str,
+    document_type: str | None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """One of three outcomes (success, already_ingested, skipped), as the JSON of its own model; ``progress``
+    is told how the ingestion goes (``lib.progress``)."""
+    return ingest_document(stores, file_path, application_ref, document_type, progress).model_dump(mode="json")
 
 
 def search(
