@@ -107,10 +107,11 @@ def rank_chunks(
     lexical_ceiling: float = 1.0,
     per_document: int | None = None,
     document_fields: tuple[str, ...] = (),
+    params: FusionParams = FUSION,
 ) -> list[RankedChunk]:
     """``rank_by_mode`` over two legs of stored chunks (keyed by chunk id); with ``per_document``, at most that
     many chunks sharing the values of ``document_fields`` in their metadata (a governance document's
-    ``doc_id``; a policy section: ``revision_ref`` and ``section_ref``)."""
+    ``doc_id``; a policy section: ``revision_ref`` and ``section_ref``); ``params``: the fusion's."""
     chunks = {chunk.id: chunk for chunk, _ in dense} | {chunk.id: chunk for chunk, _ in lexical}
     ranked = rank_by_mode(
         mode,
@@ -118,6 +119,7 @@ def rank_chunks(
         [(c.id, s) for c, s in lexical],
         n,
         lexical_ceiling=lexical_ceiling,
+        params=params,
         document=(
             (lambda key: tuple(map(chunks[key].metadata.get, document_fields))) if per_document is not None else None
         ),
