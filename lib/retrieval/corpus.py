@@ -35,6 +35,7 @@ from lib.retrieval.corpus_index import (
     lexical_answer_key,
     lexical_hits,
 )
+from lib.retrieval.float_rows import FLOAT_ROWS_BYTES, FloatRows
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.retrieval.index_snapshot import IndexSnapshots
@@ -74,9 +75,10 @@ class CorpusIndexes:
         )
         self.pages = CodePages()
         self.postings = TermPostings(min(POSTINGS_BYTES, cache_bytes // 16))
+        self.float_rows = FloatRows(min(FLOAT_ROWS_BYTES, cache_bytes // 16))
         lock = threading.Lock()
         self.scratch = Scratch()
-        dense = functools.partial(exact_hits, pages=self.pages, scratch=self.scratch)
+        dense = functools.partial(exact_hits, pages=self.pages, scratch=self.scratch, float_rows=self.float_rows)
         lexical = functools.partial(lexical_hits, postings=self.postings, scratch=self.scratch)
         self._dense = _counted(cached(self.answers, key=answer_key, lock=lock)(_miss(dense)))
         self._lexical = _counted(cached(self.answers, key=lexical_answer_key, lock=lock)(_miss(lexical)))

@@ -23,9 +23,10 @@ import numpy as np
 from lib.observability import search_leg
 from lib.retrieval.code_pages import CodePages
 from lib.retrieval.file_columns import FileTexts
+from lib.retrieval.float_rows import SMALL_ROWS, FloatRows, float_bounds
 from lib.retrieval.lexical import LexicalBlock, PostingsMemo, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
-from lib.retrieval.quantized import CodedQuery, QuantizedVectors
+from lib.retrieval.quantized import CodedQuery, QuantizedVectors, squared_distances
 from lib.retrieval.scratch import Scratch, lease
 from lib.retrieval.selection import lowest
 from lib.stores.chroma import StoredChunk, relevance
@@ -263,16 +264,18 @@ def exact_hits(
     *,
     pages: CodePages | None = None,
     scratch: Scratch | None = None,
+    float_rows: FloatRows | None = None,
 ) -> np.ndarray:
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) nearest to ``query`` by squared L2, as
-    ``HITS``, nearest first, ties by id: exact, though the rows are searched by their int8 codes. Each row's
-    coded distance less its margin is a lower bound of its exact distance (``QuantizedVectors.lower_bounds``);
-    the exact vectors of about the ``n_results + _FIRST_READ`` lowest bounds are read, then those of every other row
-    whose bound is within the ``n_results``-th exact distance, so no row left unread can rank. Python works per
-    slice and per row read, never per row searched. ``scope`` names the row filter for the answer memo and is not
-    used here. With ``pages``, the slices' bounds come from one product per page (``lib.retrieval.code_pages``),
-    equal to the last bit; with ``scratch``, the arrays this search works in are borrowed
-    (``lib.retrieval.scratch``)."""
+    ``HITS``, nearest first, ties by id: exact, though the rows are searched by a bound. Each row's bound is no
+    greater than its exact distance; the exact distances of about the ``n_results + _FIRST_READ`` lowest bounds
+    are computed, then those of every other row whose bound is within the ``n_results``-th exact distance, so no
+    row left unread can rank. The bound is the int8 codes' (``QuantizedVectors.lower_bounds``; with ``pages``,
+    one product per page, ``lib.retrieval.code_pages``, equal to the last bit), or, with ``float_rows`` and at
+    most ``SMALL_ROWS`` rows searched, a float32 product over the exact rows held in memory
+    (``lib.retrieval.float_rows``); both give the same hits. Python works per slice and per row read, never per
+    row searched. ``scope`` names the row filter for the answer memo and is not used here. With ``scratch``, the
+    arrays this search works in are borrowed (``lib.retrieval.scratch``)."""
     masks = list(rows) if rows is not None else [None] * len(indexes)
     kept = [
         (p, i, m)
@@ -281,32 +284,61 @@ def exact_hits(
     ]
     if not kept or n_results <= 0:
         return np.zeros(0, HITS)
-    coded = CodedQuery.of(query)
-    slices = [index.vectors for _, index, _ in kept]
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
+    vector = np.asarray(query, dtype=np.float32).reshape(-1)
+    held = None
+    if float_rows is not None and starts[-1] <= SMALL_ROWS:
+        held = float_rows.matrices([(index.serial, index.vectors) for _, index, _ in kept])
     with lease(scratch) as take:
-        if pages is not None:
-            bounds = pages.lower_bounds(coded, slices, take)
+        if held is not None:
+            squared_norm = float(vector.astype(np.float64) @ vector.astype(np.float64))
+            bounds = np.concatenate(
+                [
+                    float_bounds(matrix, index.vectors.norms, vector, squared_norm)
+                    for matrix, (_, index, _) in zip(held, kept, strict=True)
+                ]
+            )
+            exact = _from_held(held, vector)
         else:
-            bounds = np.concatenate([v.lower_bounds(coded) for v in slices])
+            coded = CodedQuery.of(vector)
+            slices = [index.vectors for _, index, _ in kept]
+            if pages is not None:
+                bounds = pages.lower_bounds(coded, slices, take)
+            else:
+                bounds = np.concatenate([v.lower_bounds(coded) for v in slices])
+            exact = _from_slices(kept, coded.vector)
         for begin, end, (_, _, mask) in zip(starts[:-1].tolist(), starts[1:].tolist(), kept, strict=True):
             if mask is not None:
                 bounds[begin:end][~mask] = np.inf
         read = lowest(bounds, n_results + _FIRST_READ, take)
-        found = _exact(read, starts, kept, coded.vector)
+        found = _exact(read, starts, kept, exact)
         if len(found) >= n_results:
-            nth = sorted(found)[n_results - 1][0]
+            nth = np.partition(np.array([d for d, _, _, _ in found]), n_results - 1)[n_results - 1]
             more = np.flatnonzero(np.less_equal(bounds, nth, out=take(len(bounds), np.bool_)))
-            found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, coded.vector)
+            found += _exact(np.setdiff1d(more, read, assume_unique=True), starts, kept, exact)
     ranked = sorted(found)[:n_results]
     return np.array([(at, row, d) for d, _, at, row in ranked], dtype=HITS)
+
+
+ExactDistances = Callable[[int, list[int]], list[float]]
+"""The exact squared distances of some rows (``list[int]``) of the ``int``-th slice kept by a search."""
+
+
+def _from_slices(kept: Sequence[tuple[int, CorpusIndex, np.ndarray | None]], query: np.ndarray) -> ExactDistances:
+    """Exact distances read from each slice's own exact rows (held, or read from its snapshot file)."""
+    return lambda owner, rows: kept[owner][1].vectors.distances(rows, query)
+
+
+def _from_held(matrices: Sequence[np.ndarray], query: np.ndarray) -> ExactDistances:
+    """Exact distances of rows of matrices held in memory (``FloatRows``), computed as the slices compute them."""
+    return lambda owner, rows: squared_distances(matrices[owner][np.asarray(rows, dtype=np.int64)], query)
 
 
 def _exact(
     positions: np.ndarray,
     starts: np.ndarray,
     kept: Sequence[tuple[int, CorpusIndex, np.ndarray | None]],
-    query: np.ndarray,
+    distances: ExactDistances,
 ) -> list[tuple[float, str, int, int]]:
     """``(exact distance, id, slice, row)`` of the rows at ``positions`` of the slices ``kept`` laid end to end
     (``starts``: where each begins), reading each slice's exact rows once."""
@@ -315,8 +347,7 @@ def _exact(
     for owner in np.unique(owners).tolist():
         at, index, _ = kept[owner]
         rows = (positions[owners == owner] - starts[owner]).tolist()
-        distances = index.vectors.distances(rows, query)
-        out += [(d, index.ids[r], at, r) for d, r in zip(distances, rows, strict=True)]
+        out += [(d, index.ids[r], at, r) for d, r in zip(distances(owner, rows), rows, strict=True)]
     return out
 
 
