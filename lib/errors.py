@@ -95,6 +95,14 @@ class OverloadedError(KBError):
     retry_after_s: ClassVar[int] = 1
 
 
+class WorkCancelledError(KBError):
+    """Long work (an ingestion) stopped at a checkpoint because its caller cancelled it (tasks/cancel of an MCP
+    task): nothing it would have written is kept."""
+
+    error_type = "cancelled"
+    http_status = 409
+
+
 class PolicyNotFoundError(KBError):
     error_type = "policy_not_found"
     http_status = 404

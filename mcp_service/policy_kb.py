@@ -22,6 +22,7 @@ from mcp_service.tools.policies.prompts import register_prompts
 from mcp_service.tools.policies.resources import register_resources
 from mcp_service.tools.policies.tools import INSTRUCTIONS, SERVER_NAME, register_tools
 from mcp_service.tools.policies.viewer import viewer_extension
+from mcp_service.tools.tasks import TasksExtension
 from mcp_service.ui.app import UI_PREFIX, create_ui_app
 
 __all__ = ["create_app", "register_tools"]
@@ -73,7 +74,8 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
     """The policy-kb app: ``/mcp``, ``/sse``, ``/messages/``, ``/health``, ``/api/v1`` and the web page ``/ui``."""
     settings = settings or load_settings()
     stores = stores or open_stores(settings)
-    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS, extensions=[viewer_extension()])
+    tasks = TasksExtension(frozenset({"ingest_policy_revision"}), settings.jobs)
+    server = new_mcp_server(SERVER_NAME, INSTRUCTIONS, extensions=[viewer_extension(), tasks])
     register_tools(server, stores.policies)
     register_prompts(server)
     register_resources(server, stores.policies)

@@ -95,6 +95,32 @@ class JobSettings(SettingsGroup):
         description="Embedded default: how long one start of Prefect's temporary local API may take (wall clock; "
         "tried 3 times). A job whose local API does not start runs without Prefect",
     )
+    task_ttl_seconds: int = Field(
+        default=3600,
+        ge=1,
+        alias="TASK_TTL_SECONDS",
+        description="How long a finished MCP task (an ingestion run as a task) and its result stay readable with "
+        "tasks/get after it finished; a working task is kept until it ends",
+    )
+    task_max: int = Field(
+        default=256,
+        ge=1,
+        alias="TASK_MAX",
+        description="MCP tasks one server process keeps at once, working or finished; past it a new one is "
+        "refused (overloaded) until finished ones expire",
+    )
+    task_max_per_caller: int = Field(
+        default=4,
+        ge=1,
+        alias="TASK_MAX_PER_CALLER",
+        description="MCP tasks one caller (key, OAuth subject, or address) may have working at once",
+    )
+    task_poll_interval_ms: int = Field(
+        default=1000,
+        ge=100,
+        alias="TASK_POLL_INTERVAL_MS",
+        description="How often a client is asked to poll a working MCP task (its pollIntervalMs)",
+    )
 
 
 class ObservabilitySettings(SettingsGroup):

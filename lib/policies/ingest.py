@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError
+from lib.errors import ExtractionFailedError, FileNotFoundInStoreError, NoChunksError, WorkCancelledError
 from lib.models import Chunk
 from lib.observability.metrics import record_ingestion
 from lib.policies.chunks import PolicyVectorStore, chunk_id, chunk_metadata, section_metadata
@@ -158,6 +158,30 @@ def ingest_revision(
 
 
 def _ingest(
+    stores: PolicyStores,
+    source: str,
+    revision_id: str,
+    progress: Progress | None,
+    replacement: tuple[Original, bytes] | None,
+) -> IngestOutcome:
+    """The steps, and what a cancellation (``progress`` raising ``WorkCancelledError`` before the store step's
+    writes) leaves: a first ingestion ``failed`` (ingest it again to retry), a reindex as it was before."""
+    first_time = stores.registry.get_revision(source, revision_id).status in (
+        RevisionStatus.PROCESSING,
+        RevisionStatus.FAILED,
+    )
+    try:
+        return _ingest_steps(stores, source, revision_id, progress, replacement)
+    except WorkCancelledError as exc:
+        if first_time:
+            fail_revision(stores.registry, stores.vectors, source, revision_id, f"{exc.error_type}: {exc.message}")
+        else:
+            stores.registry.set_progress(source, revision_id, "done", 100.0)
+        logger.info("ingest.cancelled source=%s revision_id=%s first_time=%s", source, revision_id, first_time)
+        raise
+
+
+def _ingest_steps(
     stores: PolicyStores,
     source: str,
     revision_id: str,

@@ -7,7 +7,9 @@ notification says the percentage of 100 and the phase (fetch, extract, chunk, em
 notification that cannot be sent is logged and dropped: progress never fails the work it reports on.
 
 Where it reaches the client: over SSE on the session's stream; over Streamable HTTP on the event stream that
-answers a request asking for progress (``transports.streamable_http``: every other request gets plain JSON).
+answers a request asking for progress (``transports.streamable_http``: every other request gets plain JSON). A
+call the client took as a task (``tasks``) sends none: its task's status message carries the phase and
+percentage for ``tasks/get``, and a cancelled task's callback stops the work.
 """
 
 from __future__ import annotations
@@ -19,13 +21,19 @@ from typing import Any
 import anyio.from_thread
 from mcp.server.mcpserver import Context
 
+from mcp_service.tools.tasks.store import running_task
+
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[str, float], None]
 
 
 def reporter(ctx: Context[Any, Any]) -> Progress | None:
-    """A thread-side ``progress(phase, percent)`` for ``ctx``'s request, or ``None`` when it asked for none."""
+    """A thread-side ``progress(phase, percent)`` for ``ctx``'s request, or ``None`` when it asked for none. A
+    call running as a task (``tasks``) reports to its task instead, which may stop the work (cancelled)."""
+    task = running_task.get()
+    if task is not None:
+        return task.progress
     meta = ctx.request_context.meta
     if not meta or meta.get("progress_token") is None:
         return None

@@ -35,6 +35,12 @@ PROMPTS = {
 }
 """Each server's one prompt."""
 SERVERS_WITH_RESOURCES = {"policy-kb"}
+EXTENSIONS = {
+    "policy-kb": {"io.modelcontextprotocol/ui", "io.modelcontextprotocol/tasks"},
+    "document-store": {"io.modelcontextprotocol/tasks"},
+}
+"""The SEP-2133 extensions each server offers: the citation viewer (``tools.policies.viewer``), and tasks for
+the servers with an ingestion (``tools.tasks``)."""
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +87,7 @@ async def test_each_server_advertises_the_same_capabilities_on_initialize_and_se
         expected: dict[str, Any] = {"tools": {"listChanged": False}, "prompts": {"listChanged": False}}
         if name in SERVERS_WITH_RESOURCES:
             expected["resources"] = {"subscribe": False, "listChanged": False}
-            # and the MCP Apps extension, for the citation viewer (tools.policies.viewer)
-            assert extensions is not None and set(extensions) == {"io.modelcontextprotocol/ui"}, name
-        else:
-            assert extensions is None, name
+        assert set(extensions or {}) == EXTENSIONS.get(name, set()), name
         assert handshake == expected, name
 
 

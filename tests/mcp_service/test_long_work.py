@@ -1,21 +1,38 @@
 """Long work on the ``document-store`` server, as an agent meets it: an ingestion reports its progress to a
 client that asks (a progress token), over Streamable HTTP (an event stream answering that request) and SSE,
-through the same helper as the policy ingestion (``tools.progress``)."""
+through the same helper as the policy ingestion (``tools.progress``); and, to a client that declares the MCP
+tasks extension, it answers with a task the client polls, reads the result of, or cancels (``tools.tasks``).
+
+A task's work is held where the test wants it by holding the document's ingestion claim in Redis (the claim
+a second worker of the same file waits on), so what is seen while it works does not depend on timing."""
 
 from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, Literal
 
+import anyio
 import pytest
 import redis
+from mcp import Client
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, Request, RequestParams, Result
 
 from lib.composition import open_stores
+from lib.documents.registry import make_document_id
+from lib.stores.objects import sha256_bytes
 from mcp_service.document_store import create_app
+from mcp_service.tools.tasks import TASKS
 from tests.fixtures_paths import TABLE_PDF
-from tests.mcp_service.conftest import Service, mcp_session, running, service_settings
+from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running, service_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +50,12 @@ def documents(service_base: Path, redis_url: str, chroma_dir: Path) -> Iterator[
     """The document store over an empty registry and collection of its own, one PDF in its inbox."""
     base = service_base / f"long-work-{uuid.uuid4().hex[:8]}"
     settings = service_settings(
-        base, redis_url, chroma_dir, LONG_WORK_DB, document_collection=f"long_work_{uuid.uuid4().hex[:12]}"
+        base,
+        redis_url,
+        chroma_dir,
+        LONG_WORK_DB,
+        document_collection=f"long_work_{uuid.uuid4().hex[:12]}",
+        task_max_per_caller=1,
     )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     shutil.copyfile(TABLE_PDF, settings.files.allowed_roots[0] / "Transport_Assessment.pdf")
@@ -62,3 +84,143 @@ async def test_a_document_ingestion_reports_rising_progress_to_done(documents: S
     assert {total for _, total, _ in seen} == {100.0}
     phases = [message for _, _, message in seen]
     assert phases[0] == "fetch" and phases[-1] == "done" and {"extract", "chunk", "embed", "store"} <= set(phases)
+
+
+class CreatedTask(Result):
+    """A ``tools/call`` answered with a task."""
+
+    result_type: Literal["task"] = "task"
+    task_id: str
+    status: str
+    status_message: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+class Tasks(ClientExtension):
+    """The client's side of the tasks extension: declared on every request; a task answer is polled to its
+    result by ``Client.call_tool``, or handed over as it is (``allow_claimed``)."""
+
+    identifier = TASKS
+
+    def claims(self) -> list[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=CreatedTask, resolve=self.resolve)]
+
+    async def resolve(self, created: CreatedTask, ctx: ClaimContext) -> CallToolResult:
+        task = await finished(ctx.session, created.task_id)
+        assert task.status == "completed" and task.result is not None, task
+        return CallToolResult.model_validate(task.result)
+
+
+class TaskParams(RequestParams):
+    task_id: str
+
+
+class TaskRequest(Request[TaskParams, str]):
+    """``tasks/get`` or ``tasks/cancel``, its task id sent as the ``Mcp-Name`` header as the extension asks."""
+
+    method: str
+    params: TaskParams
+    name_param = "taskId"
+
+
+class TaskAnswer(Result):
+    """A task as ``tools/call`` (``resultType: task``) or ``tasks/get`` answers it; ``tasks/cancel``'s empty ack."""
+
+    result_type: str | None = None
+    task_id: str | None = None
+    status: str | None = None
+    status_message: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+@asynccontextmanager
+async def connected(url: str, key: str = FULL_KEY, *, tasks: bool = True) -> AsyncIterator[Client]:
+    """The SDK's client on 2026-07-28 (``server/discover``), declaring the tasks extension or not."""
+    async with (
+        create_mcp_http_client(headers=bearer(key)) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), extensions=[Tasks()] if tasks else None) as c,
+    ):
+        assert c.protocol_version == "2026-07-28"
+        yield c
+
+
+async def ask(client: Client | ClientSession, method: Literal["tasks/get", "tasks/cancel"], task_id: str) -> TaskAnswer:
+    session = client.session if isinstance(client, Client) else client
+    return await session.send_request(TaskRequest(method=method, params=TaskParams(task_id=task_id)), TaskAnswer)
+
+
+async def start(client: Client, arguments: dict[str, Any]) -> Any:
+    """``ingest_document`` as the wire answers it: a task (``TaskAnswer``) to a client of the extension."""
+    return await client.session.call_tool("ingest_document", arguments, allow_claimed=True)
+
+
+async def finished(client: Client | ClientSession, task_id: str) -> TaskAnswer:
+    """Poll ``tasks/get`` at the task's own interval until it ends."""
+    while (task := await ask(client, "tasks/get", task_id)).status == "working":
+        await anyio.sleep((task.poll_interval_ms or 1000) / 1000)
+    return task
+
+
+def document_args(service: Service) -> tuple[dict[str, str], str]:
+    path = service.settings.files.allowed_roots[0] / "Transport_Assessment.pdf"
+    return {"file_path": str(path), "application_ref": REF}, make_document_id(REF, sha256_bytes(path.read_bytes()))
+
+
+async def test_an_ingestion_taken_as_a_task_works_then_completes_with_its_result(documents: Service) -> None:
+    arguments, document_id = document_args(documents)
+    registry = documents.stores.documents.registry
+    async with connected(documents.url) as client:
+        with registry.claim(document_id):  # the work waits here, after reading the file
+            created = await start(client, arguments)
+            assert isinstance(created, CreatedTask) and created.status == "working"
+            assert created.task_id and created.ttl_ms and created.ttl_ms >= 1000 and created.poll_interval_ms
+            working = await ask(client, "tasks/get", created.task_id)
+            assert working.status == "working" and working.result is None
+            assert working.status_message in ("started", "fetch 0%")
+            refused = await start(client, arguments)  # TASK_MAX_PER_CALLER is 1 here
+            assert refused.is_error and refused.structured_content["error_type"] == "overloaded"
+        done = await finished(client, created.task_id)
+        listed = await client.call_tool("list_ingested_documents", {"application_ref": REF})
+    assert done.status == "completed" and done.status_message == "done" and done.result is not None
+    assert done.result["structuredContent"]["status"] == "success"
+    assert done.result["structuredContent"]["document_id"] == document_id
+    assert done.ttl_ms is not None and done.ttl_ms >= created.ttl_ms
+    assert [d["document_id"] for d in (listed.structured_content or {})["documents"]] == [document_id]
+
+
+async def test_a_cancelled_task_stops_its_work_and_keeps_nothing(documents: Service) -> None:
+    arguments, document_id = document_args(documents)
+    async with connected(documents.url) as client:
+        with documents.stores.documents.registry.claim(document_id):
+            created = await start(client, arguments)
+            ack = await ask(client, "tasks/cancel", created.task_id)
+            assert ack.task_id is None and ack.status is None
+        cancelled = await finished(client, created.task_id)
+        again = await ask(client, "tasks/cancel", created.task_id)  # a finished task: acknowledged all the same
+        listed = await client.call_tool("list_ingested_documents", {"application_ref": REF})
+    assert cancelled.status == "cancelled" and cancelled.result is None and again.status is None
+    assert (listed.structured_content or {})["documents"] == []
+    assert documents.stores.documents.registry.get(document_id) is None
+
+
+async def test_a_task_is_its_callers_and_a_client_without_the_extension_gets_the_answer(documents: Service) -> None:
+    arguments, _ = document_args(documents)
+    async with connected(documents.url) as owner, connected(documents.url, READ_KEY) as other:
+        created = await start(owner, arguments)
+        with pytest.raises(MCPError) as unknown:
+            await ask(other, "tasks/get", created.task_id)
+        assert unknown.value.error.code == INVALID_PARAMS
+        done = await finished(owner, created.task_id)
+        polled = await owner.call_tool("ingest_document", arguments)  # the SDK polls the task to its result
+    assert done.status == "completed"
+    assert polled.structured_content is not None and polled.structured_content["status"] == "already_ingested"
+    async with connected(documents.url, tasks=False) as plain:
+        answered = await plain.call_tool("ingest_document", arguments)
+        with pytest.raises(MCPError) as undeclared:
+            await ask(plain, "tasks/get", created.task_id)
+    assert answered.structured_content is not None and answered.structured_content["status"] == "already_ingested"
+    assert undeclared.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
