@@ -1,5 +1,5 @@
 """The Starlette app every MCP server of this service is served in: the server over both transports,
-``/health`` and any extra routes, behind bearer auth.
+``/health`` and any extra routes, behind bearer auth and, in front of it, the admission gate (``admission``).
 
     /health              GET               liveness, no auth
     /metrics             GET               Prometheus metrics (``observability.endpoint``; METRICS_API_KEY if set)
@@ -40,6 +40,7 @@ from lib.logs import configure_logging
 from lib.observability import configure_tracing
 from lib.stores.redis_server import async_redis_connector
 from mcp_service import heap
+from mcp_service.admission import AdmissionGate, AdmissionMiddleware
 from mcp_service.auth import BearerAuthMiddleware, OAuthResource, configured_key, require_credentials
 from mcp_service.auth.tokens import JwtVerifier
 from mcp_service.health import liveness
@@ -213,10 +214,11 @@ def create_mcp_app(
     ``background`` loops run from start-up until shutdown; ``collectors`` add the server's own figures to
     ``/metrics``. ``access`` says who may call (``server_access``): a read-only key or a read-scoped token may
     call only the tools annotated read-only (``auth``); routes under ``own_auth_prefixes`` check the keys
-    themselves (the web page's sign-in). Spans are exported when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set
-    (``lib.observability.tracing``). A server with no credential configured refuses to start
-    (``Access.require_credentials``); a path or method it does not serve answers 404/405 (with ``Allow``) in the
-    REST error envelope (``rest.errors.http_error``)."""
+    themselves (the web page's sign-in). In front of auth, the admission gate refuses a search call past
+    capacity with 503 before its body is read (``admission``; ``SEARCH_ADMISSION_*``). Spans are exported when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``lib.observability.tracing``). A server with no credential
+    configured refuses to start (``Access.require_credentials``); a path or method it does not serve answers
+    404/405 (with ``Allow``) in the REST error envelope (``rest.errors.http_error``)."""
     access.require_credentials(settings)
     configure_tracing(settings.observability)
     # Builds the session managers (event-stream answers for the requests that ask for progress, then JSON for the
@@ -275,6 +277,14 @@ def create_mcp_app(
         exempt_paths=("/health", "/metrics") if settings.observability.metrics_api_key else ("/health",),
         exempt_prefixes=own_auth_prefixes,
     )
-    return Starlette(
-        routes=all_routes, middleware=[auth], lifespan=lifespan, exception_handlers={HTTPException: http_error}
+    # Outermost, before auth reads a body: a search past capacity is refused from its headers (``admission``).
+    gate = AdmissionGate.from_settings(settings.search)
+    admission = [Middleware(AdmissionMiddleware, gate=gate, server=server.name)] if gate is not None else []
+    app = Starlette(
+        routes=all_routes,
+        middleware=[*admission, auth],
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error},
     )
+    app.state.admission_gate = gate
+    return app

@@ -26,6 +26,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 # Every server a test starts binds to loopback; those started without a key may serve open (decision 0045).
 # The tests of that refusal (tests/mcp_service/test_secure_by_default.py) set it false themselves.
 os.environ.setdefault("ALLOW_UNAUTHENTICATED", "true")
+# The admission gate refuses a search that would wait past a latency budget: on a loaded test machine, a matter of
+# timing. The suite's servers get the search lane's generous bound (5 s) instead; the gate's own tests set theirs
+# (tests/mcp_service/test_admission_gate.py, decision 0051).
+os.environ.setdefault("SEARCH_ADMISSION_WAIT_MS", "5000")
 # Prefect's home (its profiles, result storage, and the SQLite database of the temporary API server a service
 # starts on first use) is this process's own, not ~/.prefect: two pytest-xdist workers (or two checkouts' test
 # runs) migrating and writing one prefect.db at once answer "database is locked". Set before Prefect is imported.

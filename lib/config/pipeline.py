@@ -92,6 +92,21 @@ class SearchSettings(SettingsGroup):
         alias="SEARCH_QUEUE_WAIT_MS",
         description="The longest a search waits for a thread of the lane before it is refused (overloaded)",
     )
+    admission_wait_ms: int = Field(
+        default=50,
+        ge=0,
+        alias="SEARCH_ADMISSION_WAIT_MS",
+        description="The longest a search tool call may expect to wait behind the ones already admitted: past it "
+        "the admission gate in front of /mcp refuses it (HTTP 503, Retry-After) before its body is read; 0 = no "
+        "gate",
+    )
+    admission_max_in_flight: int = Field(
+        default=0,
+        ge=0,
+        alias="SEARCH_ADMISSION_MAX_IN_FLIGHT",
+        description="Search tool calls the admission gate lets be in flight at once whatever its estimate; 0 = no "
+        "fixed bound",
+    )
 
 
 class FileSettings(SettingsGroup):

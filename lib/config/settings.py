@@ -100,6 +100,8 @@ OVERRIDES: dict[str, str] = {
     "search_leg_helpers": "search.leg_helpers",
     "search_queue_max": "search.queue_max",
     "search_queue_wait_ms": "search.queue_wait_ms",
+    "search_admission_wait_ms": "search.admission_wait_ms",
+    "search_admission_max_in_flight": "search.admission_max_in_flight",
     "allowed_file_roots": "files.allowed_roots",
     "max_upload_bytes": "files.max_upload_bytes",
     "mcp_api_key": "auth.api_key",

@@ -86,6 +86,12 @@ rate_limited = Counter(
     "Requests refused with 429 because the caller was over its budget (RATE_LIMIT_PER_MINUTE), by server",
     ["server"],
 )
+admission_refused = Counter(
+    "policy_kb_admission_refused",
+    "Search tool calls the admission gate in front of /mcp refused with 503 (the work already admitted would make "
+    "them wait past SEARCH_ADMISSION_WAIT_MS), by server",
+    ["server"],
+)
 audit_findings = Counter(
     "policy_kb_audit_findings",
     "Findings of consistency audits run in this process, by store and kind",

@@ -6,7 +6,8 @@ The same for ``kb_search`` on the ``kb`` server, whose engine lane (the engine c
 place and a line of two: a refused call never reaches the engine, so it cannot queue behind the flood.
 
 The service runs on the test's own event loop, so the lane it uses is the one the test holds: what is refused is
-decided by the lane's bounds, never by timing.
+decided by the lane's bounds, never by timing. The admission gate in front of ``/mcp`` is off here; its own tests
+are ``test_admission_gate.py``.
 """
 
 from __future__ import annotations
@@ -65,14 +66,15 @@ async def serving(app: ASGIApp, port: int) -> AsyncIterator[str]:
             server.should_exit = True
 
 
-@asynccontextmanager
-async def tiny_lane_service(nppf: Service) -> AsyncIterator[tuple[str, Stores]]:
-    """The NPPF service's stores behind an app whose lane has 1 thread and a line of ``QUEUE``, on this loop."""
-    search = nppf.settings.search.model_copy(update={"threads": 1, "queue_max": QUEUE, "queue_wait_ms": 600_000})
+def tiny_lane_stores(nppf: Service, **search_settings: object) -> Stores:
+    """The NPPF service's stores with settings whose lane has 1 thread and a line of ``QUEUE``, and no admission
+    gate in front of ``/mcp`` (``search_settings`` change any of these)."""
+    tiny = {"threads": 1, "queue_max": QUEUE, "queue_wait_ms": 600_000, "admission_wait_ms": 0, **search_settings}
+    search = nppf.settings.search.model_copy(update=tiny)
     settings = nppf.settings.model_copy(update={"search": search})
     shared = nppf.stores
     policies = dataclasses.replace(shared.policies, settings=settings)
-    stores = Stores(
+    return Stores(
         settings,
         redis=shared.redis,
         chroma=shared.chroma,
@@ -80,7 +82,13 @@ async def tiny_lane_service(nppf: Service) -> AsyncIterator[tuple[str, Stores]]:
         embedder=shared.embedder,
         policies=policies,
     )
-    async with serving(create_app(settings, stores=stores, warm=False), free_port()) as url:
+
+
+@asynccontextmanager
+async def tiny_lane_service(nppf: Service) -> AsyncIterator[tuple[str, Stores]]:
+    """An app over ``tiny_lane_stores``, on this loop."""
+    stores = tiny_lane_stores(nppf)
+    async with serving(create_app(stores.settings, stores=stores, warm=False), free_port()) as url:
         yield url, stores
 
 
@@ -177,6 +185,7 @@ async def tiny_kb_service(base: Path, redis_url: str, chroma_dir: Path) -> Async
         search_threads=1,
         search_queue_max=QUEUE,
         search_queue_wait_ms=600_000,
+        search_admission_wait_ms=0,
     )
     redis.Redis.from_url(settings.redis.url or "").flushdb()
     stores = open_stores(settings)
