@@ -37,8 +37,7 @@ from benchmarks.harness import percentiles  # noqa: E402
 from lib.notes.index import Snapshot  # noqa: E402
 from lib.notes.ingest import text_pieces  # noqa: E402
 from lib.notes.search import rank_snapshot  # noqa: E402
-from lib.retrieval.document_index import DocumentChunks  # noqa: E402
-from lib.retrieval.modes import SearchMode  # noqa: E402
+from lib.retrieval import DocumentChunks, SearchMode  # noqa: E402
 from lib.stores.chroma import StoredChunk  # noqa: E402
 
 DIMS = 384
@@ -81,7 +80,7 @@ def materialise(snapshot: Snapshot) -> None:
     """What the first query after a new snapshot computes lazily."""
     for name in ("columns", "owners", "row_keys", "offsets", "by_key"):
         getattr(snapshot.index, name)
-    snapshot.lexical.rank("warm", 1, {1})
+    snapshot.index.lexical.rank("warm", 1, {1})
 
 
 def grow(snapshot: Snapshot, generation: int, new: DocumentChunks[int]) -> None:
@@ -122,7 +121,7 @@ def main() -> None:
         samples = []
         for generation, new in enumerate(documents[count:], start=2):
             texts = {new.key: [c.text for c in new.chunks]}
-            lexical = timed(snapshot.lexical.updated, texts)
+            lexical = timed(snapshot.index.lexical.updated, texts)
             whole = timed(grow, snapshot, generation, new)
             samples.append((lexical, whole))
         lexical_ms = statistics.median(s[0][0] for s in samples)

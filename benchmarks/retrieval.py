@@ -8,7 +8,7 @@ every query goes through ``lib.policies.search.search_policy`` with ``mode``. A 
 chunk's. Prints nDCG@10 and recall@100 on the test split for lexical, dense and hybrid with each encoder, the
 query p50/p95 of each, and each encoder's embedding throughput. ``--tune`` grids the fusion parameters on the
 train split only (the two legs' rankings come from the product's dense and lexical modes, fused offline by
-``lib.retrieval.fusion.fuse``) and prints the best with its train and test figures.
+``lib.retrieval.search``) and prints the best with its train and test figures.
 
 NPPF: the real December 2024 PDF ingested by ``ingest_revision``; questions that name a paragraph, table or
 footnote and questions that paraphrase (``benchmarks/nppf_questions.json``, each with the section and page
@@ -47,7 +47,8 @@ from lib.policies.lifecycle import create_revision, register_revision  # noqa: E
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionStatus  # noqa: E402
 from lib.policies.search import search_policy  # noqa: E402
 from lib.policies.stores import PolicyStores  # noqa: E402
-from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, fuse  # noqa: E402
+from lib.retrieval import FUSION, FusionMethod, FusionParams, Hit, LexicalAnswer, Query, SearchMode, search  # noqa: E402
+from lib.stores.chroma import StoredChunk  # noqa: E402
 from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.encoders import EncoderName  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
@@ -162,7 +163,7 @@ def run_queries(
     stores: PolicyStores, queries: dict[str, str], mode: str, source: str = SOURCE, n: int = DEPTH
 ) -> tuple[dict[str, list[tuple[str, str, float]]], list[float]]:
     """Each query's hits ``(chunk_id, section_ref, leg score)`` and each call's milliseconds; a lexical hit's
-    score is its BM25 over the query's ceiling (its relevance), the scale ``fuse`` combines it on."""
+    score is its BM25 over the query's ceiling (its relevance), the scale hybrid fusion combines it on."""
     results, millis = {}, []
     for qid, text in queries.items():
         stores.vectors.answers.clear()
@@ -187,13 +188,22 @@ def fused_quality(
     qrels: dict[str, dict[str, int]],
     params: FusionParams,
 ) -> float:
-    """Mean nDCG@10 of ``fuse`` over the product's two legs, as hybrid mode would rank them with ``params``."""
+    """Mean nDCG@10 of the hybrid ranking over the product's two legs, as hybrid mode would rank them with
+    ``params`` (``lib.retrieval.search``, each leg cut at ``Query.depth``)."""
     scores = []
     for qid, (dense, lexical) in legs.items():
-        depth = max(TOP, params.depth)
-        fused = fuse(dense[:depth], lexical[:depth], TOP, params)
-        scores.append(ndcg_at(ranked_docs(refs[f.key] for f in fused), qrels[qid]))
+        fused = fused_ranking(Query(qid, TOP, SearchMode.HYBRID, fusion=params), dense, lexical)
+        scores.append(ndcg_at(ranked_docs(refs[hit.chunk.id] for hit in fused), qrels[qid]))
     return statistics.fmean(scores)
+
+
+def fused_ranking(query: Query, dense: Ranking, lexical: Ranking) -> list[Hit]:
+    """``search`` over two recorded legs of chunk ids (lexical scores already over their ceiling)."""
+    return search(
+        query,
+        lambda depth: [(StoredChunk(key, "", {}), score) for key, score in dense[:depth]],
+        lambda depth: LexicalAnswer([(StoredChunk(key, "", {}), score) for key, score in lexical[:depth]], 1.0),
+    )
 
 
 def leg_rankings(

@@ -19,7 +19,7 @@ from lib.governance.stores import GovernanceStores, open_governance_stores
 from lib.notes.stores import NoteStores, open_note_stores
 from lib.paths import ensure_file_roots
 from lib.policies.stores import PolicyStores, open_policy_stores
-from lib.retrieval.blas import pin_single_blas_thread
+from lib.retrieval import pin_single_blas_thread
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder, settings_embedder
 from lib.stores.objects import ObjectStore, open_object_store

@@ -18,9 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import CorpusIndex, Stamp
-from lib.retrieval.heading import lexical_text
+from lib.retrieval import CorpusIndex, CorpusIndexes, Stamp, lexical_text
 from lib.stores.chroma import ChunkCollection
 
 logger = logging.getLogger(__name__)

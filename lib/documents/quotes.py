@@ -18,7 +18,7 @@ from lib.documents.stores import DocumentStores
 from lib.quotes.classify import Quote, Verdict, check_quote, rank
 from lib.quotes.passages import Passages
 from lib.quotes.report import MatchFields, describe, match_fields
-from lib.retrieval.corpus_index import CorpusIndex
+from lib.retrieval import CorpusIndex
 
 
 class DocumentQuoteLocation(MatchFields):

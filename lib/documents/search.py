@@ -3,7 +3,7 @@
 Both legs search the corpus index (``lib.documents.index``: one slice per application, served under the
 application's generation in Redis) of exactly the applications ``application_ref`` allows, masked to the
 ``document_types`` asked for, so the dense leg is exact over the chunks that pass and BM25's statistics come
-from them alone; ``lib.retrieval.rank_chunks`` ranks. A slice holds only the chunks of documents registered
+from them alone; ``lib.retrieval.search`` ranks. A slice holds only the chunks of documents registered
 under its generation, so a half-written or half-deleted document is never in results.
 """
 
@@ -16,11 +16,16 @@ from lib.documents.models import DocumentHit, DocumentSearchResult
 from lib.documents.registry import check_application_ref
 from lib.documents.stores import DocumentStores
 from lib.observability.metrics import searches
-from lib.retrieval.corpus_index import dense_relevances
-from lib.retrieval.legs import legs, side_by_side
-from lib.retrieval.modes import SearchMode, check_mode
-from lib.retrieval.queries import check_query, check_result_count
-from lib.retrieval.ranking import leg_depth, rank_chunks
+from lib.retrieval import (
+    LexicalAnswer,
+    Query,
+    SearchMode,
+    check_mode,
+    check_query,
+    check_result_count,
+    dense_relevances,
+    search,
+)
 from lib.stores.chroma import StoredChunk, relevance
 from lib.text.printed_pages import from_stored
 
@@ -47,26 +52,27 @@ def search_application_docs(
     allowed = frozenset(types) if types else None
     rows = [index.rows_where("document_type", allowed) for index in indexes] if allowed else None
     scope = tuple(sorted(allowed)) if allowed else ()
-    depth = leg_depth(search_mode, max_results)
     searches.labels("documents", search_mode.value).inc()
 
     vector = stores.embedder.embed_queries([query])[0] if search_mode != SearchMode.LEXICAL else None
 
-    def dense_leg() -> list[tuple[StoredChunk, float]]:
+    def dense_leg(depth: int) -> list[tuple[StoredChunk, float]]:
         if vector is None:
             return []
         found = stores.index.indexes.dense(vector, depth, indexes, rows, scope)
         return [(c, relevance(c.distance or 0.0)) for c in found]
 
-    def lexical_leg() -> list[tuple[StoredChunk, float]]:
-        if search_mode == SearchMode.DENSE:
-            return []
+    def lexical_leg(depth: int) -> LexicalAnswer:
         answer = stores.index.indexes.lexical(query, depth, indexes, rows, scope)
-        return [(chunk, score / answer.ceiling) for chunk, score in answer.hits]
+        return LexicalAnswer([(chunk, score / answer.ceiling) for chunk, score in answer.hits], 1.0)
 
-    together = side_by_side(search_mode, sum(len(index.ids) for index in indexes or ()))
-    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=together)
-    ranked = rank_chunks(search_mode, dense, lexical, max_results)
+    ranked = search(
+        Query(query, max_results, search_mode),
+        dense_leg,
+        lexical_leg,
+        rows=sum(len(index.ids) for index in indexes or ()),
+        helpers=stores.settings.search.leg_helpers,
+    )
     relevances: dict[str, float] = {}
     if vector is not None:  # spec 003 FR-002's relevance also for a hit only the lexical leg found
         relevances = dense_relevances(vector, [r.chunk.id for r in ranked if r.dense_score is None], indexes or [])

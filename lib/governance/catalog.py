@@ -25,9 +25,7 @@ from lib.governance.keys import generation_key, search_text
 from lib.governance.models import GovernanceRecord
 from lib.governance.parsing import header_date
 from lib.governance.registry import GovernanceRegistry
-from lib.retrieval.dense import stack_columns
-from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
-from lib.retrieval.segments import SegmentedIndex, Selection
+from lib.retrieval import DocumentChunks, DocumentsIndex, Selection, stack_columns
 from lib.stores.chroma import StoredChunk
 
 _IN_FORCE_DAYS = 256
@@ -44,7 +42,7 @@ class CatalogView:
     catalog version: agents mostly ask the same thing (today, every type), so a query does no per-document
     work. ``documents`` indexes ``Catalog.ids``; ``hidden`` marks the chunk rows (the matrix's columns) the
     dense leg must not return (``None``: every row passes) and ``rows`` counts the others; ``lexical`` is
-    what the lexical leg may see of ``Catalog.lexical``."""
+    what the lexical leg may see of ``Catalog.index.lexical``."""
 
     key: ViewKey
     documents: np.ndarray
@@ -83,10 +81,6 @@ class Catalog:
     def owners(self) -> np.ndarray:
         return self.index.owners
 
-    @property
-    def lexical(self) -> SegmentedIndex[str]:
-        return self.index.lexical
-
     def in_force(self, day: date) -> frozenset[str]:
         """The ids in force on ``day`` (remembered for this version: agents mostly ask about today)."""
         known = self._in_force.get(day)
@@ -118,11 +112,11 @@ class Catalog:
             dtype=np.int64,
         )
         if len(documents) == len(ids):
-            return CatalogView(key, documents, None, len(self.owners), self.lexical.select(None), None)
+            return CatalogView(key, documents, None, len(self.owners), self.index.lexical.select(None), None)
         shown = np.zeros(len(ids), dtype=bool)
         shown[documents] = True
         hidden = ~shown[self.owners]
-        lexical = self.lexical.select([ids[int(i)] for i in documents])
+        lexical = self.index.lexical.select([ids[int(i)] for i in documents])
         shown_rows = np.flatnonzero(~hidden)
         return CatalogView(key, documents, hidden, len(shown_rows), lexical, shown_rows)
 

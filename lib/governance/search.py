@@ -6,7 +6,7 @@ catalog works each filter out once per version: ``Catalog.view``). The dense leg
 process's stacked matrix (``lib.retrieval.dense``: exact cosine, one BLAS thread) and masks the
 disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
 (``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
-chunks only (so IDF comes from them); ``lib.retrieval.rank_chunks`` ranks, keeping at most ``PER_DOCUMENT``
+chunks only (so IDF comes from them); ``lib.retrieval.search`` ranks, keeping at most ``PER_DOCUMENT``
 chunks of one document. Hits carry status and chain links from the registry, and each leg's score on the scale
 the other stores report: ``dense_score`` the cosine relevance, ``lexical_score`` the raw BM25 score.
 
@@ -31,8 +31,7 @@ from lib.governance.models import (
 )
 from lib.governance.stores import GovernanceStores
 from lib.observability.metrics import searches
-from lib.retrieval import SearchMode, check_mode, leg_depth, rank_chunks
-from lib.retrieval.queries import check_query, check_result_count
+from lib.retrieval import LexicalAnswer, Query, check_mode, check_query, check_result_count, search
 from lib.stores.chroma import StoredChunk
 
 MAX_TOP_K = 20
@@ -83,18 +82,11 @@ def query_governance(
     if not catalog.records:
         raise index_not_built()
     view = catalog.view(day, types, include_inactive)
-    depth = leg_depth(search_mode, top_k, per_document=per_document)
     searches.labels("governance", search_mode.value).inc()
-    dense = _dense(stores, catalog, view, question, depth) if search_mode != SearchMode.LEXICAL else []
-    lexical, ceiling = _lexical(catalog, view, question, depth) if search_mode != SearchMode.DENSE else ([], 0.0)
-    ranked = rank_chunks(
-        search_mode,
-        dense,
-        lexical,
-        top_k,
-        lexical_ceiling=ceiling,
-        per_document=per_document,
-        document_fields=("doc_id",),
+    ranked = search(
+        Query(question, top_k, search_mode, per_document=per_document, document_fields=("doc_id",)),
+        lambda depth: _dense(stores, catalog, view, question, depth),
+        lambda depth: _lexical(catalog, view, question, depth),
     )
     results = [
         GovernanceHit(
@@ -146,9 +138,7 @@ def _dense(
     return catalog.index.dense(vector, depth, view.hidden)
 
 
-def _lexical(
-    catalog: Catalog, view: CatalogView, question: str, depth: int
-) -> tuple[list[tuple[StoredChunk, float]], float]:
+def _lexical(catalog: Catalog, view: CatalogView, question: str, depth: int) -> LexicalAnswer:
     if not len(view.documents):
-        return [], 0.0
-    return catalog.index.ranked_lexical(question, depth, view.lexical)
+        return LexicalAnswer([], 0.0)
+    return LexicalAnswer(*catalog.index.ranked_lexical(question, depth, view.lexical))

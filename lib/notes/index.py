@@ -19,8 +19,7 @@ import numpy as np
 
 from lib.notes.chunks import NoteChunkStore, chunk_id
 from lib.notes.registry import NoteRegistry
-from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
-from lib.retrieval.segments import SegmentedIndex
+from lib.retrieval import DocumentChunks, DocumentsIndex
 from lib.stores.chroma import StoredChunk
 
 logger = logging.getLogger(__name__)
@@ -51,10 +50,6 @@ class Snapshot:
     @property
     def documents(self) -> tuple[DocumentChunks[int], ...]:
         return self.index.documents
-
-    @property
-    def lexical(self) -> SegmentedIndex[int]:
-        return self.index.lexical
 
     def chunk(self, document_id: int, position: int) -> StoredChunk:
         return self.index.chunk(document_id, position)

@@ -47,7 +47,7 @@ from lib.policies.audit_record import save_last_audit
 from lib.policies.chunks import PolicyVectorStore, policy_lexical_text, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
 from lib.policies.stores import PolicyStores
-from lib.retrieval.index_cache import StaleIndex, stale_indexes
+from lib.retrieval import StaleIndex, stale_indexes
 from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from lib.policies.models import RevisionStatus
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import reindex_revision
 from lib.policies.stores import PolicyStores
-from lib.retrieval.index_cache import evict_stale
+from lib.retrieval import evict_stale
 
 logger = logging.getLogger(__name__)
 

@@ -32,11 +32,18 @@ from chromadb.api.types import Metadata
 from lib.dates import to_int
 from lib.models import Chunk
 from lib.policies.models import Policy, Revision
-from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, Stamp, dense_relevances, lexical_search
-from lib.retrieval.heading import lexical_text
-from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S
-from lib.retrieval.index_snapshot import IndexSnapshots
+from lib.retrieval import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_AGE_S,
+    CorpusIndex,
+    CorpusIndexes,
+    IndexSnapshots,
+    LexicalAnswer,
+    Stamp,
+    dense_relevances,
+    lexical_search,
+    lexical_text,
+)
 from lib.stores.chroma import ChunkCollection, StoredChunk, relevance, where_all, where_in
 from lib.text.printed_pages import stored, stored_list
 

@@ -40,7 +40,7 @@ from lib.policies.registry import check_revision_id, check_source
 from lib.policies.search import search_policy
 from lib.policies.sections import PolicySection, get_policy_section
 from lib.policies.stores import PolicyStores
-from lib.retrieval.queries import MAX_QUERY_CHARS
+from lib.retrieval import MAX_QUERY_CHARS
 from lib.text.chunking import merge_chunk_texts
 
 DIFFERENT_BELOW = 0.5

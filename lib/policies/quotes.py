@@ -27,7 +27,7 @@ from lib.policies.temporal import resolve_revision
 from lib.quotes.classify import Quote, QuoteMatch, Verdict, check_quote, rank
 from lib.quotes.passages import Passage, Passages
 from lib.quotes.report import MatchFields, describe, match_fields
-from lib.retrieval.corpus_index import CorpusIndex
+from lib.retrieval import CorpusIndex
 
 
 def read_revision(texts: Sequence[str], metadatas: Sequence[Mapping[str, Any]]) -> Passages:

@@ -15,7 +15,7 @@ answer Chroma's where-filtered query approximates, at a fraction of its cost; qu
 - ``lexical``: BM25 over the same revisions' chunks (``PolicyVectorStore.lexical_search``), IDF over just
   them; ``score`` is the BM25 score over its least upper bound for the query (the share of the query's weight
   a chunk carries). No query is embedded, so ``relevance_score`` is null.
-- ``hybrid`` (default): ``candidates(n)`` from each leg, fused (``lib.retrieval.rank_chunks``: a convex
+- ``hybrid`` (default): ``Query.depth`` candidates from each leg, fused (``lib.retrieval.search``: a convex
   combination of the dense relevance and the BM25 score over its ceiling); ``score`` is the fused relevance,
   the order of the results. ``relevance_score`` stays spec 000 FR-001's ``max(0, 1 - L2 / 2)`` for every hit
   (for one only the lexical leg found, from its held vector: ``PolicyVectorStore.dense_relevances``).
@@ -28,6 +28,7 @@ paragraph of its reasoned justification (``policies_before_their_justification``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 
 import numpy as np
@@ -42,10 +43,7 @@ from lib.policies.models import Revision, SearchHit
 from lib.policies.registry import PolicyRegistry, check_source
 from lib.policies.stores import PolicyStores
 from lib.policies.temporal import resolve_revision
-from lib.retrieval import RankedChunk, SearchMode, check_mode, leg_depth, rank_chunks
-from lib.retrieval.corpus_index import LexicalAnswer
-from lib.retrieval.legs import legs, side_by_side
-from lib.retrieval.queries import check_query, check_result_count
+from lib.retrieval import Hit, LexicalAnswer, Query, SearchMode, check_mode, check_query, check_result_count, search
 from lib.stores.chroma import StoredChunk, relevance
 from lib.text.printed_pages import from_stored
 
@@ -178,38 +176,29 @@ def _ranked(
     mode: SearchMode,
 ) -> list[SearchHit]:
     """One query's hits over ``revisions``, ranked by ``mode``; chunks of other revisions never pass."""
-    depth = leg_depth(mode, n_results, per_document=PER_SECTION)
-    held = stores.vectors.held_blocks(revisions)  # once: both legs and the relevances read the same slices
-
-    def dense_leg() -> list[tuple[StoredChunk, float]]:
-        if mode == SearchMode.LEXICAL:
-            return []
-        assert vector is not None
-        return [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions, held)]
-
-    def lexical_leg() -> LexicalAnswer:
-        if mode == SearchMode.DENSE:
-            return LexicalAnswer([], 0.0)
-        return stores.vectors.lexical_search(query, depth, revisions, held)
-
-    together = side_by_side(mode, sum(len(index.ids) for index in held or ()))
-    dense, lexical = legs(stores.settings.search.leg_helpers).both(dense_leg, lexical_leg, together=together)
-
-    def ranking(n: int) -> list[RankedChunk]:
-        return rank_chunks(
-            mode,
-            dense,
-            lexical.hits,
-            n,
-            lexical_ceiling=lexical.ceiling or 1.0,
-            per_document=PER_SECTION,
-            document_fields=("revision_ref", "section_ref"),
-        )
-
+    sections = Query(query, n_results, mode, per_document=PER_SECTION, document_fields=("revision_ref", "section_ref"))
     # A hybrid search ranks once, as deep as the legs: its first n are the top n (the fusion is the same for
     # any n up to ``depth``, and the collapse keeps the order), and the rest lets a paragraph of justification
     # in the top n bring its policy into it.
-    deep = ranking(depth if mode == SearchMode.HYBRID else n_results)
+    if mode == SearchMode.HYBRID:
+        sections = replace(sections, ranked=sections.depth)
+    held = stores.vectors.held_blocks(revisions)  # once: both legs and the relevances read the same slices
+
+    def dense_leg(depth: int) -> list[tuple[StoredChunk, float]]:
+        assert vector is not None
+        return [(c, relevance(c.distance or 0.0)) for c in stores.vectors.search(vector, depth, revisions, held)]
+
+    def lexical_leg(depth: int) -> LexicalAnswer:
+        answer = stores.vectors.lexical_search(query, depth, revisions, held)
+        return LexicalAnswer(answer.hits, answer.ceiling or 1.0)
+
+    deep = search(
+        sections,
+        dense_leg,
+        lexical_leg,
+        rows=sum(len(index.ids) for index in held or ()),
+        helpers=stores.settings.search.leg_helpers,
+    )
     ranked = deep[:n_results]
     if mode == SearchMode.HYBRID and any(hit.chunk.metadata.get("supports") for hit in ranked):
         ranked = policies_before_their_justification(deep)[:n_results]
@@ -229,7 +218,7 @@ def _ranked(
     ]
 
 
-def policies_before_their_justification(ranked: Sequence[RankedChunk]) -> list[RankedChunk]:
+def policies_before_their_justification(ranked: Sequence[Hit]) -> list[Hit]:
     """``ranked`` (best first) with each policy moved up to just above the best paragraph of its reasoned
     justification (metadata ``supports``), taking that paragraph's relevance, when the paragraph ranked higher:
     a question in plain words often matches the paragraphs explaining a policy better than the policy's own
@@ -239,12 +228,12 @@ def policies_before_their_justification(ranked: Sequence[RankedChunk]) -> list[R
         meta = hit.chunk.metadata
         if meta.get("supports"):
             explained.setdefault((str(meta.get("revision_ref")), str(meta["supports"])), (hit.relevance, position))
-    placed: list[tuple[float, float, RankedChunk]] = []
+    placed: list[tuple[float, float, Hit]] = []
     for position, hit in enumerate(ranked):
         meta = hit.chunk.metadata
         best = explained.get((str(meta.get("revision_ref")), str(meta.get("section_ref"))))
         if best is not None and best[1] < position:
-            hit = RankedChunk(hit.chunk, max(hit.relevance, best[0]), hit.dense_score, hit.lexical_score)
+            hit = Hit(hit.chunk, max(hit.relevance, best[0]), hit.dense_score, hit.lexical_score)
             placed.append((-hit.relevance, best[1] - 0.5, hit))
         else:
             placed.append((-hit.relevance, position, hit))

@@ -38,7 +38,7 @@ from lib.policies.page_images import page_image
 from lib.policies.registry import check_revision_id, check_source
 from lib.policies.search import search_policy
 from lib.policies.sections import get_policy_section, list_policy_sections
-from lib.retrieval.queries import MAX_QUERY_CHARS
+from lib.retrieval import MAX_QUERY_CHARS
 from mcp_service.search_lane import run_search
 from mcp_service.ui.forms import Problems, read_day
 from mcp_service.ui.moves import changes_within, where_it_went

@@ -22,8 +22,7 @@ from lib.policies.lifecycle import register_revision, remove_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
 from lib.policies.search import search_policy, searchable_revisions
 from lib.policies.stores import PolicyStores
-from lib.retrieval.corpus_index import ROW_BYTES
-from lib.retrieval.index_snapshot import IndexSnapshots
+from lib.retrieval import ROW_BYTES, IndexSnapshots
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name

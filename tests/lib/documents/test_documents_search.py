@@ -22,7 +22,7 @@ from lib.documents.models import IngestSuccess
 from lib.documents.search import search_application_docs
 from lib.documents.stores import open_document_stores
 from lib.errors import InvalidArgumentError
-from lib.retrieval.lexical import LexicalBlock, bm25_ceiling, bm25_search
+from lib.retrieval import CorpusIndex, lexical_search
 from lib.stores.embeddings import Embedder
 from tests.conftest import isolated_stores
 from tests.fixtures_paths import TABLE_PDF
@@ -210,11 +210,12 @@ def test_lexical_scores_are_bm25_over_exactly_the_chunks_that_pass_the_filters(c
     )
 
     chunks = sorted(corpus.stores.documents.chunks.document_chunks(corpus.history.document_id), key=lambda c: c.id)
-    block = LexicalBlock.build([document_lexical_text(c.metadata, c.text) for c in chunks])
-    expected = bm25_search(query, [block], 50)
-    ceiling = bm25_ceiling(query, [block])
-    assert [h.chunk_id for h in found.results] == [chunks[h.row].id for h in expected]
-    assert [h.score for h in found.results] == [round(h.score / ceiling, 4) for h in expected]
+    alone = CorpusIndex.from_texts(
+        REF, 0, [c.id for c in chunks], [c.text for c in chunks], [c.metadata for c in chunks], document_lexical_text
+    )
+    expected = lexical_search(query, 50, [alone])
+    assert [h.chunk_id for h in found.results] == [chunk.id for chunk, _ in expected.hits]
+    assert [h.score for h in found.results] == [round(score / expected.ceiling, 4) for _, score in expected.hits]
 
 
 # --- consistency across replicas ---------------------------------------------------------------------------------

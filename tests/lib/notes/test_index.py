@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from lib.notes.index import Snapshot
-from lib.notes.search import rank_snapshot
-from lib.retrieval.document_index import DocumentChunks
-from lib.retrieval.modes import SearchMode
+from lib.notes.search import key, rank_snapshot
+from lib.retrieval import DocumentChunks, SearchMode
 from lib.stores.chroma import StoredChunk
 
 TOPICS = ["flood risk", "cycle parking", "heritage assets", "para 116", "green belt", "bus frequency"]
@@ -26,8 +25,8 @@ def document(document_id: int, generation: int = 1, words: str = "") -> Document
 
 def ranked(snapshot: Snapshot, allowed: set[int] | None, mode: SearchMode) -> list[tuple[tuple[int, int], float]]:
     vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
-    fused, _ = rank_snapshot(snapshot, "flood risk para 116 heritage", vector, allowed, mode, 20)
-    return [(hit.key, hit.relevance) for hit in fused]
+    hits = rank_snapshot(snapshot, "flood risk para 116 heritage", vector, allowed, mode, 20)
+    return [(key(hit), hit.relevance) for hit in hits]
 
 
 def test_a_snapshot_reached_by_updates_ranks_exactly_as_one_built_at_once() -> None:
@@ -38,9 +37,9 @@ def test_a_snapshot_reached_by_updates_ranks_exactly_as_one_built_at_once() -> N
     new = Snapshot.after(old, 2, documents)
     fresh = Snapshot.after(None, 2, documents)
 
-    assert new.lexical.keys() == fresh.lexical.keys() == [d.key for d in documents]
-    shared = sum(a is b for a, b in zip(old.lexical.segments, new.lexical.segments, strict=False))
-    assert shared >= len(old.lexical.segments) - 3
+    assert new.index.lexical.keys() == fresh.index.lexical.keys() == [d.key for d in documents]
+    shared = sum(a is b for a, b in zip(old.index.lexical.segments, new.index.lexical.segments, strict=False))
+    assert shared >= len(old.index.lexical.segments) - 3
     for allowed in (None, {i for i in range(1, 602) if i % 3 == 0}, {7, 450}, set()):
         for mode in SearchMode:
             assert ranked(new, allowed, mode) == ranked(fresh, allowed, mode)
@@ -50,10 +49,10 @@ def test_both_legs_see_only_the_allowed_notes_and_their_live_text() -> None:
     snapshot = Snapshot.after(None, 1, tuple(document(i) for i in range(1, 50)))
     allowed = {4, 10, 16}
     for mode in SearchMode:
-        fused, texts = rank_snapshot(snapshot, "flood risk", np.ones(8, np.float32), allowed, mode, 10)
-        assert fused and {hit.key[0] for hit in fused} <= allowed
-        assert all(texts[hit.key] == snapshot.chunk(*hit.key).text for hit in fused)
+        hits = rank_snapshot(snapshot, "flood risk", np.ones(8, np.float32), allowed, mode, 10)
+        assert hits and {key(hit)[0] for hit in hits} <= allowed
+        assert all(hit.chunk.text == snapshot.chunk(*key(hit)).text for hit in hits)
     rewritten = tuple(document(4, 2, "drainage") if d.key == 4 else d for d in snapshot.documents)
     updated = Snapshot.after(snapshot, 2, rewritten)
-    fused, texts = rank_snapshot(updated, "drainage", None, None, SearchMode.LEXICAL, 10)
-    assert [hit.key for hit in fused] == [(4, 0)] and "drainage" in texts[(4, 0)]
+    hits = rank_snapshot(updated, "drainage", None, None, SearchMode.LEXICAL, 10)
+    assert [key(hit) for hit in hits] == [(4, 0)] and "drainage" in hits[0].chunk.text

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lib.errors import InvalidArgumentError
-from lib.retrieval import FUSION, FusionMethod, FusionParams, SearchMode, candidates, check_mode, fuse
+from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, candidates, fuse
+from lib.retrieval.modes import SearchMode, check_mode
 
 RRF = FusionParams(method=FusionMethod.RRF)
 
