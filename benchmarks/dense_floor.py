@@ -27,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness import percentiles  # noqa: E402
-from lib.retrieval import best_rows, column_scores, pin_single_blas_thread, stack_columns  # noqa: E402
+from lib.retrieval.blas import pin_single_blas_thread  # noqa: E402
+from lib.retrieval.dense import best_rows, column_scores, stack_columns  # noqa: E402
 from lib.stores.embedding_model import DIMENSIONS  # noqa: E402
 
 DEPTH = 100
-"""How many rows the dense leg keeps for fusion (``lib.retrieval.Query.depth`` at the largest top)."""
+"""How many rows the dense leg keeps for fusion (``lib.retrieval.ranking.leg_depth`` at the largest top)."""
 
 
 def unit_rows(rows: int, seed: int) -> np.ndarray:

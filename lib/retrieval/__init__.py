@@ -1,6 +1,7 @@
 """Retrieval's contract, the one door into the engine: the names in ``__all__`` are all that the domains
 (policies, application documents, kb notes, governance), the web page and the benchmarks may import of
-``lib.retrieval``; ``tests/lib/retrieval/test_contract.py`` fails on any import of the modules behind it.
+``lib.retrieval``; ``tests/lib/retrieval/test_contract.py`` fails on any import of the modules behind it (the
+engine's own unit tests and kernel benchmarks excepted: they check its parts one by one).
 
 Searching. A domain turns its own question (as of which day, which applications, tags or document types) into
 what its two legs may see: the slices and rows of its index. It then asks ``search`` with a ``Query`` (the
@@ -16,8 +17,10 @@ Indexes. Slices loaded whole under a stamp (a policy revision, an application) a
 (build: its ``load``; refresh: a moved stamp reloads on next use, ``verify`` rechecks old ones; invalidate:
 ``stale_indexes`` then ``evict_stale``; kept on disk: ``IndexSnapshots``). Slices of many small documents
 updated one at a time (the kb, governance) are a ``DocumentsIndex`` of ``DocumentChunks``, rebuilt with
-``DocumentsIndex.after``. What the lexical leg indexes for a chunk is ``lexical_text``. Behind the door: int8
-codes and code pages, BM25 postings, segments, snapshots, the loader thread; none of it is a caller's business.
+``DocumentsIndex.after`` (``stack_columns``: a kept copy of some of its columns, scored alike). What the lexical
+leg indexes for a chunk is ``lexical_text``; what the slices' memory budget counts: ``ROW_BYTES`` a chunk.
+``pin_single_blas_thread`` is called once per process, before any search. Behind the door: int8 codes and code
+pages, BM25 postings, segments, snapshots, the loader thread; none of it is a caller's business.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from lib.retrieval.blas import pin_single_blas_thread
 from lib.retrieval.corpus import CorpusIndexes
 from lib.retrieval.corpus_index import ROW_BYTES, CorpusIndex, LexicalAnswer, Stamp, dense_relevances, lexical_search
-from lib.retrieval.dense import best_rows, column_scores, stack_columns
+from lib.retrieval.dense import stack_columns
 from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
 from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams
 from lib.retrieval.heading import lexical_text
@@ -118,11 +121,9 @@ __all__ = [
     "Selection",
     "StaleIndex",
     "Stamp",
-    "best_rows",
     "check_mode",
     "check_query",
     "check_result_count",
-    "column_scores",
     "dense_relevances",
     "evict_stale",
     "lexical_search",
