@@ -58,8 +58,7 @@ from lib.policies.ingest import store_chunks  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
-from lib.retrieval.corpus_index import CorpusIndex  # noqa: E402
-from lib.retrieval.file_columns import FileTexts  # noqa: E402
+from lib.retrieval import CorpusIndex  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
@@ -130,8 +129,9 @@ def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
     for index in indexes:
         parts["vectors (int8 codes + bounds; exact rows if held)"] += index.vectors.nbytes
         parts["BM25 postings and vocabulary"] += index.lexical.nbytes
-        if isinstance(index.texts, FileTexts):  # read from the snapshot file when asked: only the offsets held
-            parts["texts"] += index.texts.nbytes
+        offsets = getattr(index.texts, "nbytes", None)  # texts read from the snapshot file: only their offsets held
+        if offsets is not None:
+            parts["texts"] += offsets
         else:
             parts["texts"] += size(index.texts) + sum(size(t) for t in index.texts)
         parts["ids"] += size(index.ids) + sum(size(i) for i in index.ids)
