@@ -7,7 +7,9 @@ a temp dir, open on loopback (``ALLOW_UNAUTHENTICATED``: the suite sends no cred
 scenario must pass, except the ones that test the suite's own fixture server: they call tools, resources and
 prompts only that server has (``test_simple_text``, ``test://static-text``, ``test_missing_capability``, ...),
 listed in ``FIXTURE_ONLY`` with the reason; and the scenarios the requirement set itself does not score
-(extensions and pending ones, ``NOT_SCORED``). Exit status 1 on any other failure, which is printed.
+(pending ones, ``NOT_SCORED``). The tasks extension's scenarios (``tasks-*``, run with ``--requirements
+2026-07-28``) are scored on the servers that offer tasks (``TASK_SERVERS``), and the tasks checks that passed are
+printed. Exit status 1 on any other failure, which is printed.
 
     .venv/bin/python .ci/conformance.py [--servers policy-kb,kb]
 """
@@ -54,10 +56,40 @@ FIXTURE_ONLY = {
     ),
     "sep-2575-server-rejects-undeclared-capability": "calls the fixture's diagnostic tool test_missing_capability",
     "sep-2575-missing-capability-http-400": "the same diagnostic tool, over HTTP",
+    "tools-call-simple-text": "calls the fixture's tool test_simple_text",
+    "tools-call-error": "calls the fixture's tool test_error_handling",
+    "sep-2575-http-server-no-independent-requests-on-stream": "needs the fixture's tool test_streaming_elicitation",
+    "sep-2575-server-no-log-without-loglevel": "needs the fixture's tool test_logging_tool",
+    # The tasks extension (SEP-2663), scored on the servers that offer it (TASK_SERVERS). Scored and passing
+    # there: tasks-extension-advertised, sep-2663-tasks-methods-non-declaring (-32021 without the extension),
+    # sep-2663-tasks-result-removed-method-not-found, tasks-removed-tasks-list (-32601),
+    # sep-2663-tasks-get-invalid-task-id-32602, tasks-headers-reject-mismatched-method. The rest drive the
+    # fixture's task tools (greet, slow_compute, failing_job, protocol_error_job, confirm_delete, ...); the same
+    # behaviour with the real ingestions is tested in tests/mcp_service/test_long_work.py.
+    **dict.fromkeys(
+        ["tasks-lifecycle", "tasks-wire-fields", "tasks-request-state-removal",
+         "sep-2663-server-rejects-undeclared-client", "tasks-per-request-meta-opt-in",
+         "tasks-server-directed-creation-no-hint", "sep-2663-legacy-task-param-ignored",
+         "tasks-immediate-result-shortcut", "tasks-result-type-complete-on-non-task-responses",
+         "sep-2663-durable-create-strong-consistency", "tasks-headers-tolerate-mcp-method-on-tools-call",
+         "sep-2663-routing-headers-accepted-on-tasks-get", "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get"],
+        "drives the fixture's task tools (slow_compute, greet, failing_job, protocol_error_job)",
+    ),
+    **dict.fromkeys(
+        ["tasks-mrtr-input", "tasks-mrtr-composition"],
+        "a fixture task that asks for input (these servers' tasks never do: tasks/update only acknowledges)",
+    ),
+    "tasks-required-task-error": "a fixture tool that only runs as a task; every task tool here also answers "
+    "synchronously a client without the extension",
 }  # fmt: skip
 """Scenario names or check ids -> why they cannot pass against a real server."""
-NOT_SCORED = ("tasks-", "json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation")
-"""Scenarios the suite runs but does not score (the tasks extension, which no server offers; pending ones)."""
+NOT_SCORED = ("json-schema-2020-12", "http-header-validation", "http-custom-header-server-validation")
+"""Scenarios the suite runs but does not score (pending ones)."""
+TASKS = "tasks-"
+TASK_SERVERS = frozenset({"policy-kb", "document-store"})
+"""The servers that offer the tasks extension (their ingestions, ``mcp_service.tools.tasks``): the ``tasks-*``
+scenarios are scored on them; the kb and governance servers have no long call to make a task of (kb's uploads are
+already jobs the kb engine runs), so the scenarios do not apply there."""
 
 
 def free_port() -> int:
@@ -86,17 +118,30 @@ def start(name: str, data_dir: Path, port: int, log: Path) -> subprocess.Popen[b
     raise SystemExit(f"{name} did not answer /health within 180 s; see {log}")
 
 
-def failures(results: Path) -> list[str]:
-    """Every failed check under ``results`` that is neither fixture-only nor in a scenario not scored."""
+def failures(results: Path, tasks: bool) -> list[str]:
+    """Every failed check under ``results`` that is neither fixture-only nor in a scenario not scored (nor a tasks
+    scenario, unless the server offers ``tasks``)."""
     found = []
     for checks in sorted(results.glob("*/checks.json")):
         scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", checks.parent.name.removeprefix("server-"))
-        if scenario in FIXTURE_ONLY or scenario.startswith(NOT_SCORED):
+        if scenario in FIXTURE_ONLY or scenario.startswith(NOT_SCORED) or (scenario.startswith(TASKS) and not tasks):
             continue
         for check in json.loads(checks.read_text()):
             if check.get("status") == "FAILURE" and check.get("id") not in FIXTURE_ONLY:
                 found.append(f"{scenario}: {check.get('id')}: {check.get('errorMessage', '')}")
     return found
+
+
+def passed_task_checks(results: Path) -> list[str]:
+    """The ids of the tasks scenarios' checks that passed (printed, so a scored check cannot silently vanish)."""
+    return sorted(
+        {
+            check.get("id", "")
+            for checks in results.glob("server-tasks-*/checks.json")
+            for check in json.loads(checks.read_text())
+            if check.get("status") == "SUCCESS" and check.get("id") != "wire-schema-valid"
+        }
+    )
 
 
 def main() -> int:
@@ -117,9 +162,11 @@ def main() -> int:
                     url = f"http://127.0.0.1:{port}/mcp"
                     subprocess.run([*suite, "server", "--url", url, "-o", str(out), *extra], env=path,
                                    stdout=subprocess.DEVNULL, check=False)  # fmt: skip
-                    found = failures(out)
+                    found = failures(out, name in TASK_SERVERS)
                     print(f"{name} {label}: {len(list(out.glob('*/checks.json')))} scenarios, "
                           f"{len(found)} unexpected failures")  # fmt: skip
+                    if name in TASK_SERVERS and (passed := passed_task_checks(out)):
+                        print(f"  tasks checks passed: {', '.join(passed)}")
                     problems += [f"{name} {label}: {line}" for line in found]
             finally:
                 proc.terminate()

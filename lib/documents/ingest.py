@@ -100,17 +100,13 @@ def ingest_document(
     if document_type is not None:
         check_document_type(document_type)
     resolve_allowed(file_path, stores.settings.files.allowed_roots)  # the path rule first, before anything else is said
-    (progress or no_progress)("fetch", 0.0)
+    report = progress or no_progress
+    report("fetch", 0.0)
     data = read_allowed_file(stores.settings, file_path)
-    return ingest_document_bytes(
-        stores,
-        data,
-        file_name=PurePath(str(file_path)).name,
-        application_ref=ref,
-        document_type=document_type,
-        file_path=str(file_path),
-        progress=progress,
-    )
+    name = PurePath(str(file_path)).name
+    outcome = _ingest_bytes(stores, data, name, ref, document_type, str(file_path), report)
+    report("done", 100.0)
+    return outcome
 
 
 def ingest_document_bytes(
