@@ -1,6 +1,8 @@
 """The text an agent reads for a governance answer: each hit headed by its citation
-``[id] (file_path) score`` as PRD-0010's MCP server prints it, then where it stands (title, type, status,
-the documents that replace it or that it replaces, the heading) and the passage.
+``[id] (file_path) score`` as PRD-0010's MCP server prints it, then where it stands (type, status, the
+documents that replace it or that it replaces), then what the document itself says, quoted (``lib.quoting``:
+its title, the heading and the passage on ``> `` lines), so a passage that reads like an instruction never
+reads as the server's words (issue 46, item 3).
 
 Rendered from the answer's JSON form, so the MCP tool (from its structured content) and the LangChain
 tool (from the model) print the same text.
@@ -9,6 +11,8 @@ tool (from the model) print the same text.
 from __future__ import annotations
 
 from typing import Any
+
+from lib.quoting import quoted_block, quoted_field
 
 SEPARATOR = "\n\n---\n\n"
 
@@ -19,7 +23,7 @@ def citation(hit: dict[str, Any]) -> str:
 
 
 def _standing(meta: dict[str, Any]) -> str:
-    parts = [str(meta.get("title") or ""), str(meta.get("type") or ""), f"status {meta.get('status') or 'unknown'}"]
+    parts = [str(meta.get("type") or ""), f"status {meta.get('status') or 'unknown'}"]
     if meta.get("created"):
         parts.append(f"created {meta['created']}")
     if meta.get("superseded_by"):
@@ -32,9 +36,8 @@ def _standing(meta: dict[str, Any]) -> str:
 def render_hit(hit: dict[str, Any]) -> str:
     meta = hit["metadata"]
     lines = [citation(hit), _standing(meta)]
-    if meta.get("heading"):
-        lines.append(f"§ {meta['heading']}")
-    lines.append(str(hit["text"]).strip())
+    lines += [quoted_field(name, str(meta[name])) for name in ("title", "heading") if meta.get(name)]
+    lines += quoted_block(str(hit["text"]))
     return "\n".join(lines)
 
 

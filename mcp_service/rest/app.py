@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from lib.composition import Stores
 from mcp_service.rest.errors import install_error_handlers
 from mcp_service.rest.kb_routes import router as kb_router
+from mcp_service.rest.marking import DocumentMarkedJSONResponse
 from mcp_service.rest.openapi import document_security
 from mcp_service.rest.pages import router as pages_router
 from mcp_service.rest.quotes import router as quotes_router
@@ -31,6 +32,7 @@ def create_rest_app(stores: Stores) -> FastAPI:
         openapi_url="/openapi.json",
         docs_url=None,
         redoc_url=None,
+        default_response_class=DocumentMarkedJSONResponse,
     )
     app.state.stores = stores
     install_error_handlers(app)

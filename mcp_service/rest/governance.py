@@ -33,6 +33,7 @@ from lib.governance.search import INGEST_COMMAND, MAX_TOP_K
 from lib.governance.stores import GovernanceStores
 from lib.integrations.query_log import logged_query
 from mcp_service.rest.errors import error_responses, install_error_handlers
+from mcp_service.rest.marking import DocumentMarkedJSONResponse
 from mcp_service.rest.openapi import document_security
 from mcp_service.search_lane import run_search
 from mcp_service.tools.governance.tools import DEFAULT_TOP_K
@@ -67,6 +68,7 @@ def create_governance_rest_app(stores: GovernanceStores) -> FastAPI:
         openapi_url="/openapi.json",
         docs_url=None,
         redoc_url=None,
+        default_response_class=DocumentMarkedJSONResponse,
     )
     install_error_handlers(app)
     document_security(app)

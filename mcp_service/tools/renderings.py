@@ -6,10 +6,10 @@ numbered entries. An entry that cites a place in a document (``source``/``docume
 ``page_number``/``page_numbers``, ``printed_page``) is written as the citation (``lib.citation``:
 ``NPPF December 2024, Para 116, p. 33 (PDF page 35)``) followed by its score, and its text as a quoted snippet.
 
-Text from documents is data, never guidance: it only ever appears quoted, so nothing a document says can read as
-part of the server's own words: an entry's text as a one-line snippet (``> "..."``, at most ``SNIPPET_CHARS``),
-a text that is the answer itself (a section, a document) as a block of ``> `` lines up to ``ANSWER_CHARS``. The
-whole text is in the structured content.
+Text from documents is data, never guidance: it only ever appears quoted (``lib.quoting``), so nothing a document
+says can read as part of the server's own words: an entry's text as a one-line snippet (``> "..."``), a text that
+is the answer itself (a section, a document) as a block of ``> `` lines. The whole text is in the structured
+content.
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from lib.citation import format_citation
+from lib.quoting import quoted, quoted_block, quoted_field
 from mcp_service.tools.document_content import document_fields
 
-SNIPPET_CHARS = 240
-"""A quoted snippet's length at most, in characters."""
-ANSWER_CHARS = 6000
-"""How much of a text that is the answer itself (a section, a document) is quoted, as a block of lines."""
 LIST_ENTRIES = 25
 """How many entries of one list are rendered; the rest are counted."""
 TEXT_FIELDS = ("text", "passage", "context", "sentence", "snippet")
@@ -50,29 +47,6 @@ CITATION_FIELDS = frozenset(
 )
 """What a citation line already says, or what only a program needs beside it: left out of the entry's fields."""
 SCALARS = (str, int, float, bool)
-
-
-def quoted(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Document text as a one-line quoted snippet, cut at a word before ``limit``."""
-    flat = " ".join(str(text).split()).replace('"', "'")
-    if len(flat) > limit:
-        flat = flat[:limit].rsplit(" ", 1)[0] + " ..."
-    return f'> "{flat}"'
-
-
-def quoted_field(name: str, text: str, limit: int = SNIPPET_CHARS) -> str:
-    """A short field read from a document (a chapter, heading or title) as a quoted line: ``> chapter: "..."``."""
-    return f"> {name}: " + quoted(text, limit).removeprefix("> ")
-
-
-def quoted_block(text: str, limit: int = ANSWER_CHARS) -> list[str]:
-    """Document text that is the answer itself, as quoted lines (``> ``), cut at a word before ``limit``."""
-    body = str(text).strip()
-    cut = len(body) > limit
-    if cut:
-        body = body[:limit].rsplit(" ", 1)[0]
-    lines = ["> " + line.rstrip() if line.strip() else ">" for line in body.splitlines()]
-    return [*lines, f"> ... ({len(str(text)) - len(body)} more characters in the structured content)"] if cut else lines
 
 
 def citation(entry: dict[str, Any]) -> str:

@@ -3,8 +3,6 @@ December 2024 against the December 2025 consultation draft, which renumbers ever
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.mcp_service.conftest import Service
@@ -84,18 +82,6 @@ async def test_rest_compare_takes_revision_ids_or_dates_and_answers_as_the_tool(
         missing = api.get("/policies/NPPF/compare", params={"section_ref": "Para 9999"})
         bad_date = api.get("/policies/NPPF/compare", params={"section_ref": "Para 116", "from": "2024-02-30"})
     assert response.status_code == 200, response.text
-    assert response.json() == unmarked({k: v for k, v in tool.items() if k != "status"})
+    assert response.json() == {k: v for k, v in tool.items() if k != "status"}  # marked alike (document_content)
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "section_not_found")
     assert (bad_date.status_code, bad_date.json()["error"]["code"]) == (400, "invalid_date")
-
-
-MARKING = ("content_origin", "document_fields", "document_content")
-
-
-def unmarked(value: Any) -> Any:
-    """A tool result without the MCP face's document-content marking (``tools.document_content``)."""
-    if isinstance(value, dict):
-        return {k: unmarked(v) for k, v in value.items() if k not in MARKING}
-    if isinstance(value, list):
-        return [unmarked(item) for item in value]
-    return value

@@ -5,6 +5,7 @@ follows, the bounds of top_k, and the index_not_built error (NF3)."""
 from __future__ import annotations
 
 import pytest
+from mcp_types import TextContent
 
 from tests.mcp_service.conftest import Service, mcp_session
 from tests.mcp_service.tool_names import GOVERNANCE_READS
@@ -46,9 +47,10 @@ async def test_query_governance_answers_with_citations_from_the_document_in_forc
     assert set(top) >= {"text", "score", "metadata"}
     assert top["metadata"]["id"] == "PEP-0723" and top["metadata"]["status"] == "Final"
     assert top["metadata"]["replaces"] == ["PEP-0722"]
-    text = result.content[0].text
+    text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
     assert text.startswith(f"[PEP-0723] ({top['metadata']['file_path']}) {top['score']:.3f}\n")
     assert text.count("\n---\n") == len(answer["results"]) - 1
+    assert f'> title: "{top["metadata"]["title"]}"' in text
 
 
 @pytest.mark.anyio

@@ -100,7 +100,8 @@ def test_a_note_job_completes_and_its_document_has_the_text_tags_and_times(clien
     document = client.get(f"/documents/{job['document_id']}").json()
     assert document["kind"] == "note" and document["title"] == "Preference"
     assert sorted(document["tags"]) == sorted([tag, "collection:memory"])
-    assert document["chunks"] == [{"chunk_index": 0, "text": "User prefers concise responses.", "page": None}]
+    marked = {"content_origin": "document", "document_fields": ["text"]}  # a note's text is marked as a document's
+    assert document["chunks"] == [{"chunk_index": 0, "text": "User prefers concise responses.", "page": None, **marked}]
     assert document["chunk_count"] == 1 and document["updated_at"] == document["created_at"]
     by_path = client.get("/documents", params={"source_path": f"memory/{tag}.md"}).json()["documents"]
     assert [d["document_id"] for d in by_path] == [job["document_id"]] and "chunks" not in by_path[0]

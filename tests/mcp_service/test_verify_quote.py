@@ -15,6 +15,7 @@ from lib.policies.sections import get_policy_section
 from lib.policies.stores import PolicyStores
 from lib.quotes.classify import Verdict
 from lib.quotes.normalise import normalise
+from mcp_service.tools.document_content import mark_json
 from tests.mcp_service.conftest import READ_KEY, Service
 from tests.mcp_service.tools import call
 
@@ -161,7 +162,8 @@ def test_the_rest_route_answers_as_the_tool_and_maps_errors(nppf_service: Servic
     with nppf_service.rest() as api:
         found = api.post("/quotes/verify", json={"quote": quoted, "effective_date": IN_FORCE})
         assert found.status_code == 200, found.text
-        assert found.json() == verify_quote(nppf_service.stores.policies, quoted, effective_date=IN_FORCE).model_dump()
+        answer = verify_quote(nppf_service.stores.policies, quoted, effective_date=IN_FORCE).model_dump(mode="json")
+        assert found.json() == mark_json(answer)  # the tool's answer, its document text marked as the tool's is
         short = api.post("/quotes/verify", json={"quote": "too short"})
         unknown = api.post("/quotes/verify", json={"quote": quoted, "sources": ["NOPE"]})
     assert (short.status_code, short.json()["error"]["code"]) == (400, "invalid_argument")
@@ -186,5 +188,6 @@ async def test_the_read_only_key_verifies_over_a_real_mcp_client(nppf_service: S
     quoted = sentence(section.text, " should ").replace(" should ", " must ", 1)
     out = await call(nppf_service.url, "verify_quote", {"quote": quoted, "effective_date": IN_FORCE}, key=READ_KEY)
     assert (out["status"], out["verdict"]) == ("success", "altered")
-    assert out["match"]["meaning_changes"] == [{"kind": "modal", "quoted": "must", "source": "should"}]
-    assert out["match"]["word_changes"] == [{"op": "replaced", "quoted": "must", "source": "should"}]
+    marked = {"content_origin": "document", "document_fields": ["source"]}  # the text's side, read from the PDF
+    assert out["match"]["meaning_changes"] == [{"kind": "modal", "quoted": "must", "source": "should", **marked}]
+    assert out["match"]["word_changes"] == [{"op": "replaced", "quoted": "must", "source": "should", **marked}]

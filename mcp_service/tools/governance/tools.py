@@ -3,8 +3,9 @@ two reads an agent needs to follow a citation (a whole document, the list of doc
 
 Each handler validates through its typed signature, runs its ``work`` function (one call into ``lib``) on a
 worker thread and answers in the service's envelope (``envelope``) in the shape ``outputs`` declares.
-``query_governance`` replaces the envelope's JSON text with the citation rendering (``[id] (file_path) score``,
-``lib.integrations.citations``); its structured content is the answer itself. The corpus is written by the
+``query_governance`` replaces the envelope's text with the citation rendering (``[id] (file_path) score``,
+``lib.integrations.citations``), its quoted document lines in blocks marked as document content; its structured
+content is the answer itself, marked as every tool's is. The corpus is written by the
 ingestion flow only (``policy-kb governance ingest PATH``): every tool reads.
 
 Every optional argument also accepts ``null`` meaning its default, so arguments shaped by the OpenAI
@@ -19,12 +20,13 @@ from functools import partial
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ContentBlock, ToolAnnotations
 from pydantic import Field
 
 from lib.governance.search import MAX_TOP_K
 from lib.governance.stores import GovernanceStores
 from lib.integrations.citations import render_answer
+from mcp_service.tools.document_content import marked_blocks
 from mcp_service.tools.envelope import run_tool
 from mcp_service.tools.governance import work
 from mcp_service.tools.governance.outputs import DocumentListOutput, GovernanceDocumentOutput, QueryGovernanceOutput
@@ -106,7 +108,8 @@ def register_tools(server: MCPServer, stores: GovernanceStores, *, interface: st
 
         Returns question, top_k, as_of, mode and results, best first: text, score (0..1), dense_score,
         lexical_score and metadata (id, title, type, status, file_path, heading, created, superseded_by,
-        replaces). The text content lists each hit as '[id] (file_path) score' followed by the passage.
+        replaces). The text content lists each hit as '[id] (file_path) score', then the document's own words quoted
+        ('> ' lines: title, heading, passage).
         Errors: index_not_built (nothing ingested yet: the message names the command), invalid_date,
         invalid_argument."""
         job = partial(
@@ -122,7 +125,9 @@ def register_tools(server: MCPServer, stores: GovernanceStores, *, interface: st
         )
         result = await run_tool("query_governance", job, search=stores.settings.search)
         if not result.is_error and result.structured_content is not None:
-            result.content = [TextContent(type="text", text=render_answer(result.structured_content))]
+            # The passages quoted on lines of their own, in blocks annotated as document content (as every tool's).
+            blocks: list[ContentBlock] = [*marked_blocks(render_answer(result.structured_content))]
+            result.content = blocks
         return result
 
     @tool(server, read_only)
