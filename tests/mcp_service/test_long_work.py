@@ -24,20 +24,32 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, Request, RequestParams, Result
+from mcp_types import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    CallToolResult,
+    Request,
+    RequestParams,
+    Result,
+)
 
 from lib.composition import open_stores
 from lib.documents.registry import make_document_id
+from lib.policies.lifecycle import register_revision
+from lib.policies.models import PolicyCreate, RevisionCreate
 from lib.stores.objects import sha256_bytes
 from mcp_service.document_store import create_app
 from mcp_service.tools.tasks import TASKS
 from tests.fixtures_paths import TABLE_PDF
+from tests.flows.policy_pdfs import policy_pdf_bytes
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running, service_settings
 
 pytestmark = pytest.mark.anyio
 
 LONG_WORK_DB = 5
 REF = "25/00001/FUL"
+POLICY_REVISION = "rev_LTN_1_20_2020_07"
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +134,18 @@ class TaskRequest(Request[TaskParams, str]):
     method: str
     params: TaskParams
     name_param = "taskId"
+
+
+class MisroutedParams(TaskParams):
+    route: str
+
+
+class MisroutedRequest(Request[MisroutedParams, str]):
+    """``tasks/get`` whose ``Mcp-Name`` header names another task than its ``taskId``."""
+
+    method: str = "tasks/get"
+    params: MisroutedParams
+    name_param = "route"
 
 
 class TaskAnswer(Result):
@@ -224,3 +248,43 @@ async def test_a_task_is_its_callers_and_a_client_without_the_extension_gets_the
             await ask(plain, "tasks/get", created.task_id)
     assert answered.structured_content is not None and answered.structured_content["status"] == "already_ingested"
     assert undeclared.value.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+async def test_a_task_request_routed_by_another_task_id_is_refused(documents: Service) -> None:
+    arguments, _ = document_args(documents)
+    async with connected(documents.url) as client:
+        created = await start(client, arguments)
+        misrouted = MisroutedRequest(params=MisroutedParams(task_id=created.task_id, route="another-task"))
+        with pytest.raises(MCPError) as refused:
+            await client.session.send_request(misrouted, TaskAnswer)
+        done = await finished(client, created.task_id)
+    assert refused.value.error.code == HEADER_MISMATCH and done.status == "completed"
+
+
+async def test_a_policy_reindex_taken_as_a_task_completes_reindexed(fresh_service: Service) -> None:
+    stores = fresh_service.stores.policies
+    stores.registry.create_policy(PolicyCreate(source="LTN_1_20", title="LTN 1/20", category="national_guidance"))
+    pdf = fresh_service.settings.files.allowed_roots[0] / "ltn-task.pdf"
+    pdf.write_bytes(policy_pdf_bytes(edition="July 2020"))
+    revision = RevisionCreate(revision_id=POLICY_REVISION, version_label="July 2020", effective_from="2020-07-27")
+    register_revision(stores, "LTN_1_20", revision, pdf.read_bytes())
+    arguments = {"source": "LTN_1_20", "revision_id": POLICY_REVISION, "file_path": str(pdf)}
+    async with connected(fresh_service.url) as client:
+        ingested = await client.call_tool("ingest_policy_revision", arguments)  # polled to its result by the SDK
+        created = await client.session.call_tool(
+            "ingest_policy_revision", {**arguments, "reindex": True}, allow_claimed=True
+        )
+        assert isinstance(created, CreatedTask)
+        done = await finished(client, created.task_id)
+    assert ingested.structured_content is not None and ingested.structured_content["action"] == "ingested"
+    assert done.status == "completed" and done.result is not None
+    assert done.result["structuredContent"]["action"] == "reindexed"
+
+
+async def test_a_tool_error_completes_its_task_with_the_error_result(documents: Service) -> None:
+    missing = str(documents.settings.files.allowed_roots[0] / "Not_There.pdf")
+    async with connected(documents.url) as client:
+        created = await start(client, {"file_path": missing, "application_ref": REF})
+        done = await finished(client, created.task_id)
+    assert done.status == "completed" and done.result is not None and done.result["isError"] is True
+    assert done.result["structuredContent"]["error_type"] == "file_not_found"
