@@ -53,6 +53,8 @@ from benchmarks.nppf_store import (  # noqa: E402
 )
 
 TRANSPORT = "transport and SDK"
+INT8_SEARCH = "search, int8 path (small path off)"
+"""The search with the dense leg's small path off (``lib.retrieval.float_rows``): what it cost before it."""
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("embedding", ("lib/stores/embeddings", "lib/stores/onnx_encoder", "tokenizers/")),
     ("search", ("lib/policies/", "lib/retrieval/", "lib/stores/", "lib/registry", "redis/", "chromadb/")),
@@ -308,20 +310,28 @@ def in_process(store: NppfStore, calls: int) -> None:
     from mcp_service.tools.policies.resources import linked
 
     stores = store.stores
+    small = stores.vectors.indexes.float_rows  # the dense leg's small path (lib.retrieval.float_rows)
+    small_rows = small.most_rows
     output = TypeAdapter(SearchOutput)  # the SDK validates a tool's structured result against its output schema
     stores.embedder.warm_up()
     stores.embedder.query_cache_size = 0  # every question new: never a remembered vector
     questions = distinct_questions(store.texts, seed=48)
     parts: dict[str, list[float]] = {
-        k: [] for k in ("embedding", "search", "envelope, links, output check", "wire", "metrics")
+        k: [] for k in ("embedding", "search", INT8_SEARCH, "envelope, links, output check", "wire", "metrics")
     }
     for i in range(calls + 20):
-        q1, q2 = next(questions), next(questions)
+        q1, q2, q3 = next(questions), next(questions), next(questions)
         t0 = time.thread_time()
         stores.embedder.embed_queries([q1])
         t1 = time.thread_time()
         result = work.search(stores, query=q2, n_results=10)  # the tool's own work; embeds q2: the search is the rest
         t2 = time.thread_time()
+        small.most_rows = 0  # the same search by the int8 codes alone, as before the small path
+        try:
+            work.search(stores, query=q3, n_results=10)
+        finally:
+            small.most_rows = small_rows
+        t2_int8 = time.thread_time()
         envelope = linked(success(result))
         output.validate_python(envelope.structured_content)
         t3 = time.thread_time()
@@ -335,7 +345,8 @@ def in_process(store: NppfStore, calls: int) -> None:
             for key, ms in (
                 ("embedding", embed),
                 ("search", (t2 - t1) * 1000 - embed),
-                ("envelope, links, output check", (t3 - t2) * 1000),
+                (INT8_SEARCH, (t2_int8 - t2) * 1000 - embed),
+                ("envelope, links, output check", (t3 - t2_int8) * 1000),
                 ("wire", (t4 - t3) * 1000),
                 ("metrics", (t5 - t4) * 1000),
             ):

@@ -23,7 +23,7 @@ import numpy as np
 from lib.observability import search_leg
 from lib.retrieval.code_pages import CodePages
 from lib.retrieval.file_columns import FileTexts
-from lib.retrieval.float_rows import SMALL_ROWS, FloatRows, float_bounds
+from lib.retrieval.float_rows import FloatRows, float_bounds
 from lib.retrieval.lexical import LexicalBlock, PostingsMemo, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors, squared_distances
@@ -272,7 +272,7 @@ def exact_hits(
     are computed, then those of every other row whose bound is within the ``n_results``-th exact distance, so no
     row left unread can rank. The bound is the int8 codes' (``QuantizedVectors.lower_bounds``; with ``pages``,
     one product per page, ``lib.retrieval.code_pages``, equal to the last bit), or, with ``float_rows`` and at
-    most ``SMALL_ROWS`` rows searched, a float32 product over the exact rows held in memory
+    most its ``most_rows`` rows searched (``SMALL_ROWS``), a float32 product over the exact rows held in memory
     (``lib.retrieval.float_rows``); both give the same hits. Python works per slice and per row read, never per
     row searched. ``scope`` names the row filter for the answer memo and is not used here. With ``scratch``, the
     arrays this search works in are borrowed (``lib.retrieval.scratch``)."""
@@ -287,7 +287,7 @@ def exact_hits(
     starts = np.cumsum([0] + [len(i.ids) for _, i, _ in kept])
     vector = np.asarray(query, dtype=np.float32).reshape(-1)
     held = None
-    if float_rows is not None and starts[-1] <= SMALL_ROWS:
+    if float_rows is not None and starts[-1] <= float_rows.most_rows:
         held = float_rows.matrices([(index.serial, index.vectors) for _, index, _ in kept])
     with lease(scratch) as take:
         if held is not None:

@@ -34,10 +34,13 @@ _UNIT_ROUNDING = 2.0**-24
 
 class FloatRows:
     """The exact float32 rows of small slices, by slice serial: held rows as they are, file rows read once and
-    kept within ``budget`` bytes. Thread-safe; two threads may both read a slice first, with equal results."""
+    kept within ``budget`` bytes, for searches over at most ``most_rows`` rows. Thread-safe; two threads may
+    both read a slice first, with equal results."""
 
-    def __init__(self, budget: int = FLOAT_ROWS_BYTES) -> None:
+    def __init__(self, budget: int = FLOAT_ROWS_BYTES, most_rows: int = SMALL_ROWS) -> None:
         self.budget = budget
+        self.most_rows = most_rows
+        """The most rows a search may cover to take the small path (``SMALL_ROWS``; 0: never)."""
         self._kept: LRUCache[int, np.ndarray] = LRUCache(max(budget, 1), getsizeof=lambda rows: max(rows.nbytes, 1))
         self._lock = threading.Lock()
 

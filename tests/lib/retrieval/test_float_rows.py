@@ -97,7 +97,7 @@ def test_the_small_path_returns_the_int8_paths_hits_on_a_real_corpus(
         assert small.nbytes == expected, "file-backed slices read whole once; held ones used in place"
 
 
-def test_over_its_budget_the_search_takes_the_int8_path(
+def test_over_its_budget_or_its_rows_the_search_takes_the_int8_path(
     corpus: tuple[list[str], np.ndarray, np.ndarray], tmp_path: Path
 ) -> None:
     texts, vectors, questions = corpus
@@ -111,3 +111,6 @@ def test_over_its_budget_the_search_takes_the_int8_path(
     found = exact_hits(questions[0], 10, [loaded], float_rows=tight)
     assert np.array_equal(found, exact_hits(questions[0], 10, [loaded]))
     assert tight.nbytes == 0
+    off = FloatRows(most_rows=len(loaded.ids) - 1)  # a search over more rows than it takes
+    assert np.array_equal(exact_hits(questions[0], 10, [loaded], float_rows=off), found)
+    assert off.nbytes == 0, "the slice's rows were never read whole"
