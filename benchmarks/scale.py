@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ from lib.policies.ingest import store_chunks  # noqa: E402
 from lib.policies.lifecycle import register_revision  # noqa: E402
 from lib.policies.models import PolicyCreate, RevisionCreate  # noqa: E402
 from lib.policies.search import search_policy, searchable_revisions  # noqa: E402
-from lib.retrieval import CorpusIndex  # noqa: E402
+from lib.retrieval import CorpusIndex, lexical_text  # noqa: E402
 from lib.stores.redis_server import embedded_url, stop_embedded_redis  # noqa: E402
 
 ORIGINAL = ROOT / "deployments" / "seed" / "NPPF_December_2024.pdf"
@@ -141,19 +142,28 @@ def held_bytes(indexes: list[CorpusIndex]) -> Counter[str]:
     return parts
 
 
+def revisions(
+    base: list[Chunk], vectors: np.ndarray, size: int, revision_size: int
+) -> Iterator[tuple[str, list[Chunk], np.ndarray]]:
+    """The corpus of ``size`` chunks, revision by revision: each source, its chunks and their vectors (one
+    generator for the product's build and for ``--export``, so every engine measures the same chunks)."""
+    rng = np.random.default_rng(size)
+    for number in range((size + revision_size - 1) // revision_size):
+        count = min(revision_size, size - number * revision_size)
+        chunks, mixed = recombined(base, vectors, count, rng)
+        yield f"SCALE_{number:05d}", chunks, mixed
+
+
 def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revision_size: int) -> float:
     """Write ``size`` chunks as revisions of ``revision_size``; seconds taken."""
-    rng = np.random.default_rng(size)
     original = ORIGINAL.read_bytes()
     started = time.perf_counter()
-    for number in range((size + revision_size - 1) // revision_size):
-        source = f"SCALE_{number:05d}"
-        count = min(revision_size, size - number * revision_size)
+    for source, chunks, mixed in revisions(base, vectors, size, revision_size):
+        number = int(source.removeprefix("SCALE_"))
         stores.registry.create_policy(PolicyCreate(source=source, title=f"Scale {number}", category="local_plan"))
         created = register_revision(
             stores, source, RevisionCreate(version_label="v1", effective_from=date(2000, 1, 1)), original
         )
-        chunks, mixed = recombined(base, vectors, count, rng)
         store_chunks(
             stores.registry,
             stores.vectors,
@@ -166,6 +176,59 @@ def build(stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revisi
             extraction_method="text",
         )
     return time.perf_counter() - started
+
+
+def packed(texts: list[str]) -> dict[str, np.ndarray]:
+    """Strings as one UTF-8 buffer and their end offsets (readable without pickle)."""
+    encoded = [t.encode() for t in texts]
+    return {"utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8), "ends": np.cumsum([len(e) for e in encoded])}
+
+
+def export(folder: Path, stores: Any, base: list[Chunk], vectors: np.ndarray, size: int, revision_size: int) -> None:
+    """The corpus and the in-process step's questions, for an engine measured in another environment
+    (``benchmarks/engines/``): ``corpus.npz`` (vectors as float32, each chunk's source, its text and the text the
+    lexical leg indexes, ``lexical_text`` over its section ref and chapter) and ``questions.npz`` (the questions,
+    their query vectors from the product's embedder and the embedding's p50 in ms). Every revision is in force
+    from 2000-01-01."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts, lexical, sources, parts = [], [], [], []
+    for number, (_, chunks, mixed) in enumerate(revisions(base, vectors, size, revision_size)):
+        texts += [c.text for c in chunks]
+        lexical += [lexical_text([c.section_ref, c.chapter], c.text) for c in chunks]
+        sources.append(np.full(len(chunks), number, dtype=np.int32))
+        parts.append(mixed.astype(np.float32))
+    text, heading = packed(texts), packed(lexical)
+    np.savez(
+        folder / "corpus.npz",
+        vectors=np.concatenate(parts),
+        source=np.concatenate(sources),
+        text_utf8=text["utf8"],
+        text_ends=text["ends"],
+        lexical_utf8=heading["utf8"],
+        lexical_ends=heading["ends"],
+    )
+    asked = in_process_questions(base, size)
+    question = packed(asked)
+    stores.embedder.warm_up()
+    embedded, millis = [], []
+    for asked_text in asked:  # one at a time, as a search embeds its question
+        started = time.perf_counter()
+        embedded.append(stores.embedder.embed_queries([asked_text])[0])
+        millis.append((time.perf_counter() - started) * 1000)
+    np.savez(
+        folder / "questions.npz",
+        vectors=np.asarray(embedded, dtype=np.float32),
+        embed_ms=np.float64(percentiles(millis, (50,))[0]),
+        utf8=question["utf8"],
+        ends=question["ends"],
+    )
+    print(f"  exported {size:,} chunks and {len(asked)} questions to {folder}", flush=True)
+
+
+def in_process_questions(base: list[Chunk], size: int) -> list[str]:
+    """The questions the in-process step asks at ``size`` (after the ``/mcp`` step's)."""
+    questions = new_questions([c.text for c in base], seed=size)
+    return [next(questions) for _ in range(2 * QUERIES)][QUERIES:]
 
 
 def search_cpu_seconds() -> float:
@@ -215,7 +278,7 @@ def chroma_server(data_dir: Path) -> tuple[Service, int]:
 
 
 def measure(
-    size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int, *, server: bool
+    size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int, *, server: bool, audit: bool
 ) -> None:
     """``server``: Chroma as a server process of its own (as the stack runs it), so the replica's RSS is the
     replica's alone; else embedded in each process (its HNSW index then counts in the replica's RSS)."""
@@ -224,7 +287,7 @@ def measure(
         chroma, chroma_port = chroma_server(data_dir)
         os.environ.update({"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(chroma_port)})
     try:
-        _measure(size, data_dir, base, vectors, revision_size)
+        _measure(size, data_dir, base, vectors, revision_size, audit=audit)
     finally:
         if chroma is not None:
             chroma.stop()
@@ -232,7 +295,9 @@ def measure(
                 os.environ.pop(name, None)
 
 
-def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int) -> None:
+def _measure(
+    size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, revision_size: int, *, audit: bool
+) -> None:
     settings = load_settings(data_dir=data_dir, redis_url=None, search_cache_mb=CACHE_MB)
     stores = open_stores(settings).policies
     built = bool(stores.registry.list_sources())  # a rerun measures the store it built before
@@ -288,14 +353,14 @@ def _measure(size: int, data_dir: Path, base: list[Chunk], vectors: np.ndarray, 
     rows = sum(len(i.ids) for i in held)
     parts = held_bytes(held)
     t0 = time.perf_counter()
-    report = audit_store(stores)
+    findings = len(audit_store(stores).findings) if audit else -1
     audit_s = time.perf_counter() - t0
     build_rate = f"{size / seconds:,.0f} chunks/s" if seconds else "(built before)"
     p50, p95 = percentiles(in_process, (50, 95))
     m50, m95 = percentiles(mcp, (50, 95))
     print(
         f"{size:>9,} {build_rate:>16} {warm_s:>9.1f} {rss / 2**20:>9,.0f} {p50:>8.2f} {p95:>8.2f} {m50:>8.2f} "
-        f"{m95:>8.2f} {audit_s:>8.1f}  findings={len(report.findings)}; CPU ms per call: in process p50 "
+        f"{m95:>8.2f} {audit_s:>8.1f}  findings={findings}; CPU ms per call: in process p50 "
         f"{percentiles(in_cpu, (50,))[0]:.2f}, replica {mcp_cpu_ms:.2f} (minor page faults per call "
         f"{mcp_faults:,.0f})",
         flush=True,
@@ -319,6 +384,13 @@ def main() -> None:
         action="store_true",
         help="run Chroma as a server (chroma run) over the store, as the stack does",
     )
+    parser.add_argument("--no-audit", action="store_true", help="skip the consistency audit (minutes at 1M)")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        help="also write each size's corpus and questions under EXPORT/<size> for benchmarks/engines/",
+    )
+    parser.add_argument("--export-only", action="store_true", help="write the exports and measure nothing")
     args = parser.parse_args()
     base, vectors = real_chunks(args.capacity_dir)
     print(
@@ -331,7 +403,20 @@ def main() -> None:
         f"{'mcp p95':>8} {'audit s':>8}  (dated hybrid search_policy, ms)"
     )
     for size in (int(s) for s in args.sizes.split(",")):
-        measure(size, args.data_dir / str(size), base, vectors, args.revision_size, server=args.chroma_server)
+        if args.export:
+            settings = load_settings(data_dir=args.data_dir / str(size), redis_url=None)
+            export(args.export / str(size), open_stores(settings).policies, base, vectors, size, args.revision_size)
+            stop_embedded_redis(settings.paths.redis_dir)
+        if not args.export_only:
+            measure(
+                size,
+                args.data_dir / str(size),
+                base,
+                vectors,
+                args.revision_size,
+                server=args.chroma_server,
+                audit=not args.no_audit,
+            )
 
 
 if __name__ == "__main__":
