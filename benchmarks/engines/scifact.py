@@ -36,7 +36,7 @@ from benchmarks.retrieval import (  # noqa: E402
 )
 from benchmarks.scale import packed  # noqa: E402
 from lib.policies.stores import PolicyStores  # noqa: E402
-from lib.retrieval.heading import lexical_text  # noqa: E402
+from lib.retrieval import lexical_text  # noqa: E402
 from lib.stores.encoders import EncoderName  # noqa: E402
 from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 
