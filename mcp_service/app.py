@@ -264,7 +264,8 @@ def create_mcp_app(
     all_routes = [
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics_endpoint(settings.observability, collectors), methods=["GET"]),
-        Route("/mcp", JsonRpcRefusals(mcp_endpoint(session_manager, streaming)), methods=["GET", "POST", "DELETE"]),
+        # No DELETE: stateless, there is no session to end; the router's 405 names what /mcp takes (``Allow``).
+        Route("/mcp", JsonRpcRefusals(mcp_endpoint(session_manager, streaming)), methods=["GET", "POST"]),
         Route("/sse", JsonRpcRefusals(SseStream(relay)), methods=["GET"]),
         Route("/messages/", JsonRpcRefusals(SseMessages(relay)), methods=["POST"]),
         *access.metadata_routes(server.name),

@@ -16,9 +16,10 @@ import threading
 from typing import NoReturn, cast
 
 import anyio
+from fastapi import FastAPI
 from mcp_types import Tool
 from pydantic import SecretStr
-from starlette.routing import Mount
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from lib.composition import Stores, open_stores
@@ -71,6 +72,17 @@ def governance_keys(settings: Settings) -> tuple[SecretStr | None, SecretStr | N
     return (own, None) if own is not None else (settings.auth.api_key, settings.auth.read_api_key)
 
 
+def rest_routes(rest: FastAPI) -> list[Route]:
+    """The REST app's paths (``/query``, ``/openapi.json``) as routes of the server's own router, each with its
+    methods: a wrong method on any path then answers 405 with ``Allow`` and an unknown path 404, where a catch-all
+    mount took every request the other routes did not fully match (``POST /health`` answered 404)."""
+    return [
+        Route(route.path, rest, methods=sorted(route.methods or ()))
+        for route in rest.routes
+        if isinstance(route, Route)
+    ]
+
+
 def create_app(settings: Settings | None = None, *, stores: Stores | None = None, warm: bool = True) -> ASGIApp:
     """The governance app: ``/mcp``, ``/sse``, ``/messages/``, ``/health`` (with the index's state) and ``/query``."""
     settings = settings or load_settings()
@@ -94,7 +106,7 @@ def create_app(settings: Settings | None = None, *, stores: Stores | None = None
             writes=False,  # scope governance:read only
             key_names="GOVERNANCE_API_KEY or MCP_API_KEY",
         ),
-        routes=[Mount("", app=create_governance_rest_app(governance))],
+        routes=rest_routes(create_governance_rest_app(governance)),
         warm_up=(lambda: warm_up(governance)) if warm else None,
         health=governance_health(governance),
     )

@@ -5,6 +5,7 @@ on every server (``malformed_response``)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
@@ -69,7 +70,8 @@ JSON_RPC_PARSE_ERROR = -32700
 
 
 class MalformedBody(ValueError):
-    """A body that is not JSON, or is nested deeper than ``MAX_JSON_DEPTH``; ``reason`` says which."""
+    """A body that is not JSON, is nested deeper than ``MAX_JSON_DEPTH``, or holds a string that is not Unicode
+    text (an unpaired surrogate); ``reason`` says which."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -77,9 +79,9 @@ class MalformedBody(ValueError):
 
 
 def parse_json(body: bytes) -> Any:
-    """The JSON value of ``body``; ``MalformedBody`` when it is not JSON or nests deeper than
-    ``MAX_JSON_DEPTH``. The one parse every middleware that reads a body uses, so no nesting, encoding or
-    syntax error reaches an answer as a crash."""
+    """The JSON value of ``body``; ``MalformedBody`` when it is not JSON, nests deeper than ``MAX_JSON_DEPTH``
+    or holds an unpaired surrogate (valid JSON, but no text a store can keep). The one parse every middleware
+    that reads a body uses, so no nesting, encoding or syntax error reaches an answer as a crash."""
     try:
         value = json.loads(body)
     except RecursionError:
@@ -89,7 +91,32 @@ def parse_json(body: bytes) -> Any:
     # Nesting needs an opening bracket per level: a body with few of them (every usual one) is not walked.
     if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
         raise MalformedBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    # A lone surrogate can only arrive escaped (raw, it is invalid UTF-8): bodies without the escape are not walked.
+    if _SURROGATE_ESCAPE.search(body) and _holds_lone_surrogate(value):
+        raise MalformedBody("a string holds an unpaired UTF-16 surrogate escape (\\ud800-\\udfff), not Unicode text")
     return value
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    """Whether a string (value or key) of ``value`` holds an unpaired surrogate, which no store, log or answer
+    can encode as UTF-8 (I-JSON, RFC 7493, forbids them); a pair (an emoji) decodes to one character and passes."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

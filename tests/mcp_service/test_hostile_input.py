@@ -60,7 +60,7 @@ def test_a_body_within_the_depth_limit_reaches_the_app(fresh_service: Service) -
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
     [
-        ("PUT", "/mcp", {"GET", "POST", "DELETE"}),
+        ("PUT", "/mcp", {"GET", "POST"}),
         ("GET", "/messages/", {"POST"}),
         ("POST", "/health", {"GET"}),
         ("DELETE", "/api/v1/policies", {"GET", "POST"}),

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, Strict
 
 from lib.documents.classification import DOCUMENT_TYPES
 from lib.documents.stores import DocumentStores
@@ -51,7 +51,9 @@ def register_tools(server: MCPServer, stores: DocumentStores) -> None:
     """Add the four spec 003 tools to ``server``, over the application-document stores."""
     max_results = stores.settings.search.max_results
     Query = Annotated[str, Field(description="What to look for, in plain words, e.g. 'cycle parking provision'")]
-    MaxResults = Annotated[int, Field(ge=1, le=max_results, description="How many chunks to return, best first")]
+    MaxResults = Annotated[
+        int, Strict(), Field(ge=1, le=max_results, description="How many chunks to return, best first")
+    ]
     FilePath = Annotated[
         str,
         Field(description="Path of the file on the server, inside one of its ALLOWED_FILE_ROOTS (a PDF or an image)"),

@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ContentBlock, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, Strict
 
 from lib.governance.search import MAX_TOP_K
 from lib.governance.stores import GovernanceStores
@@ -51,6 +51,7 @@ Question = Annotated[
 ]
 TopK = Annotated[
     int | None,
+    Strict(),
     Field(
         ge=1,
         le=MAX_TOP_K,
@@ -73,6 +74,7 @@ AsOf = Annotated[
 ]
 IncludeInactive = Annotated[
     bool | None,
+    Strict(),
     Field(description="true: search every document whatever its status or date (as_of is then ignored); null = false"),
 ]
 Mode = Annotated[

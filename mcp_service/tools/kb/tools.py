@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, Strict
 
 from lib.config import SearchSettings
 from lib.errors import KBError
@@ -91,17 +91,21 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
         str | None, Field(description="Only this collection (e.g. 'memory'), i.e. the tag collection:<name>")
     ]
     Tags = Annotated[list[str] | None, Field(description="Tags, e.g. ['feedback', 'email']")]
-    DocumentId = Annotated[int, Field(ge=1, description="Document id, as kb_search, kb_get or kb_jobs gave it")]
+    DocumentId = Annotated[
+        int, Strict(), Field(ge=1, description="Document id, as kb_search, kb_get or kb_jobs gave it")
+    ]
     NoteText = Annotated[str, Field(min_length=1, description="The note's text (Markdown welcome)")]
     UploadId = Annotated[str, Field(description="The upload_id kb_upload_start returned")]
 
     @tool(server, READ_ONLY)
     async def kb_search(
         query: Annotated[str, Field(min_length=1, description="What to look for, e.g. 'pension revaluation'")],
-        top: Annotated[int, Field(ge=1, le=max_results, description="How many chunks to return, best first")] = 10,
+        top: Annotated[
+            int, Strict(), Field(ge=1, le=max_results, description="How many chunks to return, best first")
+        ] = 10,
         collection: Collection = None,
         tags: Annotated[list[str] | None, Field(description="Only documents carrying every one of these tags")] = None,
-        fts_only: Annotated[bool, Field(description="Full-text (exact words, BM25) ranking only")] = False,
+        fts_only: Annotated[bool, Strict(), Field(description="Full-text (exact words, BM25) ranking only")] = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         """Search notes and files by meaning and exact words (hybrid), best first.
 
@@ -146,7 +150,9 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
 
     @tool(server, READ_ONLY)
     async def kb_get(
-        document_id: Annotated[int | None, Field(ge=1, description="A document id: that document, with chunks")] = None,
+        document_id: Annotated[
+            int | None, Strict(), Field(ge=1, description="A document id: that document, with chunks")
+        ] = None,
         source_path: Annotated[
             str | None, Field(description="A source path, e.g. 'memory/feedback_testing.md': every match")
         ] = None,
@@ -175,7 +181,7 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
     @tool(server, writes)
     async def kb_upload_start(
         filename: Annotated[str, Field(description="The file's name: .pdf, .md or .txt, e.g. 'report.pdf'")],
-        total_size: Annotated[int, Field(ge=1, description="The file's size in bytes (before base64)")],
+        total_size: Annotated[int, Strict(), Field(ge=1, description="The file's size in bytes (before base64)")],
         tags: Tags = None,
         collection: Annotated[str | None, Field(description="Collection of the file; default 'documents'")] = None,
         source_path: Annotated[
@@ -193,7 +199,9 @@ def register_tools(server: MCPServer, stores: KbStores) -> None:
     async def kb_upload_chunk(
         upload_id: UploadId,
         data: Annotated[str, Field(description=f"Base64 of the chunk's bytes, at most {MAX_CHUNK_BYTES} bytes")],
-        chunk_index: Annotated[int, Field(ge=0, description="0 for the first chunk, then 1, 2, ... in file order")],
+        chunk_index: Annotated[
+            int, Strict(), Field(ge=0, description="0 for the first chunk, then 1, 2, ... in file order")
+        ],
     ) -> Annotated[CallToolResult, UploadChunkOutput]:
         """Store one chunk of an upload (1 MiB chunks are a good size). Sending an index again with the same
         bytes is harmless (a retry); with other bytes it is an error. Errors: upload_not_found (unknown,

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, Strict
 
 from lib.models import SectionKind
 from lib.policies.stores import PolicyStores
@@ -72,14 +72,16 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
     max_results = stores.settings.search.max_results
 
     Query = Annotated[str, Field(description="Plain words, e.g. 'refusal on highways grounds'")]
-    NResults = Annotated[int, Field(ge=1, le=max_results, description="Results per query")]
+    NResults = Annotated[int, Strict(), Field(ge=1, le=max_results, description="Results per query")]
     Queries = Annotated[list[str], Field(min_length=1, max_length=max_results, description="Questions, searched alike")]
     SectionRef = Annotated[str, Field(description="e.g. 'Para 116', 'Chapter 9', 'Policy TR6', 'RES9'")]
     SectionRevision = Annotated[str | None, Field(description="Wins over effective_date")]
     SectionDate = Annotated[str | None, date_field("The revision in force that day; default today")]
     SnapshotDate = Annotated[str, date_field("e.g. an application's validation date")]
     FilePath = Annotated[str, Field(description="A PDF on the server, inside ALLOWED_FILE_ROOTS")]
-    Reindex = Annotated[bool, Field(description="Rebuild the chunks from this file (it replaces the stored one)")]
+    Reindex = Annotated[
+        bool, Strict(), Field(description="Rebuild the chunks from this file (it replaces the stored one)")
+    ]
 
     @tool(server, READ_ONLY, VIEWER_META)
     async def search_policy(
@@ -184,7 +186,7 @@ def register_tools(server: MCPServer, stores: PolicyStores) -> None:
         job = partial(work.quote, stores, quote, sources=sources, effective_date=effective_date)
         return await run_tool("verify_quote", job)
 
-    PageNumber = Annotated[int, Field(ge=1, description="PDF page (page_number in results)")]
+    PageNumber = Annotated[int, Strict(), Field(ge=1, description="PDF page (page_number in results)")]
     Highlight = Annotated[str | None, Field(max_length=4000, description="Text to highlight")]
     ChunkId = Annotated[str | None, Field(description="A search_policy chunk_id to highlight")]
 
