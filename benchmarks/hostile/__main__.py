@@ -9,10 +9,10 @@ Start the servers as a user does, then point the check at them::
         --url kb=... --url governance=... --key $MCP_API_KEY --read-key $MCP_READ_API_KEY --kb-key $KB_MCP_API_KEY \\
         --inbox /tmp/h/inbox --log /tmp/h/serve.log
 
-Groups (``--only``): body, protocol, auth, types, dates, size, paths, missing, gaps (with the planted-PDF
-content check), sessions, logs. The registry, Chroma and the object store must agree at the end (the deep
-health's consistency). It writes: a throwaway policy ``HOSTILE_*`` with two revisions, removed revisions, failed
-uploads; run it against a scratch data directory.
+Groups (``--only``): body, protocol, auth, types, dates, size, paths, missing, gaps (with concurrent PATCHes
+and the planted-PDF content check), sessions, logs. The registry, Chroma and the object store must agree at the
+end (the deep health's consistency). It writes throwaway policies ``HOSTILE_*`` with revisions, deleted
+revisions, failed uploads, kb notes and uploads: run it against a scratch data directory.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             state.check_missing(report, target, client)
         if "gaps" in groups:
             state.check_gaps_and_content(report, target, client)
+            state.check_concurrent_patches(report, target, client)
         if "sessions" in groups:
             sessions.check_sessions(report, target, options.sessions, options.slow)
         report.run(
