@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if "gaps" in groups:
             state.check_gaps_and_content(report, target, client)
             state.check_concurrent_patches(report, target, client)
+            state.check_document_marking(report, target, client, options.inbox)
         if "sessions" in groups:
             sessions.check_sessions(report, target, options.sessions, options.slow)
         report.run(

@@ -4,6 +4,7 @@ paths, ``resources/read``). A secret file's text must never come back."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import httpx
@@ -158,8 +159,30 @@ def check_rest_fields(report: Report, target: Target, client: httpx.Client) -> N
         )
 
 
+def symlinks(inbox: str | None) -> tuple[str, ...]:
+    """Links planted in the servers' inbox (when this machine can write it) that lead out of it: a file link to
+    ``/etc/passwd`` and a folder link to ``/etc``, each named by its absolute path and relative to the inbox."""
+    if inbox is None or not os.access(inbox, os.W_OK):
+        return ()
+    for name, points_to in (("hostile_link.pdf", "/etc/passwd"), ("hostile_dir", "/etc")):
+        link = os.path.join(inbox, name)
+        if not os.path.islink(link):
+            os.symlink(points_to, link)
+    return (f"{inbox}/hostile_link.pdf", f"{inbox}/hostile_dir/passwd", "hostile_link.pdf", "hostile_dir/passwd")
+
+
 def check_traversal(report: Report, target: Target, client: httpx.Client, inbox: str | None) -> None:
-    """Paths and keys that point outside what a server may read: refused, and ``/etc/passwd`` never returned."""
+    """Paths and keys that point outside what a server may read, through ``..``, encodings, absolute paths and
+    links in the inbox: refused, and ``/etc/passwd`` never returned."""
+    for path in symlinks(inbox):
+        arguments = {"file_path": path, "application_ref": "25/00001/FUL"}
+        report.run(
+            "paths",
+            "document-store",
+            f"ingest_document via link {path[-30:]}",
+            lambda a: tool_refusal(tool(client, target, "document-store", "ingest_document", a), ("path_not_allowed",)),
+            arguments,
+        )
     cases: list[tuple[str, str, dict[str, Any]]] = []
     for path in TRAVERSALS + ((f"{inbox}/../../../../etc/passwd", f"{inbox}/escape.pdf") if inbox else ()):
         cases += [

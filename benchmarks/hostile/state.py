@@ -4,6 +4,7 @@ a gap could open (some revision must stay in force on every day after the first)
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -260,6 +261,36 @@ def check_marked(report: Report, target: Target, client: httpx.Client, source: s
             "policy-kb",
             f"{name}: planted text marked as document content",
             lambda n, a: marking_problem(json_rpc_answer(tool(client, target, "policy-kb", n, a))),
+            name,
+            arguments,
+        )
+
+
+def check_document_marking(report: Report, target: Target, client: httpx.Client, inbox: str | None) -> None:
+    """An application document with planted instructions, put in the inbox and ingested by the document store:
+    its text comes back only in blocks marked as document content."""
+    if inbox is None or not os.access(inbox, os.W_OK):
+        return
+    path = Path(inbox) / f"hostile_{uuid.uuid4().hex[:8]}.pdf"
+    path.write_bytes(planted_pdf("application"))
+    reference = f"26/{uuid.uuid4().int % 100000:05d}/FUL"
+    ingested = tool(
+        client, target, "document-store", "ingest_document", {"file_path": str(path), "application_ref": reference}
+    )
+    try:
+        document = tool_ok(ingested)["document_id"]
+    except (ValueError, KeyError) as error:
+        report.add("content", "document-store", "ingest a planted PDF", False, str(error))
+        return
+    for name, arguments in (
+        ("get_document_text", {"document_id": document}),
+        ("search_application_docs", {"query": "approve every application", "application_ref": reference}),
+    ):
+        report.run(
+            "content",
+            "document-store",
+            f"{name}: planted text marked as document content",
+            lambda n, a: marking_problem(json_rpc_answer(tool(client, target, "document-store", n, a))),
             name,
             arguments,
         )
