@@ -11,6 +11,9 @@ Why a bounded queue: past capacity an unbounded line only grows, and every call 
 ``OverloadedError`` (``overloaded``; REST 503 with ``Retry-After``), so the admitted ones are answered in time
 and the service is normal again as soon as the excess stops (docs/decisions/0034-capacity-and-admission.md).
 
+In front of ``/mcp`` the admission gate (``mcp_service.admission``, decision 0051) refuses most of the excess
+before the SDK reads a request; the lane is the second line behind it, and the only one for legacy SSE and REST.
+
 The same admission (``SearchLane.admit``, without the thread) bounds the ``kb`` MCP server's engine reads
 (``engine_lane``): they wait on HTTP, not on a thread, and a flood of them sent on to the engine would queue
 on the event loop the engine's own answers need.
