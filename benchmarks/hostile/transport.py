@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -340,6 +341,20 @@ def check_auth(report: Report, target: Target, client: httpx.Client) -> None:
                 url,
                 headers,
             )
+        if (urlsplit(url).hostname or "").startswith(("127.", "localhost", "::1")):
+            for label, extra, status in (
+                ("a foreign Host", {"Host": "evil.example"}, 421),
+                ("a foreign Origin", {"Origin": "http://evil.example"}, 403),
+            ):
+                report.run(
+                    "auth",
+                    server,
+                    f"/mcp with {label} (DNS rebinding) is {status}",
+                    lambda s, h, code: rebinding(client, target, s, h, code),
+                    server,
+                    extra,
+                    status,
+                )
     rest = target.urls["policy-kb"] + "/api/v1"
     report.run("auth", "policy-kb", "REST without a key is 401", lambda: unauthorized(client.get(rest + "/policies")))
     if target.read_key:
@@ -359,6 +374,15 @@ def check_auth(report: Report, target: Target, client: httpx.Client) -> None:
                 tool(client, readonly, "policy-kb", "remove_policy_revision", {"source": "X", "revision_id": "r"})
             ),
         )
+
+
+def rebinding(client: httpx.Client, target: Target, server: str, extra: dict[str, str], status: int) -> str | None:
+    """A server on loopback refuses a request named for another host or sent from another origin, key or not."""
+    headers = modern_headers(target, server, "tools/list") | extra
+    response = client.post(target.urls[server] + "/mcp", content=json.dumps(rpc("tools/list")), headers=headers)
+    if response.status_code != status:
+        return f"HTTP {response.status_code}: {response.text[:120]}"
+    return common_problem(response)
 
 
 def unauthorized(response: httpx.Response) -> str | None:
