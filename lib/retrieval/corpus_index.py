@@ -191,13 +191,10 @@ class HeldChunk(StoredChunk):
         texts: Sequence[str] = (),
         row: int = 0,
     ) -> None:
-        object.__setattr__(self, "id", id)
-        object.__setattr__(self, "metadata", metadata)
-        object.__setattr__(self, "distance", distance)
+        fields = vars(self)  # frozen: set in place, in one call (a search makes about two hundred)
+        fields.update(id=id, metadata=metadata, distance=distance, _texts=texts, _row=row)
         if text is not None:
-            object.__setattr__(self, "text", text)
-        object.__setattr__(self, "_texts", texts)
-        object.__setattr__(self, "_row", row)
+            fields["text"] = text
 
     def __getattr__(self, name: str) -> Any:
         """``text``, read once (only called for attributes not yet set)."""

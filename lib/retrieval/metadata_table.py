@@ -270,10 +270,22 @@ class RowMetadata(Mapping[str, Any]):
         return self._whole
 
     def get(self, key: str, default: Any = None) -> Any:
-        """Field ``key``, or ``default`` when the row lacks it; the row's codes are read from the table once."""
+        """Field ``key``, or ``default`` when the row lacks it; the row's codes are read from the table once.
+        (``MetadataTable.value`` written out: a search reads a few hundred fields this way.)"""
         if self._whole is not None:
             return self._whole.get(key, default)
-        return self._table.value(self._row_codes(), key, default)
+        codes = self._codes
+        if codes is None:
+            codes = self._codes = self._table.codes(self._row)
+        found = self._table._layout.fields.get(key)
+        if found is None:
+            return default
+        at, values = found
+        code = codes[at]
+        if not code:
+            return default
+        value = values[code]
+        return list(value) if type(value) is list else value
 
     def __getitem__(self, key: str) -> Any:
         value = self.get(key, _ABSENT)
