@@ -16,7 +16,7 @@ FAST_TESTS := tests/lib/retrieval tests/lib/test_config.py tests/lib/test_import
 	tests/lib/policies/test_temporal_rules.py tests/lib/policies/test_temporal_rules_property.py \
 	tests/lib/policies/test_refs.py tests/lib/policies/test_xrefs.py tests/lib/text/test_chunking.py \
 	tests/lib/text/test_filetypes.py tests/test_compose.py tests/mcp_service/test_entry_points.py
-FAST_TESTS_DESELECT := --deselect tests/lib/retrieval/test_lexical_audit.py
+FAST_TESTS_DESELECT := --deselect tests/lib/retrieval/test_lexical_audit.py --deselect tests/lib/retrieval/test_float_rows.py
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

@@ -13,10 +13,15 @@ A slice's columns are read once in order before the product (``_touch``): the ke
 columns across every dimension, a stride the hardware prefetcher does not follow, so on columns not in cache it
 waited on memory several times as long as on cached ones; a sequential pass first brings them in at the memory's
 streaming rate (figures: decision 0038).
+
+On a CPU without AVX2 onnxruntime's unsigned-by-signed kernel is wrong, so the kernel is checked on a probe
+once per process and the signed-by-signed one, exact everywhere, replaces it where it fails (``_kernel``).
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -25,14 +30,51 @@ import numpy as np
 if TYPE_CHECKING:
     import onnxruntime
 
+logger = logging.getLogger(__name__)
+
 ZERO_POINT = 128
+"""The shift that makes signed query codes unsigned for the fast kernel."""
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """The session and the zero point the query is shifted by: 128 for the unsigned-by-signed kernel, 0 for the
+    signed-by-signed one."""
+
+    session: onnxruntime.InferenceSession
+    zero_point: int
 
 
 @cache
-def _session() -> onnxruntime.InferenceSession:
-    """One session for the process (``run`` may be called from many threads at once), built from a graph of
-    one node, on one intra-op thread: searches run side by side on threads of their own. Two threads may both
-    build it first; either session is as good."""
+def _kernel() -> _Kernel:
+    """One kernel for the process (``run`` may be called from many threads at once), on one intra-op thread:
+    searches run side by side on threads of their own. The fast unsigned-by-signed kernel is used only if it
+    computes a probe exactly: on a CPU without AVX2 onnxruntime's fallback for it (onnxruntime 1.31, SSE4.1)
+    answers wrong sums, several times the true ones, so there the slower signed-by-signed kernel, which is
+    exact everywhere, is used instead. Two threads may both build it first; either is as good."""
+    fast = _Kernel(_session(unsigned_query=True), ZERO_POINT)
+    probe_columns = _probe_columns()
+    for codes in (np.full(probe_columns.shape[0], 127, np.int8), np.full(probe_columns.shape[0], -127, np.int8)):
+        expected = codes.astype(np.int64) @ probe_columns.astype(np.int64)
+        shifted = (codes.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
+        (scores,) = fast.session.run(None, {"query": shifted, "columns": probe_columns})
+        got = np.asarray(scores, dtype=np.int64).reshape(-1) - probe_columns.sum(axis=0, dtype=np.int64) * ZERO_POINT
+        if not np.array_equal(got, expected):
+            logger.warning("retrieval.int8_kernel inexact=uint8_by_int8 using=int8_by_int8")
+            return _Kernel(_session(unsigned_query=False), 0)
+    return fast
+
+
+def _probe_columns() -> np.ndarray:
+    """Columns that cover the code range at every dimension the product is run on (384 for MiniLM), including
+    its extremes, where a saturating kernel goes wrong first."""
+    columns = np.random.default_rng(0).integers(-127, 128, (384, 64), dtype=np.int8)
+    columns[:, 0], columns[:, 1] = 127, -127
+    return columns
+
+
+def _session(*, unsigned_query: bool) -> onnxruntime.InferenceSession:
+    """A session of one ``MatMulInteger`` node: a uint8 (or int8) query row by int8 columns, int32 out."""
     import onnxruntime
     from onnx import TensorProto, helper
 
@@ -40,7 +82,7 @@ def _session() -> onnxruntime.InferenceSession:
         [helper.make_node("MatMulInteger", ["query", "columns"], ["scores"])],
         "int8_product",
         [
-            helper.make_tensor_value_info("query", TensorProto.UINT8, [1, None]),
+            helper.make_tensor_value_info("query", TensorProto.UINT8 if unsigned_query else TensorProto.INT8, [1, None]),
             helper.make_tensor_value_info("columns", TensorProto.INT8, [None, None]),
         ],
         [helper.make_tensor_value_info("scores", TensorProto.INT32, [1, None])],
@@ -54,13 +96,17 @@ def _session() -> onnxruntime.InferenceSession:
 
 
 def query_codes(codes: np.ndarray) -> np.ndarray:
-    """Signed int8 query codes as the ``(1, dims)`` uint8 row ``int8_scores`` takes (plus ``ZERO_POINT``)."""
-    return (codes.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
+    """Signed int8 query codes as the ``(1, dims)`` row ``int8_scores`` takes: uint8 plus the zero point for the
+    fast kernel, the int8 codes themselves for the exact fallback."""
+    zero_point = _kernel().zero_point
+    if zero_point == 0:
+        return np.ascontiguousarray(codes, dtype=np.int8).reshape(1, -1)
+    return (codes.astype(np.int16) + zero_point).astype(np.uint8).reshape(1, -1)
 
 
 def column_offsets(columns: np.ndarray) -> np.ndarray:
-    """What ``int8_scores`` subtracts per column: ``ZERO_POINT`` times its sum, int32."""
-    return columns.sum(axis=0, dtype=np.int32) * np.int32(ZERO_POINT)
+    """What ``int8_scores`` subtracts per column: the zero point times its sum, int32."""
+    return columns.sum(axis=0, dtype=np.int32) * np.int32(_kernel().zero_point)
 
 
 def int8_scores(
@@ -75,7 +121,7 @@ def int8_scores(
     if columns.nbytes <= TOUCH_BYTES:
         _touch(columns)
     if out is None:
-        (scores,) = _session().run(None, {"query": query, "columns": columns})
+        (scores,) = _kernel().session.run(None, {"query": query, "columns": columns})
         scores = np.asarray(scores, dtype=np.int32).reshape(-1)
     else:
         scores = out
@@ -89,7 +135,7 @@ def _run_into(query: np.ndarray, columns: np.ndarray, out: np.ndarray) -> None:
     copy out (``lib.retrieval.scratch``)."""
     if out.dtype != np.int32 or out.shape != (columns.shape[1],) or not out.flags.c_contiguous:
         raise ValueError(f"out must be {columns.shape[1]} contiguous int32, not {out.shape} {out.dtype}")
-    session = _session()
+    session = _kernel().session
     binding = session.io_binding()
     binding.bind_cpu_input("query", query)
     binding.bind_cpu_input("columns", columns)

@@ -8,10 +8,22 @@ import numpy as np
 import pytest
 
 from lib.retrieval.corpus_index import CorpusIndex, exact_hits, exact_search
+from lib.retrieval import int8_product
 from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 
 
+@pytest.fixture(params=["chosen", "signed fallback"])
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The kernel this CPU is given, and the signed-by-signed fallback forced (a CPU without AVX2 gets it, since
+    onnxruntime's unsigned-by-signed kernel is wrong there), so both are shown exact on whatever CPU runs this."""
+    if request.param == "signed fallback":
+        fallback = int8_product._Kernel(int8_product._session(unsigned_query=False), 0)
+        monkeypatch.setattr(int8_product, "_kernel", lambda: fallback)
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("kernel")
 def test_the_int8_product_equals_the_integer_product_over_the_whole_code_range() -> None:
     rng = np.random.default_rng(1)
     columns = rng.integers(-127, 128, (384, 777), dtype=np.int8)
@@ -23,6 +35,7 @@ def test_the_int8_product_equals_the_integer_product_over_the_whole_code_range()
     assert int8_scores(query_codes(codes), empty, column_offsets(empty)).shape == (0,)
 
 
+@pytest.mark.usefixtures("kernel")
 def test_the_int8_product_written_into_a_given_array_is_the_same_and_a_wrong_one_is_refused() -> None:
     rng = np.random.default_rng(2)
     columns = rng.integers(-127, 128, (384, 300), dtype=np.int8)
