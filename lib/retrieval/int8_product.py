@@ -78,11 +78,12 @@ def _session(*, unsigned_query: bool) -> onnxruntime.InferenceSession:
     import onnxruntime
     from onnx import TensorProto, helper
 
+    query_type = TensorProto.UINT8 if unsigned_query else TensorProto.INT8
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["query", "columns"], ["scores"])],
         "int8_product",
         [
-            helper.make_tensor_value_info("query", TensorProto.UINT8 if unsigned_query else TensorProto.INT8, [1, None]),
+            helper.make_tensor_value_info("query", query_type, [1, None]),
             helper.make_tensor_value_info("columns", TensorProto.INT8, [None, None]),
         ],
         [helper.make_tensor_value_info("scores", TensorProto.INT32, [1, None])],

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib.retrieval.corpus_index import CorpusIndex, exact_hits, exact_search
 from lib.retrieval import int8_product
+from lib.retrieval.corpus_index import CorpusIndex, exact_hits, exact_search
 from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 
