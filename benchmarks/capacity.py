@@ -247,7 +247,7 @@ def start_server(
         "POLICY_KB_DATA_DIR": str(data_dir),
         "REDIS_URL": embedded_url(data_dir / "redis"),
         "ENABLE_OCR": "false",
-        "SEARCH_THREADS": "1",  # the one core it is pinned to (the default, the CPU count, is read before pinning)
+        "SEARCH_THREADS": "1",  # the one core it is pinned to (the default agrees: it starts on the generator's core)
         **{PORT_VARIABLES[name]: str(port) for name, port in ports.items()},
         **env_extra,
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -10,6 +9,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
 
 from lib.config.base import SettingsGroup
+from lib.cpus import usable_cpus
 
 
 class ExtractionSettings(SettingsGroup):
@@ -64,20 +64,20 @@ class SearchSettings(SettingsGroup):
     )
     max_results: int = Field(default=50, ge=1, le=1000, alias="MAX_RESULTS")
     threads: int = Field(
-        default_factory=lambda: os.cpu_count() or 2,
+        default_factory=lambda: min(usable_cpus(), 64),
         ge=1,
         le=64,
         alias="SEARCH_THREADS",
         description="Searches a server process runs at once (the rest wait their turn in order); default: the "
-        "CPU count",
+        "CPUs the process may run on (its affinity: taskset, a cpuset)",
     )
     leg_helpers: int = Field(
-        default_factory=lambda: max(0, (os.cpu_count() or 1) - 1),
+        default_factory=lambda: min(usable_cpus() - 1, 64),
         ge=0,
         le=64,
         alias="SEARCH_LEG_HELPERS",
         description="Threads that run a hybrid search's lexical leg beside its dense leg when one is idle (0: the "
-        "legs run one after the other); default: the CPU count less one",
+        "legs run one after the other); default: the CPUs the process may run on, less one",
     )
     queue_max: int = Field(
         default=64,

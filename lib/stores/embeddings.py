@@ -16,7 +16,6 @@ collection records which encoder made its vectors (``lib.stores.encoders``); ``e
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 from cachetools import LRUCache
 
 from lib.config import EmbeddingSettings
+from lib.cpus import usable_cpus
 from lib.observability import measured
 from lib.observability.metrics import count_lookup
 from lib.stores.embedding_model import DIMENSIONS, load_model
@@ -162,7 +162,7 @@ def settings_embedder(embeddings: EmbeddingSettings, encoder: EncoderName | None
         onnx_dir=models if embeddings.onnx_queries else None,
         encoder=encoder or embeddings.encoder,
         int8_dir=models,
-        workers=os.cpu_count() or 1,
+        workers=usable_cpus(),
     )
 
 

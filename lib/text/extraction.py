@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import re
 import time
 from collections import deque
@@ -25,6 +24,7 @@ from typing import Any
 import pymupdf
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from lib.cpus import usable_cpus
 from lib.errors import EncryptedPdfError, ExtractionFailedError, NoContentError, UnsupportedFileTypeError
 from lib.models import ExtractedDocument, PageText, TextLine, TextSpan
 from lib.text.filetypes import image_type, is_pdf
@@ -50,7 +50,7 @@ def extract_document(
 ) -> ExtractedDocument:
     """Every page's text, in page order. The bytes decide the file type; ``file_name`` only words the error
     for bytes of no known type, and turns OCR off for architectural renderings (spec 003: OCR of a 3D
-    render yields only noise). ``ocr_workers=0`` means one Tesseract per core."""
+    render yields only noise). ``ocr_workers=0`` means one Tesseract per core this process may run on."""
     started = time.perf_counter()
     if not data:
         raise NoContentError("The file is empty (0 bytes)")
@@ -58,7 +58,7 @@ def extract_document(
         logger.info("extract.ocr_bypassed reason=rendering_file_name")
         enable_ocr = False
     kind = _detect_kind(data, file_name)
-    workers = ocr_workers or os.cpu_count() or 1
+    workers = ocr_workers or usable_cpus()
     if kind == "pdf":
         pages = _extract_pdf(data, enable_ocr=enable_ocr, workers=workers, dpi=dpi)
     else:

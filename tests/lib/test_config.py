@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -14,7 +18,8 @@ from pydantic.fields import FieldInfo
 
 from lib.config import GROUPS, OVERRIDES, Settings, load_settings
 
-OPERATIONS = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
+ROOT = Path(__file__).resolve().parents[2]
+OPERATIONS = ROOT / "docs" / "operations.md"
 
 # Every group field: (group, field name, environment name).
 FIELDS = [(group, name, info.alias or "") for group, cls in GROUPS.items() for name, info in cls.model_fields.items()]
@@ -167,3 +172,26 @@ def test_chroma_collection_from_spec_004_names_the_governance_collection(monkeyp
     assert load_settings().chroma.governance_collection == "spec_governance"
     monkeypatch.setenv("CHROMA_GOVERNANCE_COLLECTION", "our_governance")
     assert load_settings().chroma.governance_collection == "our_governance"
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset (util-linux)")
+def test_search_threads_default_to_the_cpus_the_process_may_run_on(tmp_path: Path) -> None:
+    """A server pinned to one core (``taskset -c 0``) runs one search at a time, not one per core of the machine:
+    two threads on one core starved the event loop under overload (decision 0051)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SEARCH_THREADS", "SEARCH_LEG_HELPERS")}
+    env["POLICY_KB_DATA_DIR"] = str(tmp_path)
+    script = "from lib.config import load_settings; s = load_settings().search; print(s.threads, s.leg_helpers)"
+    pinned = subprocess.run(
+        ["taskset", "-c", "0", sys.executable, "-c", script],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert pinned.stdout.split() == ["1", "0"]
+    unpinned = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    cpus = len(os.sched_getaffinity(0))
+    assert unpinned.stdout.split() == [str(min(cpus, 64)), str(min(cpus - 1, 64))]
