@@ -38,7 +38,8 @@ import numpy as np
 import pymupdf
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.mcp_http import mcp_http_client
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -169,7 +170,7 @@ async def wait_job(session: ClientSession, job_id: str) -> dict[str, Any]:
 async def measure(url: str, requests: int, pdf: bytes) -> dict[str, float]:
     rng = random.Random(11)
     async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {KEY}"}) as http,
+        mcp_http_client(headers={"Authorization": f"Bearer {KEY}"}) as http,
         streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):

@@ -98,11 +98,12 @@ async def http_session(url: str, key: str | None) -> AsyncIterator[Any]:
     against the output schema it lists)."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.mcp_http import mcp_http_client
 
     headers = {"Authorization": f"Bearer {key}"} if key else None
     async with (
-        create_mcp_http_client(headers=headers) as http,
+        mcp_http_client(headers=headers) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):

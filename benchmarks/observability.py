@@ -37,11 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mcp.server.context import ServerRequestContext  # noqa: E402
-from mcp.shared._otel import otel_span  # noqa: E402
 from mcp_types import Tool  # noqa: E402
 from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult  # noqa: E402
+
+SDK_TRACER = trace.get_tracer("mcp-python-sdk")
+"""The tracer the SDK's server span comes from (its ``mcp.shared._otel``, private, opens the same span)."""
 
 import lib.observability.instruments as instruments  # noqa: E402
 from lib.observability import measured, store_call  # noqa: E402
@@ -106,7 +108,7 @@ def call_path(instrumented: bool) -> Callable[[], None]:
 
     async def server(ctx: Any) -> Any:
         # The MCP SDK's server span is in every mode: the SDK makes it whatever this project does.
-        with otel_span("tools/call search_policy", kind=trace.SpanKind.SERVER):
+        with SDK_TRACER.start_as_current_span("tools/call search_policy", kind=trace.SpanKind.SERVER):
             return await (middleware(ctx, tool) if instrumented else tool(ctx))
 
     return lambda: _drive(server(ctx))

@@ -245,11 +245,12 @@ def start_policy_kb(settings: Settings, redis_url: str, port: int, workers: int)
 async def _sdk_client(url: str, requests: list[dict], start_at: float) -> tuple[list[float], float]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.mcp_http import mcp_http_client
 
     samples: list[float] = []
     async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"}) as http,
+        mcp_http_client(headers={"Authorization": f"Bearer {API_KEY}"}) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):

@@ -180,13 +180,14 @@ async def connected(urls: dict[str, str], key: str) -> AsyncIterator[dict[str, A
     """One SDK session per server, initialised."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.mcp_http import mcp_http_client
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with contextlib.AsyncExitStack() as stack:
         sessions = {}
         for name, url in urls.items():
-            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            http = await stack.enter_async_context(mcp_http_client(headers=headers))
             read, write = await stack.enter_async_context(streamable_http_client(f"{url}/mcp", http_client=http))
             sessions[name] = await stack.enter_async_context(ClientSession(read, write))
             await sessions[name].initialize()

@@ -73,14 +73,15 @@ class ClientResult:
 async def _one_client(url: str, key: str, seed: int, stop_at: float, calls: int, start_at: float) -> ClientResult:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.mcp_http import mcp_http_client
 
     rng = random.Random(seed)
     result = ClientResult()
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     try:
         async with (
-            create_mcp_http_client(headers=headers) as http,
+            mcp_http_client(headers=headers) as http,
             streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):

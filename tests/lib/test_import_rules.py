@@ -63,3 +63,39 @@ def test_the_composition_root_is_not_imported_inside_lib() -> None:
         if within(name, "lib.composition")
     }
     assert not found, sorted(found)
+
+
+SDK_PACKAGES = ("mcp", "mcp_types")
+OUR_CODE = ("lib", "mcp_service", "flows", "deployments", "benchmarks", "tests", ".ci")
+
+
+def private(module: str) -> bool:
+    """Whether a dotted name reaches into a private part: a component that starts with one underscore."""
+    return any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+
+
+def test_no_module_imports_a_private_name_of_the_mcp_sdk() -> None:
+    """Issue 47: the SDK's private modules and names change without notice between releases, so our code, its
+    tests and benchmarks use its public API only (``tests/mcp_http.py`` stands in for its private client
+    factory)."""
+    root = LIB.parent
+    paths = [path for top in OUR_CODE for path in sorted((root / top).rglob("*.py"))]
+    assert len(paths) > 300, "the walk found too few modules to be looking in the right place"
+    found = {
+        f"{path.relative_to(root)} imports {name}"
+        for path in paths
+        for name in imported_modules(path)
+        if any(within(name, package) for package in SDK_PACKAGES) and private(name)
+    }
+    assert not found, sorted(found)
+
+
+def test_the_private_name_rule_sees_a_private_import() -> None:
+    tree = "from mcp.shared._httpx_utils import create_mcp_http_client\nfrom mcp.server import _hidden\n"
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(tree)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    assert all(private(name) for name in names)
+    assert not private("mcp.server.streamable_http_manager.StreamableHTTPSessionManager")
+    assert not private("mcp.__main__")

@@ -29,7 +29,6 @@ import uvicorn
 from mcp import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import Browser, sync_playwright
 from pydantic import SecretStr
 from starlette.types import ASGIApp
@@ -40,6 +39,7 @@ from lib.policies.seeding import seed_policies
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
 from tests.fixtures_paths import SEED_FILE
+from tests.mcp_http import mcp_http_client
 from tests.polling import eventually
 
 FULL_KEY = "full-key-" + "f" * 32
@@ -164,7 +164,7 @@ async def mcp_session(url: str, key: str | None = FULL_KEY, transport: str = "ht
     headers = bearer(key) if key else {}
     if transport == "http":
         async with (
-            create_mcp_http_client(headers=headers) as http,
+            mcp_http_client(headers=headers) as http,
             streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import SecretStr
 
 from mcp_service.__main__ import SERVERS
+from tests.mcp_http import mcp_http_client
 from tests.mcp_service.conftest import FULL_KEY, Service, bearer, running
 
 pytestmark = pytest.mark.anyio
@@ -64,7 +64,7 @@ def servers(fresh_service: Service) -> Iterator[dict[str, str]]:
 @asynccontextmanager
 async def client(url: str, mode: str) -> AsyncIterator[Client]:
     async with (
-        create_mcp_http_client(headers=bearer(FULL_KEY)) as http,
+        mcp_http_client(headers=bearer(FULL_KEY)) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as connected,
     ):
         yield connected

@@ -22,7 +22,6 @@ from mcp import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     HEADER_MISMATCH,
@@ -43,6 +42,7 @@ from mcp_service.document_store import create_app
 from mcp_service.tools.tasks import TASKS
 from tests.fixtures_paths import TABLE_PDF
 from tests.flows.policy_pdfs import policy_pdf_bytes
+from tests.mcp_http import mcp_http_client
 from tests.mcp_service.conftest import FULL_KEY, READ_KEY, Service, bearer, mcp_session, running, service_settings
 
 pytestmark = pytest.mark.anyio
@@ -165,7 +165,7 @@ class TaskAnswer(Result):
 async def connected(url: str, key: str = FULL_KEY, *, tasks: bool = True) -> AsyncIterator[Client]:
     """The SDK's client on 2026-07-28 (``server/discover``), declaring the tasks extension or not."""
     async with (
-        create_mcp_http_client(headers=bearer(key)) as http,
+        mcp_http_client(headers=bearer(key)) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http), extensions=[Tasks()] if tasks else None) as c,
     ):
         assert c.protocol_version == "2026-07-28"

@@ -20,13 +20,13 @@ import redis
 from mcp import ClientSession
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from lib.composition import open_stores
 from mcp_service.auth.tokens import JwtVerifier
 from mcp_service.policy_kb import create_app
 from tests.conftest import free_port
+from tests.mcp_http import mcp_http_client
 from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, READ_KEY, Service, bearer, running, service_settings
 from tests.mcp_service.oauth_server import SECRET, Issuer, running_issuer, token
 from tests.polling import eventually_async
@@ -120,7 +120,7 @@ async def test_the_sdk_client_discovers_gets_a_token_lists_and_calls_tools(
     )
     with caplog.at_level(logging.INFO, logger="policy_kb.audit"):
         async with (
-            create_mcp_http_client(auth=provider) as http,
+            mcp_http_client(auth=provider) as http,
             streamable_http_client(service.mcp, http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):
