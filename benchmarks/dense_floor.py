@@ -3,7 +3,7 @@ alone, on one core (issue 27, part 4).
 
 Why: the dated hybrid search at 1M chunks has a goal of p95 ≤ 30 ms in process. The exact dense leg reads every
 held vector once per query, so its time is bounded below by the memory bandwidth, whatever the code around it.
-This measures that product the way ``lib.retrieval.dense`` computes it (float32 columns, one BLAS thread, then
+This measures that product the way ``lib.retrieval.document_index`` computes it (float32 columns, one BLAS thread, then
 the best 100 rows), the same product with vectors held as float16 or bfloat16 rows in torch (the compact
 layouts decision 0034 names), and the core's read bandwidth over an array of the same size, so the table shows
 how far below the goal the floor already is. The vectors are random unit vectors: the product's cost does not
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.harness import percentiles  # noqa: E402
 from lib.retrieval.blas import pin_single_blas_thread  # noqa: E402
-from lib.retrieval.dense import best_rows, column_scores, stack_columns  # noqa: E402
+from lib.retrieval.document_index import best_rows, column_scores, stack_columns  # noqa: E402
 from lib.stores.embedding_model import DIMENSIONS  # noqa: E402
 
 DEPTH = 100

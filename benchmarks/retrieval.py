@@ -3,7 +3,7 @@
 SciFact (BEIR): the 5,183 abstracts become one policy, ``SCIFACT``, with one revision whose sections are the
 abstracts (title + text, chunked by ``lib.text.chunking``, stored by ``lib.policies.ingest.store_chunks``; the
 title is also the section's ``chapter``, the heading the lexical leg indexes every chunk under, as an NPPF
-paragraph's chunks are indexed under their chapter: ``lib.retrieval.heading``);
+paragraph's chunks are indexed under their chapter: ``lib.retrieval.lexical_text``);
 every query goes through ``lib.policies.search.search_policy`` with ``mode``. A document's score is its best
 chunk's. Prints nDCG@10 and recall@100 on the test split for lexical, dense and hybrid with each encoder, the
 query p50/p95 of each, and each encoder's embedding throughput. ``--tune`` grids the fusion parameters on the
@@ -47,7 +47,7 @@ from lib.policies.lifecycle import create_revision, register_revision  # noqa: E
 from lib.policies.models import PolicyCreate, RevisionCreate, RevisionStatus  # noqa: E402
 from lib.policies.search import search_policy  # noqa: E402
 from lib.policies.stores import PolicyStores  # noqa: E402
-from lib.retrieval import FUSION, FusionMethod, FusionParams, Hit, LexicalAnswer, Query, SearchMode, search  # noqa: E402
+from lib.retrieval import FusionMethod, FusionParams, Hit, LexicalAnswer, Query, SearchMode, search  # noqa: E402
 from lib.stores.chroma import StoredChunk  # noqa: E402
 from lib.stores.embeddings import Embedder  # noqa: E402
 from lib.stores.encoders import EncoderName  # noqa: E402
@@ -55,6 +55,8 @@ from lib.stores.redis_server import stop_embedded_redis  # noqa: E402
 from lib.text.chunking import chunk_sections  # noqa: E402
 
 MODES = ("lexical", "dense", "hybrid")
+FUSION = FusionParams()
+"""The product's fusion (``Query.fusion``'s default), what ``--tune`` compares with."""
 SOURCE, REVISION = "SCIFACT", "rev_SCIFACT_2020_01"
 DEPTH = 500
 """Chunks asked for recall@100: enough for 100 distinct abstracts (about 2.6 chunks an abstract)."""

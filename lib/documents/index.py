@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import PurePath
 from typing import Any
 
 import numpy as np
 
-from lib.retrieval import CorpusIndex, CorpusIndexes, Stamp, lexical_text
+from lib.retrieval import CorpusIndex, CorpusIndexes, lexical_text
 from lib.stores.chroma import ChunkCollection
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class ApplicationIndexes:
         self._refs: tuple[int, list[str]] | None = None
         self._lock = threading.Lock()
 
-    def held(self, stamps: Mapping[str, Stamp]) -> list[CorpusIndex]:
+    def held(self, stamps: Mapping[str, Hashable]) -> list[CorpusIndex]:
         """The slice of every application of ``stamps`` (reference -> generation), in order: held ones, else
         loaded (and kept within the budget; a slice over it is loaded again for this query alone)."""
         return [self.indexes.loader.get(key, stamp) or self.load(key, stamp) for key, stamp in stamps.items()]
@@ -63,7 +63,7 @@ class ApplicationIndexes:
             self._refs = (generation, refs)
         return refs
 
-    def load(self, application_ref: str, stamp: Stamp) -> CorpusIndex:
+    def load(self, application_ref: str, stamp: Hashable) -> CorpusIndex:
         """The slice of ``application_ref`` from Chroma: the chunks of its documents registered now (read after
         the generation ``stamp``, so never older than it says), in id order, with their vectors."""
         registered = self._registered(application_ref)

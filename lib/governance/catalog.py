@@ -25,7 +25,7 @@ from lib.governance.keys import generation_key, search_text
 from lib.governance.models import GovernanceRecord
 from lib.governance.parsing import header_date
 from lib.governance.registry import GovernanceRegistry
-from lib.retrieval import DocumentChunks, DocumentsIndex, Selection, stack_columns
+from lib.retrieval import DocumentChunks, DocumentsIndex, Selection
 from lib.stores.chroma import StoredChunk
 
 _IN_FORCE_DAYS = 256
@@ -121,8 +121,8 @@ class Catalog:
         return CatalogView(key, documents, hidden, len(shown_rows), lexical, shown_rows)
 
     def rows_of(self, view: CatalogView) -> np.ndarray | None:
-        """A copy of just ``view``'s columns (``stack_columns``), or ``None``: the caller scores the whole matrix
-        and masks.
+        """A copy of just ``view``'s columns (``DocumentsIndex.columns_of``), or ``None``: the caller scores the
+        whole matrix and masks.
         Copies are kept for the filters asked for most often in this version (from their second time), within
         the matrix's own size in all, so the usual filter (in force today) scans only its rows, a stream of
         one-off filters (``as_of`` many days) copies nothing, and filters taking turns do not evict each
@@ -142,7 +142,7 @@ class Catalog:
                 if self._asked.get(victim, 0) >= asked:
                     return None
                 del self._kept[victim]
-            kept = self._kept[view.key] = stack_columns(self.matrix[:, view.shown].T)
+            kept = self._kept[view.key] = self.index.columns_of(view.shown)
             return kept
 
 

@@ -3,7 +3,7 @@
 Both legs search exactly the chunks of the documents that pass the filters: in force on ``as_of`` (today by
 default; ``lib.governance.in_force``) unless ``include_inactive``, and of the ``doc_types`` asked for (the
 catalog works each filter out once per version: ``Catalog.view``). The dense leg scores every row of the
-process's stacked matrix (``lib.retrieval.dense``: exact cosine, one BLAS thread) and masks the
+process's stacked matrix (``lib.retrieval.DocumentsIndex``: exact cosine, one BLAS thread) and masks the
 disallowed rows before the top is taken, or, for a filter asked for again, a kept copy of just its rows
 (``Catalog.rows_of``: the same scores, bit for bit); the lexical leg runs BM25 over the allowed documents'
 chunks only (so IDF comes from them); ``lib.retrieval.search`` ranks, keeping at most ``PER_DOCUMENT``

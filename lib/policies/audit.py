@@ -47,7 +47,7 @@ from lib.policies.audit_record import save_last_audit
 from lib.policies.chunks import PolicyVectorStore, policy_lexical_text, revision_ref, revision_stamp
 from lib.policies.models import Policy, Revision, RevisionStatus
 from lib.policies.stores import PolicyStores
-from lib.retrieval import StaleIndex, stale_indexes
+from lib.retrieval import StaleIndex
 from lib.stores.objects import ObjectStore
 
 logger = logging.getLogger(__name__)
@@ -220,7 +220,7 @@ def stale_search_blocks(vectors: PolicyVectorStore, revisions: Mapping[str, list
         rows = zip(found["documents"] or [], found["metadatas"] or [], strict=True)
         return list(found["ids"]), [policy_lexical_text(meta or {}, text or "") for text, meta in rows]
 
-    return stale_indexes(vectors.cache, served, stored)
+    return vectors.cache.stale(served, stored)
 
 
 def _revision_findings(

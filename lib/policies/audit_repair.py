@@ -20,7 +20,6 @@ from lib.policies.models import RevisionStatus
 from lib.policies.registry import PolicyRegistry
 from lib.policies.reindex import reindex_revision
 from lib.policies.stores import PolicyStores
-from lib.retrieval import evict_stale
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +110,7 @@ def _repair(stores: PolicyStores, finding: Finding) -> str:
             key = revision_ref(source, revision_id)
             revisions = stores.registry.revisions_by_source([source])
             stale = [s for s in stale_search_blocks(stores.vectors, revisions) if s.block.key == key]
-            if not evict_stale(stores.vectors.cache, stale):
+            if not stores.vectors.cache.evict_stale(stale):
                 return "left alone: the block is in step with Chroma now, or no longer held"
             return f"search block evicted; the next search reloads its {stale[0].stored_rows} chunks from Chroma"
         case FindingKind.UNREFERENCED_FILE:

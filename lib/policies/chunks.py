@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,12 +34,10 @@ from lib.models import Chunk
 from lib.policies.models import Policy, Revision
 from lib.retrieval import (
     DEFAULT_CACHE_BYTES,
-    DEFAULT_MAX_AGE_S,
     CorpusIndex,
     CorpusIndexes,
     IndexSnapshots,
     LexicalAnswer,
-    Stamp,
     dense_relevances,
     lexical_search,
     lexical_text,
@@ -113,14 +111,14 @@ def policy_lexical_text(metadata: Mapping[str, Any], text: str) -> str:
     return lexical_text((str(metadata.get("section_ref", "")), name, str(metadata.get("chapter", ""))), text)
 
 
-def revision_stamp(revision: Revision) -> Stamp:
+def revision_stamp(revision: Revision) -> Hashable:
     """What must be unchanged for a cached block to still be the revision's chunks: the count its ingestion
     recorded, when, and how many writes or deletions of its chunks the registry has seen since."""
     ingested_at = revision.ingested_at.isoformat() if revision.ingested_at else ""
     return revision.chunk_count, ingested_at, revision.chunks_generation
 
 
-def revision_count(stamp: Stamp) -> int:
+def revision_count(stamp: Hashable) -> int:
     """The ``chunk_count`` a ``revision_stamp`` carries."""
     count, _, _ = cast(tuple[int, str, int], stamp)
     return count
@@ -145,7 +143,6 @@ class PolicyVectorStore(ChunkCollection):
         collection_name: str = POLICY_COLLECTION,
         *,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
-        cache_max_age_s: float = DEFAULT_MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
         changed: ChunksChanged | None = None,
         snapshot_dir: Path | None = None,
@@ -160,7 +157,6 @@ class PolicyVectorStore(ChunkCollection):
             self._load_block,
             verify=self._block_unchanged,
             cache_bytes=cache_bytes,
-            max_age_s=cache_max_age_s,
             clock=clock,
             snapshots=None if snapshot_dir is None else IndexSnapshots(snapshot_dir, policy_lexical_text),
         )
@@ -340,7 +336,7 @@ class PolicyVectorStore(ChunkCollection):
             list(result["ids"]), [t or "" for t in result["documents"] or []], list(result["metadatas"] or [])
         )
 
-    def _load_block(self, key: str, stamp: Stamp) -> CorpusIndex | None:
+    def _load_block(self, key: str, stamp: Hashable) -> CorpusIndex | None:
         result = self.collection.get(where={"revision_ref": key}, include=["embeddings", "documents", "metadatas"])
         ids = list(result["ids"])
         count = revision_count(stamp)

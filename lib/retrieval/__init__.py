@@ -1,26 +1,21 @@
 """Retrieval's contract, the one door into the engine: the names in ``__all__`` are all that the domains
 (policies, application documents, kb notes, governance), the web page and the benchmarks may import of
-``lib.retrieval``; ``tests/lib/retrieval/test_contract.py`` fails on any import of the modules behind it (the
-engine's own unit tests and kernel benchmarks excepted: they check its parts one by one).
+``lib.retrieval`` (``tests/lib/retrieval/test_contract.py``; the engine's own unit tests and kernel benchmarks
+excepted).
 
 Searching. A domain turns its own question (as of which day, which applications, tags or document types) into
-what its two legs may see: the slices and rows of its index. It then asks ``search`` with a ``Query`` (the
-text, how many hits, the mode, at most how many per document) and two legs, closures that gather the dense
-and the lexical candidates over exactly that view, and gets ``Hit`` s back, best first: one relevance in 0..1
-and the score of each leg that held the chunk. ``search`` fetches as deep as the mode needs (``Query.depth``),
-runs the legs a mode uses (side by side when large enough, ``lib.retrieval.legs``) and ranks once
-(``lib.retrieval.ranking``). The arguments are checked here too, so every tool refuses alike
-(``check_query``, ``check_result_count``, ``check_mode``). The query's vector is the caller's: encoding is
-``lib.stores``' job.
+what its two legs may see, then asks ``search`` with a ``Query`` (the text, how many hits, the mode, at most how
+many per document) and two legs, closures that gather the dense and the lexical candidates over exactly that
+view. It gets ``Hit`` s back, best first: one relevance in 0..1 and the score of each leg that held the chunk.
+The arguments are checked here too, so every tool refuses alike (``check_query``, ``check_result_count``,
+``check_mode``). The query's vector is the caller's: encoding is ``lib.stores``' job.
 
 Indexes. Slices loaded whole under a stamp (a policy revision, an application) are held by ``CorpusIndexes``
-(build: its ``load``; refresh: a moved stamp reloads on next use, ``verify`` rechecks old ones; invalidate:
-``stale_indexes`` then ``evict_stale``; kept on disk: ``IndexSnapshots``). Slices of many small documents
-updated one at a time (the kb, governance) are a ``DocumentsIndex`` of ``DocumentChunks``, rebuilt with
-``DocumentsIndex.after`` (``stack_columns``: a kept copy of some of its columns, scored alike). What the lexical
-leg indexes for a chunk is ``lexical_text``; what the slices' memory budget counts: ``ROW_BYTES`` a chunk.
-``pin_single_blas_thread`` is called once per process, before any search. Behind the door: int8 codes and code
-pages, BM25 postings, segments, snapshots, the loader thread; none of it is a caller's business.
+(refreshed when the stamp moves, checked again in the background as they age, kept on disk by
+``IndexSnapshots``; ``IndexCache.stale`` and ``evict_stale`` for the audit). Slices of many small documents
+updated one at a time (the kb, governance) are a ``DocumentsIndex`` of ``DocumentChunks``. What the lexical leg
+indexes for a chunk is ``lexical_text``. ``pin_single_blas_thread`` is called once per process, before any
+search. The module map is in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -28,19 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from lib.retrieval.arguments import MAX_QUERY_CHARS, SearchMode, check_mode, check_query, check_result_count
 from lib.retrieval.blas import pin_single_blas_thread
 from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import ROW_BYTES, CorpusIndex, LexicalAnswer, Stamp, dense_relevances, lexical_search
-from lib.retrieval.dense import stack_columns
+from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, dense_relevances, lexical_search
 from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
-from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams
-from lib.retrieval.heading import lexical_text
-from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, StaleIndex, evict_stale, stale_indexes
+from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, StaleIndex
 from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.retrieval.legs import legs, side_by_side
-from lib.retrieval.modes import SearchMode, check_mode
-from lib.retrieval.queries import MAX_QUERY_CHARS, check_query, check_result_count
-from lib.retrieval.ranking import RankedChunk, leg_depth, rank_chunks
+from lib.retrieval.lexical import lexical_text
+from lib.retrieval.ranking import FUSION, FusionMethod, FusionParams, RankedChunk, leg_depth, rank_chunks
 from lib.retrieval.segments import Selection
 from lib.stores.chroma import StoredChunk
 
@@ -103,10 +95,7 @@ def search(query: Query, dense: DenseLeg, lexical: LexicalLeg, *, rows: int = 0,
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
-    "DEFAULT_MAX_AGE_S",
-    "FUSION",
     "MAX_QUERY_CHARS",
-    "ROW_BYTES",
     "CorpusIndex",
     "CorpusIndexes",
     "DocumentChunks",
@@ -120,16 +109,12 @@ __all__ = [
     "SearchMode",
     "Selection",
     "StaleIndex",
-    "Stamp",
     "check_mode",
     "check_query",
     "check_result_count",
     "dense_relevances",
-    "evict_stale",
     "lexical_search",
     "lexical_text",
     "pin_single_blas_thread",
     "search",
-    "stack_columns",
-    "stale_indexes",
 ]

@@ -1,9 +1,8 @@
 """The int8 codes of many slices laid side by side in wide pages, so the dense leg takes one product per page
 instead of one per slice.
 
-Why: onnxruntime's int8 product over a 2,000-column slice runs at about half the speed it reaches over a page
-of tens of thousands of columns, and each per-slice call adds Python work of its own; at 1M chunks in 500
-slices the per-slice bounds cost about twice the paged ones (decision 0039). A slice's codes, scales, norms and
+Why: onnxruntime's int8 product runs faster over a page of tens of thousands of columns than over one slice's
+two thousand, and each per-slice call adds Python work of its own (decision 0039). A slice's codes, scales, norms and
 offsets are copied into a page when a warm-up loads the slice, or else the first time a search needs them. The
 slice's ``QuantizedVectors`` then reads its columns there (``QuantizedVectors.moved_to``): nothing is held twice.
 

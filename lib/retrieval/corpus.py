@@ -39,13 +39,13 @@ from lib.retrieval.float_rows import FLOAT_ROWS_BYTES, FloatRows
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.retrieval.index_snapshot import IndexSnapshots
+from lib.retrieval.lexical import TermPostings
 from lib.retrieval.scratch import Scratch
-from lib.retrieval.term_postings import TermPostings
 from lib.stores.chroma import StoredChunk
 
 ANSWERS_REMEMBERED = 1024
 POSTINGS_BYTES = 128 * 1024 * 1024
-"""The most merged postings kept (``lib.retrieval.term_postings``); a sixteenth of the slices' budget if less."""
+"""The most merged postings kept (``lib.retrieval.lexical.TermPostings``); a sixteenth of the slices' budget if less."""
 cache_lookups_answers = cache_lookups.labels("answers")
 cache_misses_answers = cache_misses.labels("answers")
 
@@ -102,7 +102,7 @@ class CorpusIndexes:
 
     def place(self, indexes: Sequence[CorpusIndex]) -> None:
         """Copy the codes of ``indexes`` into the pages now, as a warm-up does, rather than on the first search
-        that needs them (at 1M chunks, 384 MB copied)."""
+        that needs them."""
         self.pages.place([index.vectors for index in indexes if index.ids and index.vectors.dims])
 
     def held(self, stamps: Mapping[str, Stamp], rows: int | None = None) -> list[CorpusIndex] | None:

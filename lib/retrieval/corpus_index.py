@@ -24,7 +24,7 @@ from lib.observability import search_leg
 from lib.retrieval.code_pages import CodePages
 from lib.retrieval.file_columns import FileTexts
 from lib.retrieval.float_rows import FloatRows, float_bounds
-from lib.retrieval.lexical import LexicalBlock, PostingsMemo, bm25_rank
+from lib.retrieval.lexical import LexicalBlock, TermPostings, bm25_rank
 from lib.retrieval.metadata_table import MetadataTable
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors, squared_distances
 from lib.retrieval.scratch import Scratch, lease
@@ -37,9 +37,8 @@ LEXICAL_BYTES_PER_CHAR = 2
 """At most what the lexical twin costs per character of text, before it is built (built: its own ``nbytes``,
 ~0.5 a character on planning text)."""
 ROW_BYTES = 384 + 12 + 384 * 4 + 64 + 800 + 256 + 400
-"""About what one chunk held in memory costs: codes, scale, norm and offset, exact vector,
-id, text (800 characters), metadata (dictionary-encoded columns: ~165 bytes a chunk measured), postings (~380
-measured)."""
+"""About what one chunk held in memory costs: codes, scale, norm and offset, exact vector, id, text (800
+characters), metadata and postings (as measured: decision 0037)."""
 SNAPSHOT_ROW_BYTES = 384 + 12 + 8 + 64 + 256 + 400
 """The same for a chunk read from its slice's snapshot, whose exact vector and text stay in the file."""
 _ID_BYTES = 64
@@ -247,8 +246,8 @@ def lexical_answer_key(
 
 HITS = np.dtype([("slice", np.uint32), ("row", np.uint32), ("score", np.float64)])
 """An answer as remembered: per hit, rank order, the position of its slice among the indexes searched, its row
-and its score (a squared L2 distance, or a BM25 score). 16 bytes a hit, where the chunks themselves (a new
-metadata dict each, ``MetadataTable``) cost kilobytes: the answers memo keeps these and makes chunks per call."""
+and its score (a squared L2 distance, or a BM25 score): 16 bytes a hit where a chunk costs kilobytes, so the
+answers memo keeps these and makes chunks per call."""
 
 
 @search_leg("dense")
@@ -413,7 +412,7 @@ def lexical_hits(
     rows: Rows = None,
     scope: Hashable = (),
     *,
-    postings: PostingsMemo | None = None,
+    postings: TermPostings | None = None,
     scratch: Scratch | None = None,
 ) -> LexicalHits:
     """The ``n_results`` rows of ``indexes`` (those ``rows`` allows) best for ``query`` by BM25, with IDF over

@@ -1,8 +1,8 @@
 """A slice's exact vectors and texts read from its snapshot file when asked, instead of held in memory.
 
 Why: a search reads the exact vectors of a few dozen rows (``lib.retrieval.quantized``) and the texts of the
-hits it returns; holding every row's float32 vector and text cost ~2,250 of the ~2,920 bytes a held chunk took
-(issue 27). Each slice keeps its file open (one descriptor, closed when the slice is dropped) and reads with
+hits it returns, while holding every row's vector and text was most of what a held chunk cost (decision 0037).
+Each slice keeps its file open (one descriptor, closed when the slice is dropped) and reads with
 ``os.pread``, so the rows come from the kernel's page cache, which the kernel may reclaim, not from the
 process's heap. A newer snapshot renamed over the file does not disturb a slice still served: its descriptor
 holds the old file until it is closed.

@@ -4,9 +4,8 @@ stamp it was loaded with; and the audit's check of held indexes against the stor
 Every write through the pipeline moves a slice's stamp (docs/decisions/0028-write-stamps.md), so a held index
 is never served after one. ``max_age_s`` is how old an index may grow before ``IndexLoader`` checks it again
 against the store in the background, which bounds how late a change made behind the pipeline's back (the stamp
-unchanged) is seen; the index is served meanwhile, so the check is never on a search's path (issue 27: at 1M
-chunks, re-reading every slice on the request path once 30 s old kept the first search from answering).
-``stale_indexes`` finds such indexes at once and ``evict_stale`` drops them (the consistency audit's
+unchanged) is seen; the index is served meanwhile, so the check is never on a search's path.
+``IndexCache.stale`` finds such indexes at once and ``evict_stale`` drops them (the consistency audit's
 ``stale_search_index``). See ``docs/decisions/0001-revision-block-cache.md``.
 """
 
@@ -26,6 +25,15 @@ DEFAULT_MAX_AGE_S = 30.0
 
 def _index_bytes(index: CorpusIndex) -> int:
     return max(1, index.nbytes)
+
+
+@dataclass(frozen=True)
+class StaleIndex:
+    """A held index whose chunks are no longer what the store holds for its key."""
+
+    block: CorpusIndex
+    stored_rows: int
+    detail: str
 
 
 class IndexCache:
@@ -86,6 +94,31 @@ class IndexCache:
             del self._indexes[index.key]
             return True
 
+    def stale(
+        self, served: Mapping[str, Stamp], read: Callable[[str], tuple[Sequence[str], Sequence[str]]]
+    ) -> list[StaleIndex]:
+        """The held indexes that would be served (their stamp is ``served[key]``, the source of truth now) whose
+        ids or indexed texts (``CorpusIndex.indexed_texts``) differ from what ``read(key)`` returns from the
+        store now. Indexes under an old stamp are left out: never served again, they reload on next use."""
+        stale = []
+        for index in self.indexes():
+            if served.get(index.key) != index.stamp:
+                continue
+            ids, texts = read(index.key)
+            if set(ids) != set(index.ids):
+                lost, new = len(set(index.ids) - set(ids)), len(set(ids) - set(index.ids))
+                detail = f"{len(index.ids)} chunks held, {len(ids)} stored ({lost} gone, {new} new)"
+            elif index_digest(ids, texts) != index.digest:
+                detail = f"{len(index.ids)} chunks held with the stored ids but other texts or headings"
+            else:
+                continue
+            stale.append(StaleIndex(index, len(ids), detail))
+        return stale
+
+    def evict_stale(self, stale: Iterable[StaleIndex]) -> int:
+        """Drop each stale index still held (a newer load of its key is kept); how many were dropped."""
+        return sum(self.evict(s.block) for s in stale)
+
     def clear(self) -> None:
         with self._lock:
             self._indexes.clear()
@@ -93,41 +126,3 @@ class IndexCache:
     def __len__(self) -> int:
         with self._lock:
             return len(self._indexes)
-
-
-@dataclass(frozen=True)
-class StaleIndex:
-    """A held index whose chunks are no longer what the store holds for its key."""
-
-    block: CorpusIndex
-    stored_rows: int
-    detail: str
-
-
-def stale_indexes(
-    cache: IndexCache,
-    served: Mapping[str, Stamp],
-    read: Callable[[str], tuple[Sequence[str], Sequence[str]]],
-) -> list[StaleIndex]:
-    """The held indexes that would be served (their stamp is ``served[key]``, the source of truth now) whose
-    ids or indexed texts (``CorpusIndex.indexed_texts``) differ from what ``read(key)`` returns from the store
-    now. Indexes under an old stamp are left out: never served again, they reload on next use."""
-    stale = []
-    for index in cache.indexes():
-        if served.get(index.key) != index.stamp:
-            continue
-        ids, texts = read(index.key)
-        if set(ids) != set(index.ids):
-            lost, new = len(set(index.ids) - set(ids)), len(set(ids) - set(index.ids))
-            detail = f"{len(index.ids)} chunks held, {len(ids)} stored ({lost} gone, {new} new)"
-        elif index_digest(ids, texts) != index.digest:
-            detail = f"{len(index.ids)} chunks held with the stored ids but other texts or headings"
-        else:
-            continue
-        stale.append(StaleIndex(index, len(ids), detail))
-    return stale
-
-
-def evict_stale(cache: IndexCache, stale: Iterable[StaleIndex]) -> int:
-    """Drop each stale index still held (a newer load of its key is kept); how many were dropped."""
-    return sum(cache.evict(s.block) for s in stale)

@@ -6,9 +6,8 @@ the background as it ages without anyone waiting, and kept while the service is 
   for one refresher thread, which checks the queue's slices one at a time, resting so that checking takes at
   most ``CHECK_SHARE`` of a core, while they go on being served. A slice's stamp moves with every write through
   the pipeline (decision 0028), so age only bounds how late a change made behind the pipeline's back is seen:
-  ``max_age_s`` while one pass of the queue fits in it, else the pass's length (a few minutes at 100k chunks, a
-  half hour at 1M). The search never waits for a check: at 1M chunks, reloading every slice on the request path
-  once it was 30 s old kept the first search from answering within 300 s (issue 27).
+  ``max_age_s`` while one pass of the queue fits in it, else the pass's length. The search never waits for a
+  check (decision 0036).
 - Idle slices go: one nobody was handed for ``keep_idle_s`` is dropped by the keeper, and one nobody was handed
   and nobody checked for that long (no keeper running) is loaded again in the foreground. One in use is never
   loaded on a search's path for its age, however long a pass of the checks takes.
@@ -65,7 +64,6 @@ class IndexLoader:
         *,
         verify: IndexCheck | None = None,
         clock: Callable[[], float] = time.monotonic,
-        refresh_after_s: float | None = None,
         snapshots: IndexSnapshots | None = None,
     ) -> None:
         """``verify``: the cheap check a refresh makes first; without it every refresh loads in full.
@@ -76,7 +74,7 @@ class IndexLoader:
         self._verify = verify
         self._snapshots = snapshots
         self._clock = clock
-        self.refresh_after_s = cache.max_age_s * REFRESH_AT if refresh_after_s is None else refresh_after_s
+        self.refresh_after_s = cache.max_age_s * REFRESH_AT
         self._guard = threading.Lock()
         self._key_locks: dict[str, threading.Lock] = {}
         self._loaded: dict[str, tuple[int, float]] = {}
@@ -252,7 +250,7 @@ class IndexLoader:
         """The refresher: the queued indexes one at a time, oldest queued first, until the queue is empty (then
         the thread ends; the next index queued starts another). After each check it rests so that checking
         takes at most ``CHECK_SHARE`` of its time: re-reading a million chunks from the store is minutes of
-        work, which must not take a core from the searches (issue 27)."""
+        work, which must not take a core from the searches."""
         while True:
             with self._guard:
                 if not self._due:

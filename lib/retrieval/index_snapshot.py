@@ -1,8 +1,8 @@
 """A corpus index kept on local disk under the stamp it was loaded with, so a replica's warm-up reads its slices
 back from one file each instead of the store, and does not tokenise them again.
 
-Why: warming 1M chunks from Chroma took 23-28 minutes (issue 27). Per 2,000-chunk slice, Chroma's ``get`` took
-~0.28 s and tokenising ~0.37 s; reading a snapshot is a file read and a few array views.
+Why: warming 1M chunks from Chroma took tens of minutes, Chroma's ``get`` and tokenising each about half of it
+(decision 0036); reading a snapshot is a file read and a few array views.
 
 What a snapshot may be trusted with: one is read only under the stamp the caller's source of truth (Redis)
 gives now, so a write through the pipeline (which moves the stamp, decision 0028) is never hidden by one. A

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TypeVar
 
-from lib.retrieval.modes import SearchMode
+from lib.retrieval.arguments import SearchMode
 
 SIDE_BY_SIDE_ROWS = 100_000
 """The fewest rows a hybrid search must cover for its legs to run side by side: below it each leg takes a few

@@ -13,38 +13,53 @@ all rows): the masked-out rows are then out of N, the total length and every doc
 scored, exactly as if the block had been built from the allowed rows alone. So a block may pack many units
 (``lib.retrieval.segments``) and a filter still applies before ranking.
 
-Why the scoring is written here rather than taken from ``bm25s``: bm25s bakes IDF and the average length of
-one fixed corpus into its scores (its ``weight_mask`` hides documents but leaves them in the statistics), and
-per-query statistics need the raw term frequencies, which this module keeps (compressed postings per block,
-``LexicalBlock``). Tokenising and stemming come from libraries (``lib.retrieval.tokens``).
+Why the scoring is our own rather than ``bm25s``'s: bm25s bakes IDF and the average length of one fixed corpus
+into its scores, and per-query statistics need the raw term frequencies, kept here as compressed postings per
+block (``LexicalBlock``). Tokens: ``lib.retrieval.tokens``.
 
 Scoring is Lucene's BM25: ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative) times
-``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the query's distinct terms. Every row
-holding a query term scores above zero; rows holding none are never returned.
+``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``, summed over the query's distinct terms, with ``K1`` 1.2
+and ``B`` 0.4 (tuned on BEIR SciFact's train split). Every row holding a query term scores above zero; rows
+holding none are never returned. A chunk is indexed under its heading context (``lexical_text``). Figures:
+docs/decisions/0005-lexical-heading-context-and-bm25-b.md, 0012-bm25-scored-over-scipy.md.
 
-``K1`` 1.2 and ``B`` 0.4 were chosen on BEIR SciFact's train split only, with every chunk indexed under its
-heading context (``lib.retrieval.heading``); every search uses them. Why the scoring is our own and the figures
-behind the parameters: docs/decisions/0012-bm25-scored-over-scipy.md, 0005-lexical-heading-context-and-bm25-b.md.
+Each query term's postings over a set of blocks are merged once and kept for the searches that follow
+(``TermPostings``): questions share most of their words, and merging costs Python per block (decision 0039).
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import numpy as np
+from cachetools import LRUCache
 
 from lib.observability import search_leg
+from lib.observability.metrics import cache_lookups, cache_misses
 from lib.retrieval.scratch import Scratch, Take, fresh, lease
 from lib.retrieval.selection import highest
 from lib.retrieval.tokens import tokenize
 
 K1 = 1.2
 B = 0.4
+cache_lookups_postings = cache_lookups.labels("term_postings")
+cache_misses_postings = cache_misses.labels("term_postings")
+
+
+def lexical_text(context: Iterable[str], text: str) -> str:
+    """What the lexical leg indexes for a chunk: ``context``'s parts (each store names its chunks' headings: a
+    policy's ``section_ref`` and ``chapter``, a document's file name), one a line, then ``text``. A chunk of a
+    long section rarely repeats the words that name it, so BM25 could not match it on what it is about; the
+    dense leg embeds the text alone. Empty parts and parts ``text`` already starts with are left out, so a
+    heading is counted once in a chunk that carries it."""
+    parts = [part for part in (p.strip() for p in context) if part and not text.startswith(part)]
+    return "\n".join([*parts, text])
 
 
 class LexicalHit(NamedTuple):
@@ -62,7 +77,7 @@ class LexicalBlock:
     ``lengths`` are the rows' token counts. Rows are ``uint16`` while a block has at most 65,536 of them and
     counts ``uint16`` (a count past 65,535 is held as 65,535), and the vocabulary's terms are interned, so a
     term's string is held once however many blocks hold it: 4 bytes a posting instead of scipy's 8, and a
-    vocabulary entry about half the size (issue 27: ~430 of the ~720 bytes a chunk's postings cost).
+    vocabulary entry about half the size (decision 0036).
     """
 
     vocabulary: Mapping[str, int]
@@ -164,12 +179,6 @@ class Postings(NamedTuple):
         return int(self.places.nbytes + self.counts.nbytes)
 
 
-class PostingsMemo(Protocol):
-    """Merged postings kept across searches (``lib.retrieval.term_postings``)."""
-
-    def get(self, term: str, blocks: Sequence[LexicalBlock], starts: np.ndarray, key: Hashable) -> Postings: ...
-
-
 def starts_of(blocks: Sequence[LexicalBlock]) -> np.ndarray:
     """Where each block's rows begin when the blocks are laid end to end, and (last) their total."""
     starts = np.zeros(len(blocks) + 1, dtype=np.int64)
@@ -243,22 +252,20 @@ class LexicalRanking(NamedTuple):
     """The least upper bound of any score for this query over these blocks (``bm25_ceiling``); 0 without hits."""
 
 
-def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, k1: float = K1, masks: Masks = None) -> float:
-    """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(k1 + 1)`` times the
+def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, masks: Masks = None) -> float:
+    """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(K1 + 1)`` times the
     sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
     terms, checked, starts = query_terms(query), _masks(blocks, masks), starts_of(blocks)
     postings = [merged_postings(term, blocks, starts) for term in terms]
     idf, _ = _idf(terms, blocks, checked, postings, _allowed(blocks, checked))
-    return (k1 + 1.0) * sum(idf.values())
+    return (K1 + 1.0) * sum(idf.values())
 
 
-def bm25_search(
-    query: str, blocks: Sequence[LexicalBlock], k: int, *, k1: float = K1, b: float = B, masks: Masks = None
-) -> list[LexicalHit]:
+def bm25_search(query: str, blocks: Sequence[LexicalBlock], k: int, *, masks: Masks = None) -> list[LexicalHit]:
     """The ``k`` best rows of ``blocks`` for ``query`` by BM25 over their union, best first, ties by
     ``(block_index, row)``; rows with a zero score (no query term) are never returned. With ``masks``, only
     the allowed rows are searched and counted."""
-    return bm25_rank(query, blocks, k, k1=k1, b=b, masks=masks).hits
+    return bm25_rank(query, blocks, k, masks=masks).hits
 
 
 @search_leg("lexical")
@@ -267,16 +274,14 @@ def bm25_rank(
     blocks: Sequence[LexicalBlock],
     k: int,
     *,
-    k1: float = K1,
-    b: float = B,
     masks: Masks = None,
-    memo: PostingsMemo | None = None,
+    memo: TermPostings | None = None,
     key: Hashable = None,
     scratch: Scratch | None = None,
 ) -> LexicalRanking:
     """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once. With
     ``memo``, each term's postings over these blocks (named by ``key``: it must change whenever the blocks do)
-    are merged once and kept (``lib.retrieval.term_postings``); with ``scratch``, the arrays the scoring works in
+    are merged once and kept (``TermPostings``); with ``scratch``, the arrays the scoring works in
     are borrowed (``lib.retrieval.scratch``). The answer is the same to the last bit."""
     checked = _masks(blocks, masks)
     terms = query_terms(query)
@@ -288,8 +293,8 @@ def bm25_rank(
     with lease(scratch) as take:
         allowed = _allowed(blocks, checked, take)
         idf, avgdl = _idf(terms, blocks, checked, postings, allowed, take)
-        hits = _scored(terms, postings, idf, avgdl, blocks, allowed, starts, k, k1, b, take)
-    return LexicalRanking(hits, (k1 + 1.0) * sum(idf.values()) if hits else 0.0)
+        hits = _scored(terms, postings, idf, avgdl, blocks, allowed, starts, k, take)
+    return LexicalRanking(hits, (K1 + 1.0) * sum(idf.values()) if hits else 0.0)
 
 
 def _scored(
@@ -301,14 +306,12 @@ def _scored(
     allowed: np.ndarray | None,
     starts: np.ndarray,
     k: int,
-    k1: float,
-    b: float,
     take: Take = fresh,
 ) -> list[LexicalHit]:
     """The ``k`` best rows, scored in one pass over the query terms' postings laid end to end, term after term
     (``merged_postings``), so numpy works per search and Python at most per block and term. A row's terms are
     summed in query order, as a pass per block would sum them (decision 0038). Each posting's score is
-    ``weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avgdl))``, computed operation by operation in
+    ``weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))``, computed operation by operation in
     that order, in arrays ``take`` gives (decision 0040)."""
     if not idf or k <= 0:
         return []
@@ -325,16 +328,16 @@ def _scored(
         places = np.compress(kept, places, out=take(sum(sizes), np.int64))
         tf = np.compress(kept, tf, out=take(sum(sizes), np.float64))
     lengths = np.concatenate([block.lengths for block in blocks], out=take(int(starts[-1]), np.int32))
-    norm = np.multiply(_gathered(lengths, places, take), b, out=take(len(places), np.float64))
+    norm = np.multiply(_gathered(lengths, places, take), B, out=take(len(places), np.float64))
     np.divide(norm, avgdl, out=norm)
-    np.add(norm, 1.0 - b, out=norm)
-    np.multiply(norm, k1, out=norm)
+    np.add(norm, 1.0 - B, out=norm)
+    np.multiply(norm, K1, out=norm)
     np.add(tf, norm, out=norm)  # the denominator, tf + norm
     at = 0
     for size, (_, weight) in zip(sizes, used, strict=True):
         np.multiply(tf[at : at + size], weight, out=tf[at : at + size])  # the term's weight times tf
         at += size
-    np.multiply(tf, k1 + 1.0, out=tf)
+    np.multiply(tf, K1 + 1.0, out=tf)
     np.divide(tf, norm, out=tf)
     scores = take(int(starts[-1]), np.float64)
     scores.fill(0.0)
@@ -349,3 +352,39 @@ def _scored(
 def _gathered(values: np.ndarray, places: np.ndarray, take: Take) -> np.ndarray:
     """``values[places]`` in an array ``take`` gives (``places`` are in range: no check made)."""
     return np.take(values, places, out=take(len(places), values.dtype), mode="clip")
+
+
+class TermPostings:
+    """``merged_postings`` remembered, at most ``max_bytes`` of them, least recently used out first (thread-safe).
+    An entry is named by the term and a ``key`` naming the very blocks it was merged from (their serials: a
+    reloaded slice has a new one); it holds arrays, not the blocks."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._kept: LRUCache[tuple[str, Hashable], Postings] = LRUCache(max_bytes, getsizeof=_postings_size)
+        self._lock = threading.Lock()
+
+    def get(self, term: str, blocks: Sequence[LexicalBlock], starts: np.ndarray, key: Hashable) -> Postings:
+        """``merged_postings(term, blocks, starts)``; ``key`` names ``blocks`` (it must change when they do)."""
+        cache_lookups_postings.inc()
+        with self._lock:
+            found = self._kept.get((term, key))
+        if found is not None:
+            return found
+        cache_misses_postings.inc()
+        merged = merged_postings(term, blocks, starts)
+        merged.places.flags.writeable = False  # shared by every search that reads it
+        merged.counts.flags.writeable = False
+        if _postings_size(merged) <= self.max_bytes:
+            with self._lock:
+                self._kept[(term, key)] = merged
+        return merged
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return int(self._kept.currsize)
+
+
+def _postings_size(postings: Postings) -> int:
+    return postings.nbytes + 200  # the entry's own objects

@@ -1,13 +1,12 @@
 """A slice's chunk metadata held as dictionary-encoded columns instead of one dict per chunk.
 
-Why: a held chunk's metadata dict (about 20 keys, each value a Python object) costs about 2.3 kB, most of what a
-held chunk costs (issue 27: a replica's RSS at 1M chunks). Most values repeat across a slice's chunks (the
-revision, the chapter, the section), so each key keeps its distinct values once and a compact code per row
-(``uint16`` while the distinct values fit, else ``uint32``; code 0: the key is absent in that row). Each row's set
-of keys is encoded the same way, so ``table[row]`` rebuilds a new dict equal to the original, with values of the
-same types (``1``, ``1.0`` and ``True`` are kept apart) and keys in the order of the first row that had the same
-keys. Not each row's own order: Chroma returns each row's keys in an order of its own, and keeping ~20 keys' order
-per row cost 1,350 bytes a row (issue 27, measured on 2,000-chunk revisions), nine tenths of the table. Values
+Why: a metadata dict per held chunk (about 20 keys, each value a Python object) was most of what a held chunk
+cost (decision 0036). Most values repeat across a slice's chunks (the revision, the chapter, the section), so
+each key keeps its distinct values once and a compact code per row (``uint16`` while the distinct values fit,
+else ``uint32``; code 0: the key is absent in that row). Each row's set of keys is encoded the same way, so
+``table[row]`` rebuilds a new dict equal to the original, with values of the same types (``1``, ``1.0`` and
+``True`` are kept apart) and keys in the order of the first row that had the same keys (keeping each row's own
+order was nine tenths of the table, decision 0036). Values
 are Chroma's metadata values: str, int, float, bool, None, and lists of them (e.g. ``cites``), a list copied on
 every read so no caller can change what the table holds; anything else unhashable is refused.
 """
@@ -169,16 +168,6 @@ class MetadataTable(Sequence[dict[str, Any]]):
         codes = self._narrow[row].tolist()
         return codes + self._wide[row].tolist() if self._wide.shape[1] else codes
 
-    def value(self, codes: list[int], key: str, default: Any = None) -> Any:
-        """Field ``key`` of the row whose ``codes`` are given (a list copied); ``default`` when the row lacks
-        it."""
-        found = self._layout.fields.get(key)
-        if found is None:
-            return default
-        at, values = found
-        code = codes[at]
-        return _fresh(values[code]) if code else default
-
     def _row(self, codes: list[int]) -> dict[str, Any]:
         layout = self._layout
         shape = codes[layout.shape_at]
@@ -270,8 +259,8 @@ class RowMetadata(Mapping[str, Any]):
         return self._whole
 
     def get(self, key: str, default: Any = None) -> Any:
-        """Field ``key``, or ``default`` when the row lacks it; the row's codes are read from the table once.
-        (``MetadataTable.value`` written out: a search reads a few hundred fields this way.)"""
+        """Field ``key``, or ``default`` when the row lacks it (a list copied); the row's codes are read from the
+        table once."""
         if self._whole is not None:
             return self._whole.get(key, default)
         codes = self._codes

@@ -1,12 +1,11 @@
 """A slice's vectors held as int8 codes with a bound on each one's error, and the exact float32 rows behind them.
 
-Why: float32 vectors were 1.54 GB of the 2.79 GB a replica held at 1M chunks (issue 27; goal 2 GB). Codes take
-a quarter of that. Each row keeps ``x ≈ scale * codes`` and ``error >= |x - scale * codes|``; the query is coded
-the same way. Then a coded score differs from the exact squared L2 distance by at most a margin computed per row
-(``lower_bounds``), so the dense leg can stay exact: it ranks by the lower bounds, reads the exact rows of the
-few that could still be among the best (``ExactRows``: held in memory, or read from the slice's snapshot file),
-and stops once no unread row's bound beats the ``n``-th exact distance (``lib.retrieval.corpus_index``). On the
-1M corpus's vectors the bound admits 17-38 rows per 200,000 searched (decision 0037).
+Why: float32 vectors were most of what a replica held at 1M chunks; codes take a quarter of that (decision
+0037). Each row keeps ``x ≈ scale * codes`` and ``error >= |x - scale * codes|``; the query is coded the same
+way. A coded score then differs from the exact squared L2 distance by at most a margin (``lower_bounds``), so
+the dense leg stays exact: it ranks by the lower bounds, reads the exact rows of the few that could still be
+among the best (``ExactRows``: held in memory, or read from the slice's snapshot file), and stops once no unread
+row's bound beats the ``n``-th exact distance (``lib.retrieval.corpus_index.exact_hits``).
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ class QuantizedVectors:
     """One slice's vectors: ``codes`` ``(dims, rows)`` int8, C-ordered (a column per row); per row its ``scales``
     and exact squared ``norms``; over the slice the largest coding ``error`` and the largest ``length`` (norm);
     and its ``exact`` rows. One error and one length per slice, not per row: the margin is then one number per
-    slice and the bounds take four array operations (the rows' own errors differ by under 2x, decision 0037)."""
+    slice and the bounds take four array operations (decision 0037)."""
 
     codes: np.ndarray
     scales: np.ndarray

@@ -1,11 +1,10 @@
 """Arrays a search borrows for its own work and gives back when it ends, instead of numpy mapping fresh ones.
 
-Why: the service runs with glibc's mmap threshold fixed at 128 KB (decision 0004), so every array over it gets a
-mapping of its own, returned to the kernel when freed, and the next search's array faults its pages in again, 4 KB
-at a time (numpy asks for huge pages from 4 MB, but here most of those still come 4 KB at a time). At 1M chunks a
-search's two legs faulted about 5,000 pages, several milliseconds of CPU (decision 0040). A borrowed array stays
-mapped and resident, so only its first search pays. Arrays under the threshold come from glibc's heap, which
-keeps them: they are not lent.
+Why: the service runs with glibc's mmap threshold fixed (decision 0004), so every array over it gets a mapping of
+its own, returned to the kernel when freed, and the next search's array faults its pages in again, a page at a
+time: at 1M chunks, milliseconds of CPU a search (decision 0040). A borrowed array stays mapped and resident, so
+only its first search pays. Arrays under the threshold come from glibc's heap, which keeps them: they are not
+lent.
 
 A borrowed array is the lender's again once the ``lease`` ends: nothing that outlives the lease may keep it (a
 leg's answer is always a fresh array or list).

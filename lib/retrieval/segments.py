@@ -38,7 +38,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 
-from lib.retrieval.lexical import K1, B, LexicalBlock, bm25_rank
+from lib.retrieval.lexical import LexicalBlock, bm25_rank
 from lib.retrieval.tokens import tokenize
 
 SEGMENT_DOCUMENTS = 256
@@ -178,15 +178,7 @@ class SegmentedIndex(Generic[K]):
                 masks.append(None if keep.all() else keep[segment.row_document])
         return Selection(self, tuple(searched), tuple(masks))
 
-    def rank(
-        self,
-        query: str,
-        k: int,
-        allowed: Collection[K] | Selection[K] | None = None,
-        *,
-        k1: float = K1,
-        b: float = B,
-    ) -> SegmentRanking[K]:
+    def rank(self, query: str, k: int, allowed: Collection[K] | Selection[K] | None = None) -> SegmentRanking[K]:
         """The ``k`` best chunks for ``query`` among the documents in ``allowed`` (``None``: all; or a
         ``select``-ion made from this index) by BM25 over exactly their chunks, best first, ties by (key,
         position)."""
@@ -197,7 +189,7 @@ class SegmentedIndex(Generic[K]):
         else:
             selection = self.select(allowed)
         searched = selection.segments
-        ranking = bm25_rank(query, [s.block for s in searched], k, k1=k1, b=b, masks=list(selection.masks))
+        ranking = bm25_rank(query, [s.block for s in searched], k, masks=list(selection.masks))
         hits = []
         for hit in ranking.hits:
             segment = searched[hit.block_index]

@@ -22,7 +22,7 @@ from lib.policies.lifecycle import register_revision, remove_revision
 from lib.policies.models import PolicyCreate, RevisionCreate, SearchHit
 from lib.policies.search import search_policy, searchable_revisions
 from lib.policies.stores import PolicyStores
-from lib.retrieval import ROW_BYTES, IndexSnapshots
+from lib.retrieval import IndexSnapshots
 from lib.stores.chroma import open_chroma
 from lib.stores.embeddings import Embedder
 from lib.stores.onnx_encoder import ONNX_TOLERANCE, load_onnx_encoder, onnx_file_name
@@ -357,8 +357,9 @@ def test_a_search_over_more_than_the_budget_asks_chroma_and_keeps_what_fits(two_
     revisions = policies.registry.list_revisions("NPPF")
     search_policy(policies, "design vision")  # holds every revision's slice, to size the budget by
     held = max(i.nbytes for i in policies.vectors.cache.indexes())
-    budget = max(held, max(r.chunk_count for r in revisions) * ROW_BYTES)  # the largest slice fits, alone
-    assert sum(r.chunk_count for r in revisions) * ROW_BYTES > budget, "both do not"
+    row_bytes = policies.vectors.cache.row_bytes  # what the budget reckons a chunk costs
+    budget = max(held, max(r.chunk_count for r in revisions) * row_bytes)  # the largest slice fits, alone
+    assert sum(r.chunk_count for r in revisions) * row_bytes > budget, "both do not"
     chroma = open_chroma(policies.settings.chroma)
     store = PolicyVectorStore(chroma, policies.vectors.collection.name, cache_bytes=budget)
     small = dataclasses.replace(policies, vectors=store)

@@ -138,7 +138,7 @@ def test_the_check_names_every_way_past_the_door() -> None:
     source = "\n".join(
         [
             "import lib.retrieval",
-            "import lib.retrieval.dense",
+            "import lib.retrieval.lexical",
             "from lib.retrieval import search, tokenize",
             "from lib.retrieval.corpus_index import CorpusIndex",
             "from lib import retrieval",
@@ -147,12 +147,12 @@ def test_the_check_names_every_way_past_the_door() -> None:
             "importlib.import_module('lib.retrieval.quantized')",
             "lib.retrieval.legs.SIDE_BY_SIDE_ROWS",
             "print(lib.retrieval.search)",
-            'DOC = "See ``lib.retrieval.dense`` for the scan."',
+            'DOC = "See ``lib.retrieval.lexical`` for the scan."',
         ]
     )
     found = list(breaches(source, "lib.policies.search", {"search"}))
     assert found == [
-        "2: import lib.retrieval.dense",
+        "2: import lib.retrieval.lexical",
         "3: from lib.retrieval import tokenize (not in the contract)",
         "4: from lib.retrieval.corpus_index import ...",
         "6: from lib.retrieval.legs import ...",

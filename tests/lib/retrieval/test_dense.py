@@ -1,11 +1,11 @@
-"""The column layout of ``lib.retrieval.dense``: the scores of rows stacked as rows, and the same bits in a
+"""The column layout of ``lib.retrieval.document_index``: the scores of rows stacked as rows, and the same bits in a
 whole matrix and in any copy of some of its columns (what lets a filter's kept copy rank as the whole)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from lib.retrieval.dense import COLUMN_PADDING, column_scores, stack_columns
+from lib.retrieval.document_index import COLUMN_PADDING, column_scores, stack_columns
 
 
 def test_columns_score_what_rows_score() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lib.errors import InvalidArgumentError
-from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, candidates, fuse
-from lib.retrieval.modes import SearchMode, check_mode
+from lib.retrieval.arguments import SearchMode, check_mode
+from lib.retrieval.ranking import FUSION, FusionMethod, FusionParams, candidates, fuse
 
 RRF = FusionParams(method=FusionMethod.RRF)
 

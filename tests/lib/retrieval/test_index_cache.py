@@ -7,7 +7,7 @@ import numpy as np
 
 from lib.policies.chunks import policy_lexical_text
 from lib.retrieval.corpus_index import CorpusIndex, answer_key, exact_search, index_digest, lexical_search
-from lib.retrieval.index_cache import IndexCache, evict_stale, stale_indexes
+from lib.retrieval.index_cache import IndexCache
 
 
 def block(key: str, rows: int, stamp: tuple[int, str] = (0, ""), seed: int = 0) -> CorpusIndex:
@@ -101,10 +101,10 @@ def test_stale_indexes_are_the_served_ones_whose_ids_or_texts_differ_from_the_st
     stored["shrunk"] = (shrunk.ids[:2], shrunk.texts[:2])
     stored["old"] = ([], [])
     served = {b.key: b.stamp for b in (same, rewritten, shrunk)} | {"old": (9, "a newer ingestion")}
-    stale = stale_indexes(cache, served, lambda key: stored[key])
+    stale = cache.stale(served, lambda key: stored[key])
     assert [(s.block.key, s.stored_rows) for s in stale] == [("rewritten", 3), ("shrunk", 2)]
     assert "other texts" in stale[0].detail and "1 gone, 0 new" in stale[1].detail
-    assert evict_stale(cache, stale) == 2
+    assert cache.evict_stale(stale) == 2
     assert {b.key for b in cache.indexes()} == {"same", "old"}
     assert index_digest(same.ids, same.texts) == same.digest == index_digest(*stored["same"])
 
@@ -113,9 +113,9 @@ def test_evicting_a_stale_block_keeps_a_newer_load_of_the_same_key() -> None:
     stale_load, fresh_load = block("a", 2), block("a", 2, seed=1)
     cache = IndexCache(10**8)
     cache.put(stale_load)
-    found = stale_indexes(cache, {"a": stale_load.stamp}, lambda key: (["x"], ["y"]))
+    found = cache.stale({"a": stale_load.stamp}, lambda key: (["x"], ["y"]))
     cache.put(fresh_load)  # another thread reloaded it meanwhile
-    assert evict_stale(cache, found) == 0 and cache.get("a", fresh_load.stamp) is fresh_load
+    assert cache.evict_stale(found) == 0 and cache.get("a", fresh_load.stamp) is fresh_load
 
 
 def test_a_heading_rewritten_in_the_store_makes_a_block_stale_as_a_text_does() -> None:
@@ -127,8 +127,8 @@ def test_a_heading_rewritten_in_the_store_makes_a_block_stale_as_a_text_does() -
     cache.put(held)
     moved = policy_lexical_text(meta | {"chapter": "8. Promoting healthy and safe communities"}, held.texts[0])
     assert held.digest == index_digest(held.ids, [policy_lexical_text(meta, held.texts[0])])
-    assert stale_indexes(cache, {"a": held.stamp}, lambda key: (held.ids, held.indexed_texts())) == []
-    stale = stale_indexes(cache, {"a": held.stamp}, lambda key: (held.ids, [moved]))
+    assert cache.stale({"a": held.stamp}, lambda key: (held.ids, held.indexed_texts())) == []
+    stale = cache.stale({"a": held.stamp}, lambda key: (held.ids, [moved]))
     assert [s.block for s in stale] == [held] and "headings" in stale[0].detail
 
 

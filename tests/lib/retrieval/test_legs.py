@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
+from lib.retrieval.arguments import SearchMode
 from lib.retrieval.legs import SIDE_BY_SIDE_ROWS, Legs, side_by_side
-from lib.retrieval.modes import SearchMode
 
 REQUEST = contextvars.ContextVar("request", default="none")
 

@@ -6,9 +6,8 @@ import random
 
 import pytest
 
-from lib.retrieval.fusion import FUSION, FusionMethod, FusionParams, candidates, fuse
-from lib.retrieval.modes import SearchMode
-from lib.retrieval.ranking import leg_depth, rank_by_mode
+from lib.retrieval.arguments import SearchMode
+from lib.retrieval.ranking import FUSION, FusionMethod, FusionParams, candidates, fuse, leg_depth, rank_by_mode
 
 DENSE = [("a", 0.92), ("b", 0.81), ("c", 0.40)]
 LEXICAL = [("d", 9.0), ("c", 6.0), ("a", 1.5)]

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lib.retrieval import FUSION, FusionMethod, FusionParams, LexicalAnswer, Query, SearchMode, search
-from lib.retrieval.fusion import candidates
-from lib.retrieval.ranking import rank_chunks
+from lib.retrieval.ranking import candidates, rank_chunks
 from lib.stores.chroma import StoredChunk
 
 CHUNKS = [StoredChunk(f"c{i:03d}", f"text {i}", {"doc": f"d{i % 7}"}) for i in range(300)]

@@ -1,4 +1,4 @@
-"""Merged postings kept across searches (``lib.retrieval.term_postings``): the lexical leg answers to the last
+"""Merged postings kept across searches (``lib.retrieval.lexical.TermPostings``): the lexical leg answers to the last
 bit as without them (and in borrowed arrays, ``lib.retrieval.scratch``), never from slices since replaced, and
 the memo keeps to its bytes."""
 
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from lib.retrieval.corpus_index import CorpusIndex, lexical_hits
-from lib.retrieval.lexical import LexicalBlock, bm25_rank, merged_postings, starts_of
+from lib.retrieval.lexical import LexicalBlock, TermPostings, bm25_rank, merged_postings, starts_of
 from lib.retrieval.scratch import Scratch
-from lib.retrieval.term_postings import TermPostings
 
 WORDS = [
     "housing",
