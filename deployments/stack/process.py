@@ -1,8 +1,9 @@
 """One process of the stack, started alone from its Procfile line under mirakuru, for tests that stop,
 kill and restart it (the fault tests) while the rest of their stack keeps running.
 
-The process runs its Procfile line through ``sh -c`` in a process group of its own, with the layout's
-environment; its output goes to ``<stack dir>/logs/<name>.log``. ``stop`` (SIGTERM) and ``kill`` (SIGKILL)
+The process runs its Procfile line as supervisord starts it (``deployments.stack.run``: SIGINT and SIGQUIT at
+their defaults, then ``sh -c``) in a process group of its own, with the layout's environment; its output goes
+to ``<stack dir>/logs/<name>.log``. ``stop`` (SIGTERM) and ``kill`` (SIGKILL)
 reach the whole group and whatever it started (mirakuru marks its descendants); ``restart`` starts the
 same line again on the same ports and folders (so redis-server reopens the same AOF).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from typing import IO, Any
 
@@ -19,11 +21,12 @@ from mirakuru import Executor
 from mirakuru.exceptions import ProcessFinishedWithError
 
 from deployments.stack.health import Health, check
-from deployments.stack.layout import PROJECT_ROOT, StackLayout, procfile_command
+from deployments.stack.layout import PROJECT_ROOT, StackLayout
 
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 15.0
-"""How long a stop waits after SIGTERM before SIGKILL: a Prefect worker does not always exit on SIGTERM."""
+"""How long a stop waits after SIGTERM before SIGKILL. A Prefect worker that inherited SIGINT ignored never
+exited on SIGTERM (decision 0047); ``deployments.stack.run`` now restores it, and the SIGKILL stays the backstop."""
 
 
 class _HealthExecutor(Executor):
@@ -31,7 +34,7 @@ class _HealthExecutor(Executor):
 
     def __init__(self, name: str, layout: StackLayout, log: IO[Any], timeout: float) -> None:
         super().__init__(
-            ["sh", "-c", procfile_command(name)],
+            [sys.executable, "-m", "deployments.stack.run", name],
             cwd=str(PROJECT_ROOT),
             timeout=timeout,
             sleep=0.2,

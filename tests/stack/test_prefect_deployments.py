@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -106,10 +107,11 @@ def test_an_audit_run_with_findings_ends_failed(stack: StackLayout, stack_nppf: 
 def stop_worker(process: subprocess.Popen[bytes], worker: psutil.Process, log: Path) -> str:
     """Stop a worker the way its operator would (SIGTERM to its process group); "" once it has stopped, else why.
 
-    A worker stops within seconds, a run in hand or not (measured: decision 0047). In two full test runs this
-    one had not after 60 s, for a reason not yet known; if that happens, SIGABRT makes the interpreter (started
-    with ``PYTHONFAULTHANDLER=1``) write every thread's stack into the worker's log, and the test fails with
-    those stacks rather than a bare timeout. Run processes left behind (their own sessions) are killed."""
+    A worker stops within seconds, a run in hand or not (measured: decision 0047). One that inherited SIGINT
+    ignored never did (its SIGTERM handler sends it SIGINT): the suite started as a shell's background job, the
+    cause of two failed runs. Should one not stop within 60 s again, SIGABRT makes the interpreter (started with
+    ``PYTHONFAULTHANDLER=1``) write every thread's stack into the worker's log, and the test fails with those
+    stacks rather than a bare timeout. Run processes left behind (their own sessions) are killed."""
     runs: list[psutil.Process] = []
     with contextlib.suppress(psutil.NoSuchProcess):
         runs = worker.children(recursive=True)
@@ -140,7 +142,13 @@ def test_two_workers_drain_one_queue_each_run_once_and_the_deployment_limit_hold
     shown to drain the default queue. Then both run at once: every run ends once, in one worker, and the audit
     deployment's limit of one holds across the two (no two audits overlap)."""
     log = stack.logs / "worker-second.log"
+    # Through deployments.stack.run, as supervisord starts the stack's own worker: a worker stops on SIGTERM by
+    # sending itself SIGINT, which it must not have inherited ignored (the suite run as a background job).
     command = [
+        sys.executable,
+        "-m",
+        "deployments.stack.run",
+        "--",
         "prefect",
         "worker",
         "start",
