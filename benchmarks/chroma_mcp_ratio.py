@@ -218,7 +218,9 @@ def main() -> None:
         load_collection(store, chroma_dir)
         port = free_port()
         extra = {"MCP_API_KEY": API_KEY, **dict(kv.split("=", 1) for kv in args.server_env)}
-        service = start_policy_kb(store, port, extra, args.data_dir / "logs" / f"ratio-{port}.log")
+        logs = args.data_dir / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        service = start_policy_kb(store, port, extra, logs / f"ratio-{port}.log")
         time.sleep(15)  # the server's warm-up (query encoder, index) runs in the background after /health
         before = os.getloadavg()
         samples = asyncio.run(

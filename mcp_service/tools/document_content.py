@@ -43,12 +43,16 @@ DOCUMENT_ANNOTATIONS = Annotations(audience=["user", "assistant"], priority=0.5)
 
 def document_fields(value: dict[str, Any]) -> list[str]:
     """The fields of ``value`` that hold text read from a document (non-empty strings only)."""
-    names = [
-        *DOCUMENT_TEXT_FIELDS,
-        *(SECTION_FIELDS if "section_ref" in value else ()),
-        *(CHANGE_FIELDS if "quoted" in value else ()),
-    ]
-    return [name for name in names if isinstance(value.get(name), str) and value[name]]
+    fields = [name for name in DOCUMENT_TEXT_FIELDS if _text(value.get(name))]
+    if "section_ref" in value:
+        fields += [name for name in SECTION_FIELDS if _text(value.get(name))]
+    if "quoted" in value:
+        fields += [name for name in CHANGE_FIELDS if _text(value.get(name))]
+    return fields
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def mark_document_content(payload: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +79,11 @@ def _mark(value: Any, path: str, paths: list[str]) -> Any:
         return [_mark(item, f"{path}[]", paths) for item in value]
     if not isinstance(value, dict):
         return value
-    marked = {key: _mark(item, f"{path}.{key}" if path else key, paths) for key, item in value.items()}
+    # Only objects and lists are walked further (a path is made for them alone): a scalar stays as it is.
+    marked = {
+        key: _mark(item, f"{path}.{key}" if path else key, paths) if isinstance(item, dict | list) else item
+        for key, item in value.items()
+    }
     fields = document_fields(value)
     if fields:
         marked.update(content_origin=ORIGIN, document_fields=fields)

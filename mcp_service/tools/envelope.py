@@ -35,8 +35,10 @@ BOUNDED_DATA_CHARS = 200
 """The longest string an MCP error's ``data`` carries (what the SDK did not find, echoed)."""
 
 
-def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
-    payload = pydantic_core.to_jsonable_python(payload, fallback=str)
+def _result(payload: dict[str, Any], *, is_error: bool = False, jsonable: bool = False) -> CallToolResult:
+    """``jsonable``: ``payload`` holds JSON values already (a model's ``model_dump(mode="json")``): not walked again."""
+    if not jsonable:
+        payload = pydantic_core.to_jsonable_python(payload, fallback=str)
     if is_error:
         text = render_error(str(payload["error_type"]), str(payload["message"]))
         return CallToolResult(content=[server_block(text)], structured_content=payload, is_error=True)
@@ -56,8 +58,9 @@ def success(payload: BaseModel | dict[str, Any] | WithImage) -> CallToolResult:
     image = payload.png if isinstance(payload, WithImage) else None
     if isinstance(payload, WithImage):
         payload = payload.payload
+    model = isinstance(payload, BaseModel)
     body = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else dict(payload)
-    result = _result({"status": "success", **body})
+    result = _result({"status": "success", **body}, jsonable=model)
     if image is not None:
         data = base64.b64encode(image).decode("ascii")
         result.content.append(ImageContent(type="image", data=data, mime_type="image/png"))

@@ -66,13 +66,14 @@ def citation(entry: dict[str, Any]) -> str:
     return f"{text} (score {score:.3f})" if isinstance(score, float) else text
 
 
-def _plain(entry: dict[str, Any], skip: frozenset[str] = frozenset()) -> str:
-    """An entry's short plain fields, ``key: value; ...`` (anything read from the document, and long strings, left
-    out: they are quoted on lines of their own)."""
+def _plain(entry: dict[str, Any], skip: frozenset[str], quoted_fields: list[str]) -> str:
+    """An entry's short plain fields, ``key: value; ...`` (its ``quoted_fields``, read from the document, and long
+    strings, left out: they are quoted on lines of their own)."""
     parts = []
-    skip = skip | frozenset(document_fields(entry))
     for key, value in entry.items():
         if key in skip or key in TEXT_FIELDS or key == "status" or value is None or value == "" or value == []:
+            continue
+        if key in quoted_fields:
             continue
         if isinstance(value, SCALARS) and len(str(value)) <= 120:
             parts.append(f"{key}: {value}")
@@ -85,9 +86,10 @@ def _entry(entry: dict[str, Any], indent: str, *, answer: bool = False) -> list[
     """An entry's lines: its citation and fields, its text quoted (whole when it is the ``answer``), its lists."""
     cites = any(k in entry for k in ("section_ref", "page_number", "page_numbers", "document_id"))
     head = citation(entry) if cites else ""
-    rest = _plain(entry, CITATION_FIELDS if cites else frozenset())
+    fields = document_fields(entry)
+    rest = _plain(entry, CITATION_FIELDS if cites else frozenset(), fields)
     lines = [" — ".join(part for part in (head, rest) if part)]
-    lines += [indent + quoted_field(key, entry[key]) for key in document_fields(entry) if key not in TEXT_FIELDS]
+    lines += [indent + quoted_field(key, entry[key]) for key in fields if key not in TEXT_FIELDS]
     for key in TEXT_FIELDS:
         if isinstance(entry.get(key), str) and entry[key].strip():
             lines += quoted_block(entry[key]) if answer else [indent + quoted(entry[key])]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -35,12 +36,19 @@ SECTION = REVISION + "/sections/{ref}"
 PAGE = REVISION + "/pages/{page}"
 
 
+@lru_cache(maxsize=4096)
+def _segment(value: str) -> str:
+    """``value`` percent-encoded as one URI path segment; remembered, as a search's links name the same few
+    sources, revisions and sections again and again."""
+    return quote(value, safe="")
+
+
 def revision_uri(source: str, revision_id: str) -> str:
-    return f"policy://{quote(source, safe='')}/revisions/{quote(revision_id, safe='')}"
+    return f"policy://{_segment(source)}/revisions/{_segment(revision_id)}"
 
 
 def section_uri(source: str, revision_id: str, section_ref: str) -> str:
-    return f"{revision_uri(source, revision_id)}/sections/{quote(section_ref, safe='')}"
+    return f"{revision_uri(source, revision_id)}/sections/{_segment(section_ref)}"
 
 
 def page_uri(source: str, revision_id: str, page_number: int) -> str:
