@@ -386,7 +386,7 @@ def dense_relevances(query: np.ndarray, ids: Collection[str], indexes: Sequence[
 @dataclass(frozen=True)
 class LexicalAnswer:
     """The lexical leg's best chunks with their BM25 scores, and ``ceiling``, the least upper bound of any
-    score for that query over the rows searched (``lib.retrieval.lexical.bm25_ceiling``)."""
+    score for that query over the rows searched (``lib.retrieval.lexical.LexicalRanking.ceiling``)."""
 
     hits: list[tuple[StoredChunk, float]]
     ceiling: float

@@ -249,16 +249,8 @@ def query_terms(query: str) -> list[str]:
 class LexicalRanking(NamedTuple):
     hits: list[LexicalHit]
     ceiling: float
-    """The least upper bound of any score for this query over these blocks (``bm25_ceiling``); 0 without hits."""
-
-
-def bm25_ceiling(query: str, blocks: Sequence[LexicalBlock], *, masks: Masks = None) -> float:
-    """The least upper bound of ``bm25_search``'s scores for ``query`` over ``blocks``: ``(K1 + 1)`` times the
-    sum of its terms' IDF. ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries."""
-    terms, checked, starts = query_terms(query), _masks(blocks, masks), starts_of(blocks)
-    postings = [merged_postings(term, blocks, starts) for term in terms]
-    idf, _ = _idf(terms, blocks, checked, postings, _allowed(blocks, checked))
-    return (K1 + 1.0) * sum(idf.values())
+    """The least upper bound of any score for this query over these blocks, ``(K1 + 1)`` times the sum of its
+    terms' IDF, so ``score / ceiling`` is in 0..1 and says how much of the query a chunk carries; 0 without hits."""
 
 
 def bm25_search(query: str, blocks: Sequence[LexicalBlock], k: int, *, masks: Masks = None) -> list[LexicalHit]:
@@ -279,7 +271,7 @@ def bm25_rank(
     key: Hashable = None,
     scratch: Scratch | None = None,
 ) -> LexicalRanking:
-    """``bm25_search``'s hits with ``bm25_ceiling``'s bound, tokenising the query and computing IDF once. With
+    """``bm25_search``'s hits with the query's ceiling, tokenising the query and computing IDF once. With
     ``memo``, each term's postings over these blocks (named by ``key``: it must change whenever the blocks do)
     are merged once and kept (``TermPostings``); with ``scratch``, the arrays the scoring works in
     are borrowed (``lib.retrieval.scratch``). The answer is the same to the last bit."""

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from lib.retrieval.lexical import K1, B, LexicalBlock, LexicalHit, bm25_ceiling, bm25_search
+from lib.retrieval.lexical import K1, B, LexicalBlock, LexicalHit, bm25_rank, bm25_search
 from lib.retrieval.tokens import tokenize
 
 
@@ -78,9 +78,9 @@ def test_a_repeated_query_word_counts_once() -> None:
 
 def test_the_ceiling_bounds_every_score_and_a_block_knows_its_size() -> None:
     blocks = [LexicalBlock.build(A), LexicalBlock.build(C)]
-    ceiling = bm25_ceiling("highways para 116", blocks)
+    ceiling = bm25_rank("highways para 116", blocks, 10).ceiling
     assert all(0 < h.score < ceiling for h in bm25_search("highways para 116", blocks, 10))
-    assert bm25_ceiling("nothing known", blocks) == 0.0
+    assert bm25_rank("nothing known", blocks, 10).ceiling == 0.0
     block = blocks[1]
     assert block.rows == 3 and block.doc_freqs[block.vocabulary["highway"]] == 1
     rows, counts = block.postings("highway")
