@@ -14,8 +14,8 @@ columns across every dimension, a stride the hardware prefetcher does not follow
 waited on memory several times as long as on cached ones; a sequential pass first brings them in at the memory's
 streaming rate (figures: decision 0038).
 
-On a CPU without AVX2 onnxruntime's unsigned-by-signed kernel is wrong, so the kernel is checked on a probe
-once per process and the signed-by-signed one, exact everywhere, replaces it where it fails (``_kernel``).
+On a CPU without AVX2 onnxruntime's unsigned-by-signed kernel saturates, so the kernel is checked on a probe
+once per process and, where it fails, the query is split into two rows that cannot saturate (``_kernel``).
 """
 
 from __future__ import annotations
@@ -38,31 +38,43 @@ ZERO_POINT = 128
 
 @dataclass(frozen=True)
 class _Kernel:
-    """The session and the zero point the query is shifted by: 128 for the unsigned-by-signed kernel, 0 for the
-    signed-by-signed one."""
+    """How the product is run: a session (uint8 or int8 query rows by int8 columns), the shift added to the
+    query's codes, and whether the query is split into its positive and negative parts, two rows of 0..127."""
 
+    name: str
     session: onnxruntime.InferenceSession
-    zero_point: int
+    shift: int = 0
+    split: bool = False
 
 
 @cache
 def _kernel() -> _Kernel:
-    """One kernel for the process (``run`` may be called from many threads at once), on one intra-op thread:
-    searches run side by side on threads of their own. The fast unsigned-by-signed kernel is used only if it
-    computes a probe exactly: on a CPU without AVX2 onnxruntime's fallback for it (onnxruntime 1.31, SSE4.1)
-    answers wrong sums, several times the true ones, so there the slower signed-by-signed kernel, which is
-    exact everywhere, is used instead. Two threads may both build it first; either is as good."""
-    fast = _Kernel(_session(unsigned_query=True), ZERO_POINT)
-    probe_columns = _probe_columns()
-    for codes in (np.full(probe_columns.shape[0], 127, np.int8), np.full(probe_columns.shape[0], -127, np.int8)):
-        expected = codes.astype(np.int64) @ probe_columns.astype(np.int64)
-        shifted = (codes.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
-        (scores,) = fast.session.run(None, {"query": shifted, "columns": probe_columns})
-        got = np.asarray(scores, dtype=np.int64).reshape(-1) - probe_columns.sum(axis=0, dtype=np.int64) * ZERO_POINT
-        if not np.array_equal(got, expected):
-            logger.warning("retrieval.int8_kernel inexact=uint8_by_int8 using=int8_by_int8")
-            return _Kernel(_session(unsigned_query=False), 0)
-    return fast
+    """The first exact kernel, for the process (``run`` may be called from many threads at once), each on one
+    intra-op thread: searches run side by side on threads of their own. Each is checked on a probe first:
+    onnxruntime's unsigned-by-signed kernel without AVX2 (1.31, SSE4.1) adds byte pairs into saturating 16-bit
+    sums, so a shifted query (up to 255) comes out wrong there, while a query split into two rows of at most 127
+    cannot saturate and costs two runs; the signed-by-signed kernel is exact everywhere but far slower (figures:
+    decision 0037). Two threads may both choose first; either choice is as good."""
+    unsigned = _session(unsigned_query=True)
+    candidates = (
+        _Kernel("uint8_by_int8", unsigned, shift=ZERO_POINT),
+        _Kernel("uint8_by_int8_split", unsigned, split=True),
+        _Kernel("int8_by_int8", _session(unsigned_query=False)),
+    )
+    columns = _probe_columns()
+    for kernel in candidates:
+        probes = (np.full(columns.shape[0], 127, np.int8), np.full(columns.shape[0], -127, np.int8), columns[:, 2])
+        if all(_exact(kernel, codes, columns) for codes in probes):
+            if kernel is not candidates[0]:
+                logger.warning("retrieval.int8_kernel inexact=%s using=%s", candidates[0].name, kernel.name)
+            return kernel
+    raise RuntimeError("no exact int8 product on this CPU")  # the last candidate is exact by onnxruntime's spec
+
+
+def _exact(kernel: _Kernel, codes: np.ndarray, columns: np.ndarray) -> bool:
+    expected = codes.astype(np.int64) @ columns.astype(np.int64)
+    got = _scores(kernel, _query(kernel, codes), columns, _offsets(kernel, columns), None)
+    return bool(np.array_equal(got, expected))
 
 
 def _probe_columns() -> np.ndarray:
@@ -97,17 +109,13 @@ def _session(*, unsigned_query: bool) -> onnxruntime.InferenceSession:
 
 
 def query_codes(codes: np.ndarray) -> np.ndarray:
-    """Signed int8 query codes as the ``(1, dims)`` row ``int8_scores`` takes: uint8 plus the zero point for the
-    fast kernel, the int8 codes themselves for the exact fallback."""
-    zero_point = _kernel().zero_point
-    if zero_point == 0:
-        return np.ascontiguousarray(codes, dtype=np.int8).reshape(1, -1)
-    return (codes.astype(np.int16) + zero_point).astype(np.uint8).reshape(1, -1)
+    """Signed int8 query codes as the rows ``int8_scores`` takes for this CPU's kernel."""
+    return _query(_kernel(), codes)
 
 
 def column_offsets(columns: np.ndarray) -> np.ndarray:
-    """What ``int8_scores`` subtracts per column: the zero point times its sum, int32."""
-    return columns.sum(axis=0, dtype=np.int32) * np.int32(_kernel().zero_point)
+    """What ``int8_scores`` subtracts per column: the query's shift times the column's sum, int32."""
+    return _offsets(_kernel(), columns)
 
 
 def int8_scores(
@@ -116,27 +124,48 @@ def int8_scores(
     """``codes @ columns`` as int32, one per column, exact: ``query`` is ``query_codes(codes)``, ``columns`` a
     ``(dims, n)`` int8 array (copied first if not C-contiguous) and ``offsets`` its ``column_offsets``. Written
     into ``out`` (``n`` contiguous int32) when given, else a fresh array."""
+    return _scores(_kernel(), query, columns, offsets, out)
+
+
+def _query(kernel: _Kernel, codes: np.ndarray) -> np.ndarray:
+    if kernel.split:
+        wide = codes.astype(np.int16)
+        return np.stack([np.maximum(wide, 0), np.maximum(-wide, 0)]).astype(np.uint8)
+    if kernel.shift:
+        return (codes.astype(np.int16) + kernel.shift).astype(np.uint8).reshape(1, -1)
+    return np.ascontiguousarray(codes, dtype=np.int8).reshape(1, -1)
+
+
+def _offsets(kernel: _Kernel, columns: np.ndarray) -> np.ndarray:
+    return columns.sum(axis=0, dtype=np.int32) * np.int32(kernel.shift)
+
+
+def _scores(
+    kernel: _Kernel, query: np.ndarray, columns: np.ndarray, offsets: np.ndarray, out: np.ndarray | None
+) -> np.ndarray:
     if columns.shape[1] == 0:
         return np.zeros(0, dtype=np.int32)
     columns = np.ascontiguousarray(columns)  # a slice's columns in a page (lib.retrieval.code_pages) are a view
     if columns.nbytes <= TOUCH_BYTES:
         _touch(columns)
     if out is None:
-        (scores,) = _kernel().session.run(None, {"query": query, "columns": columns})
+        (scores,) = kernel.session.run(None, {"query": query[:1], "columns": columns})
         scores = np.asarray(scores, dtype=np.int32).reshape(-1)
     else:
         scores = out
-        _run_into(query, columns, scores)
+        _run_into(kernel.session, query[:1], columns, scores)
+    if kernel.split:
+        (negative,) = kernel.session.run(None, {"query": query[1:], "columns": columns})
+        scores -= negative.reshape(-1)
     scores -= offsets
     return scores
 
 
-def _run_into(query: np.ndarray, columns: np.ndarray, out: np.ndarray) -> None:
+def _run_into(session: onnxruntime.InferenceSession, query: np.ndarray, columns: np.ndarray, out: np.ndarray) -> None:
     """The product written straight into ``out`` (onnxruntime's I/O binding): no array of its own to allocate and
     copy out (``lib.retrieval.scratch``)."""
     if out.dtype != np.int32 or out.shape != (columns.shape[1],) or not out.flags.c_contiguous:
         raise ValueError(f"out must be {columns.shape[1]} contiguous int32, not {out.shape} {out.dtype}")
-    session = _kernel().session
     binding = session.io_binding()
     binding.bind_cpu_input("query", query)
     binding.bind_cpu_input("columns", columns)

@@ -13,13 +13,15 @@ from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 
 
-@pytest.fixture(params=["chosen", "signed fallback"])
+@pytest.fixture(params=["chosen", "uint8_by_int8_split", "int8_by_int8"])
 def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The kernel this CPU is given, and the signed-by-signed fallback forced (a CPU without AVX2 gets it, since
-    onnxruntime's unsigned-by-signed kernel is wrong there), so both are shown exact on whatever CPU runs this."""
-    if request.param == "signed fallback":
-        fallback = int8_product._Kernel(int8_product._session(unsigned_query=False), 0)
-        monkeypatch.setattr(int8_product, "_kernel", lambda: fallback)
+    """The kernel this CPU is given, and each fallback forced (a CPU without AVX2 gets the split one, since
+    onnxruntime's shifted unsigned-by-signed product saturates there), so each is shown exact on whatever CPU
+    runs this."""
+    if request.param != "chosen":
+        unsigned = request.param == "uint8_by_int8_split"
+        forced = int8_product._Kernel(request.param, int8_product._session(unsigned_query=unsigned), split=unsigned)
+        monkeypatch.setattr(int8_product, "_kernel", lambda: forced)
     return str(request.param)
 
 
