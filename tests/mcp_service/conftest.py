@@ -176,8 +176,10 @@ async def mcp_session(url: str, key: str | None = FULL_KEY, transport: str = "ht
             yield session
 
 
-def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
-    """Poll ``/health`` of a service started as a subprocess; fail (never skip) if it dies or stays down."""
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 300) -> None:
+    """Poll ``/health`` of a service started as a subprocess; fail (never skip) if it dies or stays down. The
+    limit only catches a hang: a death fails at once, and two worker processes loading the model on a 2-core
+    machine at load 10-16 took over 90 s (a full run beside benchmarks, 2026-12-03)."""
 
     def healthy() -> bool:
         if proc.poll() is not None:
