@@ -79,7 +79,7 @@ class CorpusIndex:
     lexical_text: LexicalText = field(default=plain_text, compare=False, repr=False)
     serial: int = field(default_factory=lambda: next(_SERIALS))
     _columns: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
-    _derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.metadatas, MetadataTable):
@@ -128,7 +128,7 @@ class CorpusIndex:
         equal results."""
         return LexicalBlock.build(self.indexed_texts())
 
-    def derived(self, name: str, build: Callable[[], T]) -> T:
+    def derived(self, name: Hashable, build: Callable[[], T]) -> T:
         """What ``build`` makes of this slice, made once and kept with it (so it follows the slice's stamp and
         goes when the slice does): e.g. the reading ``verify_quote`` searches. Two threads may both build it."""
         if name not in self._derived:
@@ -170,38 +170,54 @@ class CorpusIndex:
         return self.vectors.nbytes + texts + postings + _ID_BYTES * len(self.ids) + self.metadatas.nbytes
 
     def chunk(self, row: int, distance: float | None = None) -> StoredChunk:
-        """Row ``row`` as a chunk; its text is read when first asked for (``HeldChunk``)."""
-        return HeldChunk(self.ids[row], self.metadatas.row(row), distance, texts=self.texts, row=row)
+        """Row ``row`` as a chunk; its text and metadata are read when first asked for (``HeldChunk``)."""
+        return HeldChunk(self.ids[row], None, distance, index=self, row=row)
+
+    def documents(self, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """Per row, its metadata's values of ``fields`` (``None`` where it lacks one): what a ranking collapsed
+        per document compares (``lib.retrieval.ranking.rank_chunks``), made once per slice and fields rather
+        than decoded per candidate per search."""
+        return self.derived(("documents", fields), lambda: self.metadatas.values(fields))
 
 
 class HeldChunk(StoredChunk):
-    """A held slice's chunk whose text is read from the slice when first asked for, then kept: a hybrid search
-    makes ~200 candidate chunks and returns ten, and each text of a slice read from its snapshot is a ``pread``.
-    The slice's texts stay referenced (an open snapshot file stays open), so the text is the one searched.
-    Equal to the ``StoredChunk`` it stands for; ``dataclasses.replace`` works (it passes ``text`` itself)."""
+    """A held slice's chunk whose text and metadata are read from the slice when first asked for, then kept: a
+    hybrid search makes ~200 candidate chunks and returns ten, and each text of a slice read from its snapshot is
+    a ``pread``. The slice stays referenced (an open snapshot file stays open), so the text is the one searched.
+    Equal to the ``StoredChunk`` it stands for; ``dataclasses.replace`` works (it passes ``text`` and
+    ``metadata`` itself)."""
 
     def __init__(
         self,
         id: str,
-        metadata: Mapping[str, Any],
+        metadata: Mapping[str, Any] | None,
         distance: float | None = None,
         text: str | None = None,
         *,
-        texts: Sequence[str] = (),
+        index: CorpusIndex | None = None,
         row: int = 0,
     ) -> None:
         fields = vars(self)  # frozen: set in place, in one call (a search makes about two hundred)
-        fields.update(id=id, metadata=metadata, distance=distance, _texts=texts, _row=row)
+        fields.update(id=id, distance=distance, _index=index, _row=row)
+        if metadata is not None:
+            fields["metadata"] = metadata
         if text is not None:
             fields["text"] = text
 
     def __getattr__(self, name: str) -> Any:
-        """``text``, read once (only called for attributes not yet set)."""
-        if name != "text":
+        """``text`` or ``metadata``, read once (only called for attributes not yet set)."""
+        if name == "text":
+            value: Any = self._index.texts[self._row]
+        elif name == "metadata":
+            value = self._index.metadatas.row(self._row)
+        else:
             raise AttributeError(name)
-        text = self._texts[self._row]
-        object.__setattr__(self, "text", text)
-        return text
+        object.__setattr__(self, name, value)
+        return value
+
+    def document(self, fields: tuple[str, ...]) -> tuple[Any, ...]:
+        """``tuple(map(self.metadata.get, fields))``, from the slice's column of them (``CorpusIndex.documents``)."""
+        return self._index.documents(fields)[self._row]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StoredChunk):

@@ -199,6 +199,20 @@ class MetadataTable(Sequence[dict[str, Any]]):
         codes = self._narrow[:, at] if at < self._narrow.shape[1] else self._wide[:, at - self._narrow.shape[1]]
         return strings[codes]
 
+    def values(self, fields: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Per row, ``tuple(map(self.row(row).get, fields))`` (``None`` where the row lacks a field), from the code
+        columns at once: one decoding per row and field for a whole slice, not per search."""
+        columns: list[list[Any]] = []
+        for field in fields:
+            found = self._layout.fields.get(field)
+            if found is None:
+                columns.append([None] * len(self))
+                continue
+            at, values = found
+            codes = self._narrow[:, at] if at < self._narrow.shape[1] else self._wide[:, at - self._narrow.shape[1]]
+            columns.append([_fresh(values[code]) if code else None for code in codes.tolist()])
+        return list(zip(*columns, strict=True)) if columns else [()] * len(self)
+
     @cached_property
     def nbytes(self) -> int:
         """The codes, and an estimate of the shared parts (``sys.getsizeof``): each key, its tuple of distinct

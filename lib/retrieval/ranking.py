@@ -21,7 +21,6 @@ Fusion is a function of the two legs' candidate lists alone, so every replica fu
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,6 +28,7 @@ from typing import Generic, TypeVar
 
 from lib.observability import search_leg
 from lib.retrieval.arguments import SearchMode
+from lib.retrieval.corpus_index import HeldChunk
 from lib.stores.chroma import StoredChunk
 
 K = TypeVar("K", bound=Hashable)
@@ -84,6 +84,22 @@ def fuse(
     ``lexical_ceiling`` (the hits report them as given). Equal fused scores keep the order in which the keys
     were first met: dense list first, then lexical. A key repeated within one list counts once, at its best
     rank."""
+    return [FusedHit(*entry) for entry in _fused(dense, lexical, n, params, lexical_ceiling, keep)]
+
+
+Entry = tuple[K, float, float | None, float | None]
+"""A ``FusedHit``'s fields as a plain tuple: what a ranking works in until it knows which hits it keeps."""
+
+
+def _fused(
+    dense: Sequence[tuple[K, float]],
+    lexical: Sequence[tuple[K, float]],
+    n: int,
+    params: FusionParams,
+    lexical_ceiling: float,
+    keep: int | None,
+) -> list[Entry[K]]:
+    """``fuse``'s answer as ``Entry`` tuples."""
     dense_scores = _first_scores(dense)
     lexical_scores = _first_scores(lexical)
     if params.method == FusionMethod.RRF:
@@ -92,9 +108,8 @@ def fuse(
         depth = candidates(n, params)
         fused = _convex(dense_scores, lexical_scores, params.alpha, max(lexical_ceiling, 1e-12), depth)
     order = sorted(fused, key=fused.__getitem__, reverse=True)[: max(n if keep is None else keep, 0)]
-    return [
-        FusedHit(key, min(1.0, max(0.0, fused[key])), dense_scores.get(key), lexical_scores.get(key)) for key in order
-    ]
+    dense_get, lexical_get = dense_scores.get, lexical_scores.get
+    return [(key, min(1.0, max(0.0, fused[key])), dense_get(key), lexical_get(key)) for key in order]
 
 
 def _first_scores(ranking: Sequence[tuple[K, float]]) -> dict[K, float]:
@@ -159,7 +174,7 @@ def rank_by_mode(
     may be empty (and need not be computed). With ``document`` and ``per_document``, at most that many keys of
     one document are kept (the ranking of the rest unchanged)."""
     if document is None or per_document is None:
-        return _ranked_keys(mode, dense, lexical, n, n, lexical_ceiling, params)
+        return [FusedHit(*entry) for entry in _ranked_keys(mode, dense, lexical, n, n, lexical_ceiling, params)]
     everything = len(dense) + len(lexical)
     keep = min(everything, COLLAPSE_HEADROOM * n)
     kept = collapse(_ranked_keys(mode, dense, lexical, n, keep, lexical_ceiling, params), document, per_document, n)
@@ -167,7 +182,7 @@ def rank_by_mode(
         kept = collapse(
             _ranked_keys(mode, dense, lexical, n, everything, lexical_ceiling, params), document, per_document, n
         )
-    return kept
+    return [FusedHit(*entry) for entry in kept]
 
 
 def _ranked_keys(
@@ -178,25 +193,26 @@ def _ranked_keys(
     keep: int,
     lexical_ceiling: float,
     params: FusionParams,
-) -> list[FusedHit[K]]:
-    """The first ``keep`` keys of one mode's ranking (fused for a final top ``n``)."""
+) -> list[Entry[K]]:
+    """The first ``keep`` keys of one mode's ranking (fused for a final top ``n``), as ``Entry`` tuples."""
     if mode == SearchMode.DENSE:
-        return [FusedHit(key, min(1.0, max(0.0, score)), score, None) for key, score in dense[:keep]]
+        return [(key, min(1.0, max(0.0, score)), score, None) for key, score in dense[:keep]]
     if mode == SearchMode.LEXICAL:
         ceiling = max(lexical_ceiling, 1e-12)
-        return [FusedHit(key, min(1.0, score / ceiling), None, score) for key, score in lexical[:keep]]
-    return fuse(dense, lexical, n, params, lexical_ceiling=lexical_ceiling, keep=keep)
+        return [(key, min(1.0, score / ceiling), None, score) for key, score in lexical[:keep]]
+    return _fused(dense, lexical, n, params, lexical_ceiling, keep)
 
 
-def collapse(hits: Sequence[FusedHit[K]], document: Callable[[K], Hashable], limit: int, n: int) -> list[FusedHit[K]]:
-    """The first ``n`` of ``hits`` keeping at most ``limit`` of each ``document(key)``, in their order."""
-    counts: Counter[Hashable] = Counter()
-    kept: list[FusedHit[K]] = []
-    for hit in hits:
-        owner = document(hit.key)
-        if counts[owner] < limit:
-            counts[owner] += 1
-            kept.append(hit)
+def collapse(entries: Sequence[Entry[K]], document: Callable[[K], Hashable], limit: int, n: int) -> list[Entry[K]]:
+    """The first ``n`` of ``entries`` keeping at most ``limit`` of each ``document(key)``, in their order."""
+    counts: dict[Hashable, int] = {}
+    kept: list[Entry[K]] = []
+    for entry in entries:
+        owner = document(entry[0])
+        seen = counts.get(owner, 0)
+        if seen < limit:
+            counts[owner] = seen + 1
+            kept.append(entry)
             if len(kept) == n:
                 break
     return kept
@@ -225,6 +241,13 @@ def rank_chunks(
     many chunks sharing the values of ``document_fields`` in their metadata (a governance document's
     ``doc_id``; a policy section: ``revision_ref`` and ``section_ref``); ``params``: the fusion's."""
     chunks = {chunk.id: chunk for chunk, _ in dense} | {chunk.id: chunk for chunk, _ in lexical}
+
+    def document(key: str) -> Hashable:
+        chunk = chunks[key]
+        if type(chunk) is HeldChunk:  # its slice's values of the fields, made once per slice
+            return chunk.document(document_fields)
+        return tuple(map(chunk.metadata.get, document_fields))
+
     ranked = rank_by_mode(
         mode,
         [(c.id, s) for c, s in dense],
@@ -232,9 +255,7 @@ def rank_chunks(
         n,
         lexical_ceiling=lexical_ceiling,
         params=params,
-        document=(
-            (lambda key: tuple(map(chunks[key].metadata.get, document_fields))) if per_document is not None else None
-        ),
+        document=document if per_document is not None else None,
         per_document=per_document,
     )
     return [RankedChunk(chunks[h.key], h.relevance, h.dense_score, h.lexical_score) for h in ranked]
