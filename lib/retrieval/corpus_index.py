@@ -177,7 +177,10 @@ class CorpusIndex:
         """Per row, its metadata's values of ``fields`` (``None`` where it lacks one): what a ranking collapsed
         per document compares (``lib.retrieval.ranking.rank_chunks``), made once per slice and fields rather
         than decoded per candidate per search."""
-        return self.derived(("documents", fields), lambda: self.metadatas.values(fields))
+        column = self._derived.get(("documents", fields))
+        return (
+            column if column is not None else self.derived(("documents", fields), lambda: self.metadatas.values(fields))
+        )
 
 
 class HeldChunk(StoredChunk):
@@ -366,10 +369,14 @@ def _exact(
 def chunks_of(hits: np.ndarray, indexes: Sequence[CorpusIndex], *, distances: bool = True) -> list[StoredChunk]:
     """The chunks ``hits`` name in ``indexes`` (the very slices searched), each with its distance when
     ``distances``."""
-    return [
-        indexes[at].chunk(row, d if distances else None)
-        for at, row, d in zip(hits["slice"].tolist(), hits["row"].tolist(), hits["score"].tolist(), strict=True)
-    ]
+    made: list[StoredChunk] = []
+    new = object.__new__
+    for at, row, d in zip(hits["slice"].tolist(), hits["row"].tolist(), hits["score"].tolist(), strict=True):
+        index = indexes[at]
+        chunk = new(HeldChunk)  # ``index.chunk(row, d)`` without its calls: a search makes about two hundred
+        vars(chunk).update(id=index.ids[row], distance=d if distances else None, _index=index, _row=row)
+        made.append(chunk)
+    return made
 
 
 def exact_search(
