@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import types
@@ -174,15 +173,16 @@ def test_chroma_collection_from_spec_004_names_the_governance_collection(monkeyp
     assert load_settings().chroma.governance_collection == "our_governance"
 
 
-@pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset (util-linux)")
 def test_search_threads_default_to_the_cpus_the_process_may_run_on(tmp_path: Path) -> None:
-    """A server pinned to one core (``taskset -c 0``) runs one search at a time, not one per core of the machine:
+    """A server pinned to one core (as ``taskset`` pins it: the process's affinity, set here before the settings
+    load) runs one search at a time, not one per core of the machine:
     two threads on one core starved the event loop under overload (decision 0051)."""
     env = {k: v for k, v in os.environ.items() if k not in ("SEARCH_THREADS", "SEARCH_LEG_HELPERS")}
     env["POLICY_KB_DATA_DIR"] = str(tmp_path)
     script = "from lib.config import load_settings; s = load_settings().search; print(s.threads, s.leg_helpers)"
+    pin = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
     pinned = subprocess.run(
-        ["taskset", "-c", "0", sys.executable, "-c", script],
+        [sys.executable, "-c", pin + script],
         env=env,
         cwd=ROOT,
         capture_output=True,
