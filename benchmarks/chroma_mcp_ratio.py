@@ -14,7 +14,11 @@ Our server: ``python -m mcp_service`` with a key, over Streamable HTTP. The clie
 for chroma-mcp and over HTTP for ours, in one process. Each new question goes to both, the first server
 alternating, so the machine's load (printed) hits both alike. Printed: p50 and p95 per server and ours/chroma-mcp.
 
-    .venv/bin/python benchmarks/chroma_mcp_ratio.py [--calls 200] [--data-dir .bench/nppf-543]
+With ``--floor``, a third server takes each question in turn: the MCP SDK's own server answering a fixed result of
+the same size (``sdk_floor.py``: transport, dispatch, serialisation, nothing of ours), so the run also says what
+share of chroma-mcp's time the SDK alone takes on this machine, the least any server built on it can answer in.
+
+    .venv/bin/python benchmarks/chroma_mcp_ratio.py [--calls 200] [--data-dir .bench/nppf-543] [--floor]
 
 The venv is made on first use (``python3 -m venv .tools/chroma-mcp-venv && .tools/chroma-mcp-venv/bin/pip install
 chroma-mcp==0.2.6 'pydantic<2.11'``). Figures: docs/performance.md › "The cost of one call"; decision 0049.
@@ -167,12 +171,18 @@ async def stdio_session(command: Path, chroma_dir: Path) -> AsyncIterator[Any]:
             yield session
 
 
+OURS, THEIRS, FLOOR = "policy-kb search_policy", "chroma-mcp chroma_query_documents", "SDK floor (fixed answer)"
+
+
 async def side_by_side(
-    store: NppfStore, command: Path, chroma_dir: Path, url: str, calls: int, warm: int
+    store: NppfStore, command: Path, chroma_dir: Path, url: str, calls: int, warm: int, floor_url: str | None = None
 ) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {"policy-kb search_policy": [], "chroma-mcp chroma_query_documents": []}
+    samples: dict[str, list[float]] = {OURS: [], THEIRS: []}
     questions = distinct_questions(store.texts, seed=49)
-    async with stdio_session(command, chroma_dir) as chroma, http_session(url, API_KEY) as ours:
+    async with contextlib.AsyncExitStack() as sessions:
+        chroma = await sessions.enter_async_context(stdio_session(command, chroma_dir))
+        ours = await sessions.enter_async_context(http_session(url, API_KEY))
+        floor = None if floor_url is None else await sessions.enter_async_context(http_session(floor_url, API_KEY))
 
         async def ask_ours(text: str) -> float:
             started = time.perf_counter()
@@ -190,10 +200,22 @@ async def side_by_side(
             assert not result.is_error and '"ids"' in result.content[0].text, result.content
             return took
 
+        async def ask_floor(text: str) -> float:
+            assert floor is not None
+            started = time.perf_counter()
+            result = await floor.call_tool("search_policy", {"query": text, "n_results": 10})
+            took = (time.perf_counter() - started) * 1000
+            assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
+            return took
+
+        servers = [(OURS, ask_ours), (THEIRS, ask_chroma)]
+        if floor is not None:
+            samples[FLOOR] = []
+            servers.append((FLOOR, ask_floor))
         for i in range(calls + warm):
             question = next(questions)
-            pair = [("policy-kb search_policy", ask_ours), ("chroma-mcp chroma_query_documents", ask_chroma)]
-            for n, (name, ask) in enumerate(pair if i % 2 == 0 else pair[::-1]):
+            turn = servers[i % len(servers) :] + servers[: i % len(servers)]  # each server first in turn
+            for n, (name, ask) in enumerate(turn):
                 took = await ask(f"{question} [{n}]" if n else question)  # a new text for each server too
                 if i >= warm:
                     samples[name].append(took)
@@ -206,6 +228,7 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=20, help="calls per server before measuring")
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench" / "nppf-543")
     parser.add_argument("--server-env", action="append", default=[], help="NAME=VALUE for our server, repeatable")
+    parser.add_argument("--floor", action="store_true", help="also the SDK's own server with a fixed answer")
     args = parser.parse_args()
     command = ensure_venv()
     onnx = lay_onnx_model()
@@ -213,7 +236,7 @@ def main() -> None:
     store = prepare(args.data_dir.resolve())
     chroma_dir = args.data_dir.resolve() / "chroma-mcp" / "chroma"
     chroma_dir.mkdir(parents=True, exist_ok=True)
-    service = None
+    service = floor = None
     try:
         load_collection(store, chroma_dir)
         port = free_port()
@@ -221,15 +244,26 @@ def main() -> None:
         logs = args.data_dir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         service = start_policy_kb(store, port, extra, logs / f"ratio-{port}.log")
+        floor_url = None
+        if args.floor:
+            floor_port = free_port()
+            floor = subprocess.Popen(
+                [sys.executable, str(ROOT / "benchmarks" / "sdk_floor.py"), "--port", str(floor_port)],
+                stdout=subprocess.DEVNULL,
+            )
+            floor_url = f"http://127.0.0.1:{floor_port}/mcp"
         time.sleep(15)  # the server's warm-up (query encoder, index) runs in the background after /health
         before = os.getloadavg()
         samples = asyncio.run(
-            side_by_side(store, command, chroma_dir, f"http://127.0.0.1:{port}/mcp", args.calls, args.warm)
+            side_by_side(store, command, chroma_dir, f"http://127.0.0.1:{port}/mcp", args.calls, args.warm, floor_url)
         )
         after = os.getloadavg()
     finally:
         if service is not None:
             service.stop()
+        if floor is not None:
+            floor.terminate()
+            floor.wait(timeout=30)
         stop(store)
     print(
         f"\none SDK client, {args.calls} new questions to each server, alternated; n_results 10; {os.cpu_count()} "
@@ -240,8 +274,11 @@ def main() -> None:
     for name, values in samples.items():
         figures[name] = percentiles(values, (50, 95))
         print(f"  {name:<38}p50 {figures[name][0]:8.2f} ms   p95 {figures[name][1]:8.2f} ms   n={len(values)}")
-    ours, theirs = figures.values()
+    ours, theirs = figures[OURS], figures[THEIRS]
     print(f"  ours / chroma-mcp: p50 {ours[0] / theirs[0]:.3f}x, p95 {ours[1] / theirs[1]:.3f}x")
+    if FLOOR in figures:
+        floor_p = figures[FLOOR]
+        print(f"  SDK floor / chroma-mcp: p50 {floor_p[0] / theirs[0]:.3f}x, p95 {floor_p[1] / theirs[1]:.3f}x")
 
 
 if __name__ == "__main__":

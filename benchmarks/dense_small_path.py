@@ -32,9 +32,10 @@ from benchmarks.nppf_store import distinct_questions, prepare, stop  # noqa: E40
 
 def main() -> None:
     from lib.retrieval.code_pages import CodePages
-    from lib.retrieval.corpus_index import CorpusIndex, exact_hits
+    from lib.retrieval.corpus_index import CorpusIndex
     from lib.retrieval.float_rows import FloatRows
     from lib.retrieval.index_snapshot import IndexSnapshots
+    from lib.retrieval.slice_search import exact_hits
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="543,1000,2000,4000,8000,16000")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from lib.retrieval.arguments import MAX_QUERY_CHARS, SearchMode, check_mode, check_query, check_result_count
 from lib.retrieval.blas import pin_single_blas_thread
 from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import CorpusIndex, LexicalAnswer, dense_relevances, lexical_search
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.document_index import DocumentChunks, DocumentsIndex
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, StaleIndex
 from lib.retrieval.index_snapshot import IndexSnapshots
@@ -34,6 +34,7 @@ from lib.retrieval.legs import legs, side_by_side
 from lib.retrieval.lexical import lexical_text
 from lib.retrieval.ranking import FUSION, FusionMethod, FusionParams, RankedChunk, leg_depth, rank_chunks
 from lib.retrieval.segments import Selection
+from lib.retrieval.slice_search import LexicalAnswer, dense_relevances, lexical_search
 from lib.stores.chroma import StoredChunk
 
 Hit = RankedChunk

@@ -21,26 +21,22 @@ from cachetools import LRUCache, cached
 
 from lib.observability.metrics import cache_lookups, cache_misses
 from lib.retrieval.code_pages import CodePages
-from lib.retrieval.corpus_index import (
-    ROW_BYTES,
-    SNAPSHOT_ROW_BYTES,
-    CorpusIndex,
-    LexicalAnswer,
-    LexicalHits,
-    Rows,
-    Stamp,
-    answer_key,
-    chunks_of,
-    exact_hits,
-    lexical_answer_key,
-    lexical_hits,
-)
+from lib.retrieval.corpus_index import ROW_BYTES, SNAPSHOT_ROW_BYTES, CorpusIndex, Rows, Stamp
 from lib.retrieval.float_rows import FLOAT_ROWS_BYTES, FloatRows
 from lib.retrieval.index_cache import DEFAULT_CACHE_BYTES, DEFAULT_MAX_AGE_S, IndexCache
 from lib.retrieval.index_loader import IndexCheck, IndexLoad, IndexLoader
 from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.retrieval.lexical import TermPostings
 from lib.retrieval.scratch import Scratch
+from lib.retrieval.slice_search import (
+    LexicalAnswer,
+    LexicalHits,
+    answer_key,
+    chunks_of,
+    exact_hits,
+    lexical_answer_key,
+    lexical_hits,
+)
 from lib.stores.chroma import StoredChunk
 
 ANSWERS_REMEMBERED = 1024

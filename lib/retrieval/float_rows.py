@@ -6,7 +6,7 @@ million chunks need; over a few hundred rows their fixed costs (coding the query
 ``pread`` per exact row read) outweigh the product itself, which over so few rows is one small BLAS call. A
 search whose slices hold at most ``SMALL_ROWS`` rows therefore ranks by float32 bounds
 (``float_bounds``) and reads its exact rows from memory; the exact distances, the rows read and the ranking
-are the same as the int8 path's (``lib.retrieval.corpus_index.exact_hits``), only the bound that chooses which
+are the same as the int8 path's (``lib.retrieval.slice_search.exact_hits``), only the bound that chooses which
 rows to read differs. The threshold and its measurement: docs/decisions/0049-cost-of-one-call.md.
 
 A slice whose exact rows are already in memory (``HeldRows``) is used as it is; one whose rows stay in its

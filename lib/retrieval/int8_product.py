@@ -21,6 +21,7 @@ once per process and, where it fails, the query is split into two rows that cann
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -56,17 +57,18 @@ def _kernel() -> _Kernel:
     cannot saturate and costs two runs; the signed-by-signed kernel is exact everywhere but far slower (figures:
     decision 0037). Two threads may both choose first; either choice is as good."""
     unsigned = _session(unsigned_query=True)
-    candidates = (
-        _Kernel("uint8_by_int8", unsigned, shift=ZERO_POINT),
-        _Kernel("uint8_by_int8_split", unsigned, split=True),
-        _Kernel("int8_by_int8", _session(unsigned_query=False)),
+    candidates: tuple[Callable[[], _Kernel], ...] = (  # made in turn: the signed session only if it is needed
+        lambda: _Kernel("uint8_by_int8", unsigned, shift=ZERO_POINT),
+        lambda: _Kernel("uint8_by_int8_split", unsigned, split=True),
+        lambda: _Kernel("int8_by_int8", _session(unsigned_query=False)),
     )
     columns = _probe_columns()
-    for kernel in candidates:
-        probes = (np.full(columns.shape[0], 127, np.int8), np.full(columns.shape[0], -127, np.int8), columns[:, 2])
+    probes = (np.full(columns.shape[0], 127, np.int8), np.full(columns.shape[0], -127, np.int8), columns[:, 2])
+    for position, make in enumerate(candidates):
+        kernel = make()
         if all(_exact(kernel, codes, columns) for codes in probes):
-            if kernel is not candidates[0]:
-                logger.warning("retrieval.int8_kernel inexact=%s using=%s", candidates[0].name, kernel.name)
+            if position:
+                logger.warning("retrieval.int8_kernel inexact=uint8_by_int8 using=%s", kernel.name)
             return kernel
     raise RuntimeError("no exact int8 product on this CPU")  # the last candidate is exact by onnxruntime's spec
 

@@ -5,7 +5,7 @@ Why: float32 vectors were most of what a replica held at 1M chunks; codes take a
 way. A coded score then differs from the exact squared L2 distance by at most a margin (``lower_bounds``), so
 the dense leg stays exact: it ranks by the lower bounds, reads the exact rows of the few that could still be
 among the best (``ExactRows``: held in memory, or read from the slice's snapshot file), and stops once no unread
-row's bound beats the ``n``-th exact distance (``lib.retrieval.corpus_index.exact_hits``).
+row's bound beats the ``n``-th exact distance (``lib.retrieval.slice_search.exact_hits``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """One process of the supervised stack killed at a time (SIGKILL to its whole process group, ``kill -9``),
 while 10 MCP clients search through the replicas and an ingestion runs through the worker.
 
-During the outage every answer is a correct result or a clean error envelope (``*_unavailable``), and no
+During the outage every answer is a correct result or a clean error envelope (``*_unavailable``, or the admission
+gate's ``overloaded`` with ``retry_after``: a replica whose calls stall on the dead process is not fed more), and no
 call hangs past the client timeout; the replica left standing keeps answering when the other is killed.
 Afterwards supervisord has restarted the process (``status``: restarts >= 1, last exit SIGKILL) and the
 other six kept their pids; searches answer through both replicas; the ingestion finished, or did once it
@@ -21,6 +22,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp.shared.exceptions import MCPError
 from pydantic import SecretStr
 
 from deployments.stack import StackLayout, process_names
@@ -41,6 +43,8 @@ CALL_TIMEOUT_S = 30.0
 RECOVERY_TIMEOUT_S = 180.0
 """A replica's restart loads and warms the model; the worker's registers the deployments again."""
 UNAVAILABLE = {"store_unavailable", "engine_unavailable", "registry_unavailable", "object_store_unavailable"}
+RETRY_LATER = "overloaded"
+"""The admission gate's refusal (HTTP 503, JSON-RPC error whose data is the envelope): clean, with ``retry_after``."""
 QUESTION = {
     "query": "presumption in favour of sustainable development",
     "sources": ["NPPF"],
@@ -95,6 +99,20 @@ class Outcome:
     detail: str = ""
 
 
+def gate_refusal(exc: BaseException) -> str | None:
+    """``overloaded`` when ``exc`` (or one inside its exception groups) is the admission gate's refusal: a JSON-RPC
+    error whose data is the spec's envelope with a ``retry_after``; else None."""
+    if isinstance(exc, BaseExceptionGroup):
+        found = {gate_refusal(inner) for inner in exc.exceptions} - {None}
+        return found.pop() if len(found) == 1 else None
+    if not isinstance(exc, MCPError):
+        return None
+    data = exc.error.data
+    if isinstance(data, dict) and data.get("error_type") == RETRY_LATER and isinstance(data.get("retry_after"), int):
+        return RETRY_LATER
+    return None
+
+
 @dataclass
 class Clients:
     """``CLIENTS`` SDK clients searching in a loop through ``urls`` from a thread of their own."""
@@ -128,6 +146,11 @@ class Clients:
             except TimeoutError:
                 kind, detail = "hang", ""
             except Exception as exc:  # what a client sees when nothing listens: kept, judged below
+                refusal = gate_refusal(exc)
+                if refusal is not None:
+                    self.outcomes.append(Outcome(url, refusal, started, time.monotonic() - started))
+                    await anyio.sleep(0.2)
+                    continue
                 text = repr(exc)
                 refused = any(
                     word in text
@@ -256,7 +279,9 @@ def test_a_process_killed_under_load_is_restarted_alone_and_nothing_answers_wron
         o for o in outcomes if o.kind in ("wrong", "hang", "raised")
     ][:5]
     assert all(o.seconds < CALL_TIMEOUT_S for o in outcomes)
-    assert {o.kind for o in outcomes} <= {"correct", "refused"} | UNAVAILABLE, Counter(o.kind for o in outcomes)
+    assert {o.kind for o in outcomes} <= {"correct", "refused", RETRY_LATER} | UNAVAILABLE, Counter(
+        o.kind for o in outcomes
+    )
     refused = [o for o in outcomes if o.kind == "refused"]
     assert all(o.url == stack.url(killed) for o in refused), refused[:3]
     if killed == "replica-b":

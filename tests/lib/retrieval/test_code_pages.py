@@ -9,9 +9,10 @@ import threading
 import numpy as np
 
 from lib.retrieval.code_pages import CodePages
-from lib.retrieval.corpus_index import CorpusIndex, exact_hits
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
 from lib.retrieval.scratch import Scratch
+from lib.retrieval.slice_search import exact_hits
 
 Rng = np.random.Generator
 

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from lib.retrieval.code_pages import CodePages
-from lib.retrieval.corpus_index import CorpusIndex, exact_hits
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.file_columns import FileRows
 from lib.retrieval.float_rows import SMALL_ROWS, FloatRows, float_bounds
 from lib.retrieval.index_snapshot import IndexSnapshots
 from lib.retrieval.quantized import squared_distances
+from lib.retrieval.slice_search import exact_hits
 from lib.stores.embeddings import Embedder
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "governance"

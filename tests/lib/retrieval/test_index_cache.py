@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from lib.policies.chunks import policy_lexical_text
-from lib.retrieval.corpus_index import CorpusIndex, answer_key, exact_search, index_digest, lexical_search
+from lib.retrieval.corpus_index import CorpusIndex, index_digest
 from lib.retrieval.index_cache import IndexCache
+from lib.retrieval.slice_search import answer_key, exact_search, lexical_search
 
 
 def block(key: str, rows: int, stamp: tuple[int, str] = (0, ""), seed: int = 0) -> CorpusIndex:

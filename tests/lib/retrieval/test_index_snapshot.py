@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from lib.retrieval import file_columns
-from lib.retrieval.corpus_index import CorpusIndex, Stamp, exact_hits, lexical_hits
+from lib.retrieval.corpus_index import CorpusIndex, Stamp
 from lib.retrieval.file_columns import FileRows, FileTexts
 from lib.retrieval.index_cache import IndexCache
 from lib.retrieval.index_loader import IndexLoader
 from lib.retrieval.index_snapshot import LEFTOVER_S, IndexSnapshots
+from lib.retrieval.slice_search import exact_hits, lexical_hits
 from tests.polling import eventually
 
 STAMP: Stamp = (3, "2024-12-12T00:00:00", 7)

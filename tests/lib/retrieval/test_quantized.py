@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from lib.retrieval import int8_product
-from lib.retrieval.corpus_index import CorpusIndex, exact_hits, exact_search
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.int8_product import column_offsets, int8_scores, query_codes
 from lib.retrieval.quantized import CodedQuery, QuantizedVectors
+from lib.retrieval.slice_search import exact_hits, exact_search
 
 
 @pytest.fixture(params=["chosen", "uint8_by_int8_split", "int8_by_int8"])

@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 
 from lib.retrieval.corpus import CorpusIndexes
-from lib.retrieval.corpus_index import HITS, CorpusIndex, LexicalHits, exact_search, lexical_search
+from lib.retrieval.corpus_index import CorpusIndex
+from lib.retrieval.slice_search import HITS, LexicalHits, exact_search, lexical_search
 from lib.stores.chroma import StoredChunk
 
 WORDS = ["flood", "drainage", "heritage", "housing", "transport", "green", "belt", "design"]

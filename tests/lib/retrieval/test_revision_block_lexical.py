@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from lib.documents.index import document_lexical_text
 from lib.policies.chunks import policy_lexical_text
-from lib.retrieval.corpus_index import CorpusIndex, lexical_search
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.lexical import lexical_text
+from lib.retrieval.slice_search import lexical_search
 from lib.retrieval.tokens import tokenize
 
 

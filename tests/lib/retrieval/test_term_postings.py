@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib.retrieval.corpus_index import CorpusIndex, lexical_hits
+from lib.retrieval.corpus_index import CorpusIndex
 from lib.retrieval.lexical import LexicalBlock, TermPostings, bm25_rank, merged_postings, starts_of
 from lib.retrieval.scratch import Scratch
+from lib.retrieval.slice_search import lexical_hits
 
 WORDS = [
     "housing",
