@@ -69,7 +69,7 @@ class SearchSettings(SettingsGroup):
         le=64,
         alias="SEARCH_THREADS",
         description="Searches a server process runs at once (the rest wait their turn in order); default: the "
-        "CPUs the process may run on (its affinity: taskset, a cpuset)",
+        "CPUs the process may use (its affinity: taskset, a cpuset; its cgroup CPU quota, rounded up)",
     )
     leg_helpers: int = Field(
         default_factory=lambda: min(usable_cpus() - 1, 64),
