@@ -26,8 +26,9 @@ for others (worker, replicas) wait while up, so this does not limit how long the
 START_RETRIES = 5
 """Quick deaths in a row before supervisord gives up (FATAL): 1+2+3+4+5 s of backoff."""
 STOP_WAIT_SECONDS = {"worker": 15}
-"""SIGTERM, then SIGKILL after this long (default ``DEFAULT_STOP_WAIT_S``): a Prefect worker does not always
-exit on SIGTERM."""
+"""SIGTERM, then SIGKILL after this long (default ``DEFAULT_STOP_WAIT_S``). A Prefect worker stops on SIGTERM by
+sending itself SIGINT, which a process started in the background ignores unless ``deployments.stack.run`` restores
+it (decision 0047); its stop then waits for its runs' clean-up, hence the longer wait."""
 DEFAULT_STOP_WAIT_S = 10
 PROGRAM_LOG_MAX_BYTES = "20MB"
 
