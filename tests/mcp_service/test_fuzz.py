@@ -3,7 +3,9 @@
 The REST API is fuzzed from its own OpenAPI document (schemathesis), every MCP tool of the four servers from its
 input schema (schemathesis' JSON Schema generator, under hypothesis), all against real servers over real stores
 (a small policy ingested first), derandomized with few examples each so the file runs in under two minutes on one
-core. Every answer: no 5xx, a refusal in the REST error envelope or a tool result in the tool envelope; afterwards
+core. ``FUZZ_EXAMPLES=N`` (N per REST operation and mode, and per tool) runs deeper and randomised, each run new
+examples: ``FUZZ_EXAMPLES=300 .venv/bin/pytest -n 0 tests/mcp_service/test_fuzz.py`` (docs/operations.md).
+Every answer: no 5xx, a refusal in the REST error envelope or a tool result in the tool envelope; afterwards
 the consistency audits find registry, Chroma and the object store agreeing: nothing half-written.
 
 Not fuzzed: what starts a background ingestion job (REST upload, reindex and ``/jobs``; the kb tools that submit a
@@ -13,6 +15,7 @@ note or a file), as each example would run a flow; their own tests cover them (t
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,11 +47,13 @@ from tests.mcp_service.conftest import FULL_KEY, MCP_HEADERS, bearer, running, s
 from tests.mcp_service.tool_names import SERVER_TOOLS
 
 FUZZ_DB = 12
-REST_EXAMPLES = 8
-TOOL_EXAMPLES = 6
+DEEPER = int(os.environ.get("FUZZ_EXAMPLES", "0"))
+"""0: the suite's fixed budget; N: N examples each, randomised (a deeper run by hand)."""
+REST_EXAMPLES = DEEPER or 8
+TOOL_EXAMPLES = DEEPER or 6
 FUZZ = settings(
     max_examples=REST_EXAMPLES,
-    derandomize=True,
+    derandomize=not DEEPER,
     deadline=None,
     database=None,
     phases=[Phase.explicit, Phase.generate],
