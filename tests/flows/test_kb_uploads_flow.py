@@ -1,5 +1,8 @@
-"""``cleanup_kb_uploads`` under the Prefect harness, with a one-second ``KB_UPLOAD_TTL_SECONDS``: an upload left
-unfinished past it loses its tracking and staged chunks, on the local folder and on S3; a live one is kept."""
+"""``cleanup_kb_uploads`` under the Prefect harness, with a two-second ``KB_UPLOAD_TTL_SECONDS``: an upload left
+unfinished past it loses its tracking and staged chunks, on the local folder and on S3; a live one is kept.
+
+On a loaded machine the abandoned upload may expire before its one chunk is stored (the chunk is then refused
+``upload_not_found``, as it should be): it is started again until a chunk lands within its TTL."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import redis
 
 from flows.kb_uploads import cleanup_kb_uploads
 from lib.composition import Stores
+from lib.errors import UploadNotFoundError
 from lib.notes.uploads import OBJECT_PREFIX, UploadStaging, upload_staging
 from tests.polling import eventually
 
@@ -19,12 +23,19 @@ def test_the_cleanup_flow_removes_uploads_abandoned_past_the_ttl_and_keeps_live_
     flow_stores: Stores, redis_client: redis.Redis
 ) -> None:
     live = upload_staging(flow_stores.notes)
-    short = UploadStaging(redis_client, flow_stores.objects, max_upload_bytes=1000, ttl_seconds=1)
-    abandoned = short.start("abandoned.md", 10, ["collection:documents"]).upload_id
-    short.put_chunk(abandoned, 0, base64.b64encode(b"# half").decode())
+    short = UploadStaging(redis_client, flow_stores.objects, max_upload_bytes=1000, ttl_seconds=2)
+    for _ in range(10):
+        abandoned = short.start("abandoned.md", 10, ["collection:documents"]).upload_id
+        try:
+            short.put_chunk(abandoned, 0, base64.b64encode(b"# half").decode())
+            break
+        except UploadNotFoundError:  # expired before its chunk was recorded: its object is already gone
+            continue
+    else:
+        raise AssertionError("no chunk was stored within a two-second TTL in ten tries")
     kept = live.start("kept.md", 10, []).upload_id
     live.put_chunk(kept, 0, base64.b64encode(b"# kept").decode())
-    eventually(lambda: not redis_client.exists(f"kbup:{abandoned}"), within=5, every=0.1)
+    eventually(lambda: not redis_client.exists(f"kbup:{abandoned}"), within=10, every=0.1)
 
     cleaned = cleanup_kb_uploads()
 
