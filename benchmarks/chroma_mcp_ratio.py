@@ -12,7 +12,8 @@ is ``.tools/chroma-mcp-home``, so the user's own cache is left alone; a probe ch
 
 Our server: ``python -m mcp_service`` with a key, over Streamable HTTP. The client: the ``mcp`` SDK's, over stdio
 for chroma-mcp and over HTTP for ours, in one process. Each new question goes to both, the first server
-alternating, so the machine's load (printed) hits both alike. Printed: p50 and p95 per server and ours/chroma-mcp.
+alternating (rotating among three with ``--floor``), so the machine's load (printed) hits them alike. Printed: p50 and
+p95 per server and ours/chroma-mcp.
 
 With ``--floor``, a third server takes each question in turn: the MCP SDK's own server answering a fixed result of
 the same size (``sdk_floor.py``: transport, dispatch, serialisation, nothing of ours), so the run also says what
@@ -35,7 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -182,14 +183,18 @@ async def side_by_side(
     async with contextlib.AsyncExitStack() as sessions:
         chroma = await sessions.enter_async_context(stdio_session(command, chroma_dir))
         ours = await sessions.enter_async_context(http_session(url, API_KEY))
-        floor = None if floor_url is None else await sessions.enter_async_context(http_session(floor_url, API_KEY))
 
-        async def ask_ours(text: str) -> float:
-            started = time.perf_counter()
-            result = await ours.call_tool("search_policy", {"query": text, "n_results": 10})
-            took = (time.perf_counter() - started) * 1000
-            assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
-            return took
+        def search_policy(session: Any) -> Callable[[str], Awaitable[float]]:
+            """Milliseconds of a ``search_policy`` call of ``session`` (ours, or the SDK floor's of the same shape)."""
+
+            async def ask(text: str) -> float:
+                started = time.perf_counter()
+                result = await session.call_tool("search_policy", {"query": text, "n_results": 10})
+                took = (time.perf_counter() - started) * 1000
+                assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
+                return took
+
+            return ask
 
         async def ask_chroma(text: str) -> float:
             started = time.perf_counter()
@@ -200,18 +205,10 @@ async def side_by_side(
             assert not result.is_error and '"ids"' in result.content[0].text, result.content
             return took
 
-        async def ask_floor(text: str) -> float:
-            assert floor is not None
-            started = time.perf_counter()
-            result = await floor.call_tool("search_policy", {"query": text, "n_results": 10})
-            took = (time.perf_counter() - started) * 1000
-            assert not result.is_error and len(result.structured_content["results"]) == 10, result.content
-            return took
-
-        servers = [(OURS, ask_ours), (THEIRS, ask_chroma)]
-        if floor is not None:
+        servers = [(OURS, search_policy(ours)), (THEIRS, ask_chroma)]
+        if floor_url is not None:
             samples[FLOOR] = []
-            servers.append((FLOOR, ask_floor))
+            servers.append((FLOOR, search_policy(await sessions.enter_async_context(http_session(floor_url, None)))))
         for i in range(calls + warm):
             question = next(questions)
             turn = servers[i % len(servers) :] + servers[: i % len(servers)]  # each server first in turn
